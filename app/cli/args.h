@@ -1,0 +1,30 @@
+// A small command-line parser: `--name value`, `--flag`, and short aliases (-m, -p, -n, -s).
+#pragma once
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace medusa::cli {
+
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class Args {
+public:
+    // `flags` take no value; every other option takes exactly one.
+    Args(int argc, char** argv, int first, const std::set<std::string>& flags, const std::set<std::string>& options);
+    bool has(const std::string& name) const { return values_.count(name) > 0; }
+    std::string str(const std::string& name, const std::string& fallback = "") const;
+    int integer(const std::string& name, int fallback) const;
+    float number(const std::string& name, float fallback) const;
+    const std::vector<std::string>& positional() const { return positional_; }
+
+private:
+    std::map<std::string, std::string> values_;
+    std::vector<std::string> positional_;
+};
+
+}  // namespace medusa::cli

@@ -1,0 +1,157 @@
+// `medusa bench`: prefill and decode speed of the GPU engine and of the CPU reference,
+// measured side by side in one run on the same prompt, reported as a table and as JSON.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "llm/cpu_reference.h"
+#include "llm/gpu_model.h"
+#include "session.h"
+
+namespace medusa::cli {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+struct Timing {
+    double prefill_tokens_per_s = 0;
+    double decode_tokens_per_s = 0;
+    double decode_ms_per_token = 0;
+    int decode_tokens = 0;
+    int runs = 0;
+};
+
+// Prefill `prompt`, then decode greedily `n` tokens, `runs` times; medians of the rates.
+Timing time_engine(LanguageModel& model, const std::vector<int>& prompt, int n, int runs, const char* label) {
+    std::vector<double> prefill, decode;
+    n = std::min(n, model.config().seq_len - int(prompt.size()));
+    for (int r = 0; r < runs; ++r) {
+        auto t0 = Clock::now();
+        model.forward(TokenBlock::causal(0, prompt));
+        int token = model.argmax(int(prompt.size()) - 1);
+        auto t1 = Clock::now();
+        for (int i = 0; i < n; ++i) {
+            model.forward(TokenBlock::causal(int(prompt.size()) + i, {token}));
+            token = model.argmax(0);
+        }
+        auto t2 = Clock::now();
+        prefill.push_back(prompt.size() * 1000.0 / ms(t0, t1));
+        decode.push_back(n * 1000.0 / ms(t1, t2));
+        std::fprintf(stderr, "\r%s: run %d/%d: prefill %.0f tokens/s, decode %.1f tokens/s   ", label, r + 1, runs,
+                     prefill.back(), decode.back());
+    }
+    std::fprintf(stderr, "\n");
+    Timing t;
+    t.prefill_tokens_per_s = median(prefill);
+    t.decode_tokens_per_s = median(decode);
+    t.decode_ms_per_token = t.decode_tokens_per_s > 0 ? 1000.0 / t.decode_tokens_per_s : 0;
+    t.decode_tokens = n;
+    t.runs = runs;
+    return t;
+}
+
+json timing_json(const Timing& t) {
+    return {{"prefill_tokens_per_s", t.prefill_tokens_per_s},
+            {"decode_tokens_per_s", t.decode_tokens_per_s},
+            {"decode_ms_per_token", t.decode_ms_per_token},
+            {"decode_tokens_per_run", t.decode_tokens},
+            {"runs", t.runs}};
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--validate", "--no-cpu"},
+              {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
+               "--tokenizer"});
+    ModelFile file = open_model(args);
+    const LlamaConfig& c = file.config;
+    const int runs = std::max(1, args.integer("--runs", 5));
+    const int n_decode = std::max(1, args.integer("--tokens", 128));
+    const int n_prompt = std::clamp(args.integer("--prompt-tokens", 32), 1, TokenBlock::kMaxTokens);
+    std::vector<int> prompt = {1};
+    for (int i = 1; i < n_prompt; ++i) prompt.push_back((i * 7919 + 3) % c.vocab_size);
+
+    auto gpu = open_gpu(args);
+    json out;
+    out["model"] = file.path;
+    out["synthetic"] = file.format == "synthetic";
+    out["config"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers}, {"n_heads", c.n_heads},
+                     {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"context", c.seq_len}};
+    out["device"] = {{"name", gpu->info().name}, {"vendor", gpu->info().vendor}, {"driver", gpu->info().driver},
+                     {"type", gpu->info().type}};
+    out["prompt_tokens"] = n_prompt;
+
+    json g;
+    {
+        std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
+        GpuModel model(*gpu, file);
+        const uint64_t submits_before = model.submits();
+        Timing t = time_engine(model, prompt, n_decode, runs, "vulkan");
+        const double forwards = double(model.submits() - submits_before);
+        g = timing_json(t);
+        g["dispatches_per_token"] = model.dispatches_per_forward();
+        g["submits_per_token"] = forwards / (runs * (t.decode_tokens + 1.0));
+        g["weight_bytes"] = model.weight_bytes();
+        g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
+        g["weights"] = model.weight_variants();
+    }
+    {
+        GpuModel profiled(*gpu, file, {.timestamps = true});
+        profiled.forward(TokenBlock::causal(0, prompt));
+        int token = profiled.argmax(n_prompt - 1);
+        for (int i = 0; i < 8; ++i) {
+            profiled.forward(TokenBlock::causal(n_prompt + i, {token}));
+            token = profiled.argmax(0);
+        }
+        json stages = json::object();
+        for (const auto& s : profiled.stage_times()) stages[s.stage] = {{"ms", s.ms}, {"dispatches", s.dispatches}};
+        g["decode_stage_gpu_ms"] = stages;
+        g["peak_gpu_memory_bytes"] = gpu->peak_bytes();
+    }
+    out["vulkan"] = g;
+
+    const bool big = file.config.dim >= 1024;
+    if (!args.has("--no-cpu")) {
+        std::fprintf(stderr, "preparing the CPU reference...\n");
+        CpuReferenceModel cpu(file);
+        Timing t = time_engine(cpu, prompt, big ? std::min(n_decode, 4) : n_decode, big ? 1 : runs, "cpu-reference");
+        out["cpu_reference"] = timing_json(t);
+        out["decode_speedup_vulkan_over_cpu_reference"] =
+            t.decode_tokens_per_s > 0 ? g["decode_tokens_per_s"].get<double>() / t.decode_tokens_per_s : 0.0;
+    }
+    if (gpu->validation_messages() > 0) out["validation_messages"] = gpu->validation_messages();
+
+    std::printf("%-15s %14s %14s %12s\n", "engine", "prefill tok/s", "decode tok/s", "ms/token");
+    auto row = [](const char* name, const json& j) {
+        std::printf("%-15s %14.1f %14.1f %12.3f\n", name, j["prefill_tokens_per_s"].get<double>(),
+                    j["decode_tokens_per_s"].get<double>(), j["decode_ms_per_token"].get<double>());
+    };
+    row("vulkan", out["vulkan"]);
+    if (out.contains("cpu_reference")) row("cpu-reference", out["cpu_reference"]);
+    std::printf("dispatches/token %u, submits/token %.2f, weights %.1f MiB, decode weight bandwidth %.2f GB/s\n",
+                g["dispatches_per_token"].get<uint32_t>(), g["submits_per_token"].get<double>(),
+                g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
+    if (args.has("--json")) {
+        std::ofstream f(args.str("--json"));
+        if (!f) throw std::runtime_error("cannot write " + args.str("--json"));
+        f << out.dump(2) << "\n";
+        std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
+    }
+    return gpu->validation_messages() > 0 ? 3 : 0;
+}
+
+}  // namespace medusa::cli

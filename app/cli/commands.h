@@ -1,0 +1,8 @@
+// The subcommands of `medusa`; each returns the process exit code.
+#pragma once
+
+namespace medusa::cli {
+int run_generate(int argc, char** argv);
+int run_info(int argc, char** argv);
+int run_bench(int argc, char** argv);
+}  // namespace medusa::cli

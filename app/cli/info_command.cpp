@@ -1,0 +1,43 @@
+// `medusa info`: the Vulkan devices, and with -m the model's configuration and tensors.
+#include <cstdio>
+#include <map>
+
+#include "commands.h"
+#include "session.h"
+
+namespace medusa::cli {
+
+int run_info(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--validate"}, {"--model", "--device", "--synthetic", "--dtype", "--tokenizer"});
+    auto devices = gpu::list_devices();
+    std::printf("Vulkan devices:\n");
+    for (const auto& d : devices)
+        std::printf("  [%u] %s (%s, %s) driver %s, Vulkan %s, %.1f GiB device-local, subgroup %u%s\n", d.index,
+                    d.name.c_str(), d.vendor.c_str(), d.type.c_str(), d.driver.c_str(), d.api_version.c_str(),
+                    double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.float16 ? ", float16" : "");
+    if (devices.empty()) std::printf("  none (install mesa-vulkan-drivers for the CPU driver)\n");
+    if (!args.has("--model") && !args.has("--synthetic")) return 0;
+
+    ModelFile m = open_model(args);
+    const LlamaConfig& c = m.config;
+    std::printf("\nmodel %s (%s)\n", m.path.c_str(), m.format.c_str());
+    std::printf("  dim %d, hidden %d, layers %d, heads %d, kv heads %d, head dim %d, vocab %d, context %d\n", c.dim,
+                c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.vocab_size, c.seq_len);
+    std::printf("  rope theta %g, rms eps %g, classifier %s\n", c.rope_theta, c.rms_eps,
+                c.tied_classifier ? "tied to the embedding" : "separate");
+    int64_t params = 0;
+    size_t bytes = 0;
+    std::map<std::string, int> types;
+    for (const auto& t : m.tensors) {
+        params += t.numel();
+        bytes += t.nbytes;
+        types[dtype_name(t.type)]++;
+    }
+    std::printf("  %zu tensors, %lld parameters, %.2f MiB of weights:", m.tensors.size(), (long long)params,
+                double(bytes) / (1 << 20));
+    for (const auto& [t, n] : types) std::printf(" %d %s", n, t.c_str());
+    std::printf("\n  tokenizer: %s\n", m.embedded_tokenizer.empty() ? "none embedded" : "embedded vocabulary");
+    return 0;
+}
+
+}  // namespace medusa::cli

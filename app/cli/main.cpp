@@ -1,0 +1,45 @@
+// `medusa`: the command-line face of the engine.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "args.h"
+#include "commands.h"
+
+namespace {
+
+const char* kUsage =
+    "usage: medusa <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  generate -m MODEL [--tokenizer FILE] -p PROMPT [-n N] [--temp T] [--top-p P] [--seed S]\n"
+    "           [--cpu] [--device N] [--validate]\n"
+    "      print the prompt and its continuation, streamed as it is decoded; statistics on stderr\n"
+    "  info [-m MODEL] [--device N]\n"
+    "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
+    "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
+    "      prefill and decode tokens/s on the GPU and on the CPU reference, side by side\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string cmd = argv[1];
+    try {
+        if (cmd == "generate") return medusa::cli::run_generate(argc, argv);
+        if (cmd == "info") return medusa::cli::run_info(argc, argv);
+        if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
+        std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+        return 2;
+    } catch (const medusa::cli::UsageError& e) {
+        std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "medusa %s: error: %s\n", cmd.c_str(), e.what());
+        return 1;
+    }
+}

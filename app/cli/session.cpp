@@ -1,0 +1,82 @@
+#include "session.h"
+
+#include <filesystem>
+#include <optional>
+
+#include "llm/medusa_heads_io.h"
+#include "model/synthetic_model.h"
+
+namespace medusa::cli {
+
+namespace fs = std::filesystem;
+
+ModelFile open_model(const Args& args) {
+    if (args.has("--synthetic")) {
+        const std::string t = args.str("--dtype", "q8_0");
+        DType dtype = t == "f32" ? DType::F32 : t == "f16" ? DType::F16 : t == "q4_0" ? DType::Q4_0 : DType::Q8_0;
+        if (t != "f32" && t != "f16" && t != "q8_0" && t != "q4_0")
+            throw UsageError("--dtype must be f32, f16, q8_0 or q4_0, not '" + t + "'");
+        return make_synthetic_model(args.str("--synthetic"), dtype);
+    }
+    if (!args.has("--model")) throw UsageError("no model: pass -m FILE (e.g. ../shared/models/stories260K.bin)");
+    return load_model(args.str("--model"));
+}
+
+Tokenizer open_tokenizer(const Args& args, const ModelFile& model) {
+    std::optional<Tokenizer> tok;
+    std::string source;
+    if (args.has("--tokenizer")) {
+        source = args.str("--tokenizer");
+        tok = Tokenizer::from_file(source);
+    } else if (!model.embedded_tokenizer.empty()) {
+        source = model.path + " (embedded vocabulary)";
+        tok = Tokenizer::from_serialized(model.embedded_tokenizer, source);
+    } else {
+        const fs::path dir = fs::path(model.path).parent_path();
+        for (const char* name : {"tok512.model", "tokenizer.model", "llama2-tokenizer.model"}) {
+            const fs::path candidate = dir / name;
+            if (!fs::exists(candidate)) continue;
+            Tokenizer t = Tokenizer::from_file(candidate.string());
+            if (t.vocab_size() == model.config.vocab_size) {
+                source = candidate.string();
+                tok = std::move(t);
+                break;
+            }
+        }
+        if (!tok)
+            throw UsageError(model.path + " has no embedded vocabulary and no matching tokenizer was found beside it: "
+                             "pass --tokenizer FILE (a sentencepiece .model)");
+    }
+    if (tok->vocab_size() != model.config.vocab_size)
+        throw FormatError(source + ": tokenizer has " + std::to_string(tok->vocab_size()) + " pieces but " +
+                          model.path + " has a vocabulary of " + std::to_string(model.config.vocab_size));
+    return std::move(*tok);
+}
+
+std::unique_ptr<gpu::Context> open_gpu(const Args& args) {
+    gpu::ContextOptions o;
+    o.device = args.integer("--device", -1);
+    o.validation = args.has("--validate");
+    return std::make_unique<gpu::Context>(o);
+}
+
+}  // namespace medusa::cli
+
+namespace medusa::cli {
+
+TreeBuffers open_tree(const Args& args) {
+    try {
+        return build_tree_buffers(load_tree(args.str("--tree", "mc_sim_7b_63")));
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+}
+
+MedusaHeads open_heads(const Args& args, const ModelFile& model) {
+    const std::string spec = args.str("--heads", "init");
+    const int depth = build_tree_buffers(load_tree(args.str("--tree", "mc_sim_7b_63"))).max_depth;
+    if (spec == "init") return MedusaHeads::init_from_model(model, args.integer("--num-heads", std::max(1, depth)));
+    return load_medusa_heads(spec, model.config);
+}
+
+}  // namespace medusa::cli

@@ -1,0 +1,27 @@
+// What every subcommand sets up from its flags: the model file, its tokenizer, the GPU.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "args.h"
+#include "decode/tree.h"
+#include "gpu/context.h"
+#include "llm/medusa_heads.h"
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+
+namespace medusa::cli {
+
+// -m FILE, or --synthetic NAME [--dtype f16|q8_0|q4_0|f32]
+ModelFile open_model(const Args& args);
+// --tokenizer FILE, else the vocabulary embedded in the model, else tok512.model / tokenizer.model
+// beside the model file. Refuses a tokenizer whose vocabulary size differs from the model's.
+Tokenizer open_tokenizer(const Args& args, const ModelFile& model);
+// --heads FILE|DIR|init [--num-heads K] (default: init with as many heads as the tree is deep)
+MedusaHeads open_heads(const Args& args, const ModelFile& model);
+// --tree NAME|FILE|dense:W,..|chain:N (default: mc_sim_7b_63)
+TreeBuffers open_tree(const Args& args);
+// --device N, --validate
+std::unique_ptr<gpu::Context> open_gpu(const Args& args);
+
+}  // namespace medusa::cli

@@ -1,0 +1,16 @@
+# Writes a C++ file with every SPIR-V module as a uint32 array, looked up by name.
+string(REPLACE "," ";" NAMES "${NAMES}")
+set(body "#include \"gpu/embedded_shaders.h\"\n#include <cstring>\nnamespace medusa::gpu {\nnamespace {\n")
+set(table "")
+foreach(name ${NAMES})
+  file(READ ${SPV_DIR}/${name}.spv hex HEX)
+  string(LENGTH "${hex}" n)
+  math(EXPR words "${n} / 8")
+  # SPIR-V is little-endian words; emit bytes and reinterpret.
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "alignas(4) const unsigned char ${name}_spv[] = {${bytes}};\n")
+  string(APPEND table "    {\"${name}\", reinterpret_cast<const uint32_t*>(${name}_spv), ${words}},\n")
+endforeach()
+string(APPEND body "struct Entry { const char* name; const uint32_t* words; size_t count; };\nconst Entry kShaders[] = {\n${table}};\n}  // namespace\n")
+string(APPEND body "std::span<const uint32_t> embedded_shader(const char* name) {\n  for (const auto& e : kShaders) if (std::strcmp(e.name, name) == 0) return {e.words, e.count};\n  return {};\n}\n}  // namespace medusa::gpu\n")
+file(WRITE ${OUT} "${body}")

@@ -1,0 +1,66 @@
+#include "decode/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace medusa {
+
+int argmax(std::span<const float> v) { return int(std::max_element(v.begin(), v.end()) - v.begin()); }
+
+Sampler::Sampler(SamplingParams params) : params_(params), state_(params.seed * 0x9E3779B97F4A7C15ull + 1) {}
+
+float Sampler::uniform() {
+    // xorshift64*: fast, and the same sequence on every platform for a seed.
+    state_ ^= state_ >> 12;
+    state_ ^= state_ << 25;
+    state_ ^= state_ >> 27;
+    return float((state_ * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
+}
+
+std::vector<float> Sampler::distribution(std::span<const float> logits) const {
+    const size_t n = logits.size();
+    std::vector<float> p(n, 0.0f);
+    if (greedy()) {
+        p[argmax(logits)] = 1.0f;
+        return p;
+    }
+    const float m = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += p[i] = std::exp((logits[i] - m) / params_.temperature);
+    for (auto& x : p) x = float(x / sum);
+    if (params_.top_p < 1.0f) {
+        std::vector<int> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+        double cum = 0;
+        size_t keep = 0;
+        while (keep < n && cum < params_.top_p) cum += p[order[keep++]];
+        for (size_t k = keep; k < n; ++k) p[order[k]] = 0.0f;
+        for (auto& x : p) x = float(x / cum);
+    }
+    return p;
+}
+
+int Sampler::draw(std::span<const float> weights) {
+    double total = 0;
+    for (float w : weights) total += w;
+    const double r = double(uniform()) * total;
+    double cum = 0;
+    int last = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+        if (weights[i] <= 0) continue;
+        cum += weights[i];
+        last = int(i);
+        if (r < cum) return int(i);
+    }
+    return last;  // rounding left r just past the total
+}
+
+int Sampler::sample(std::span<const float> logits) {
+    if (greedy()) return argmax(logits);
+    auto p = distribution(logits);
+    return draw(p);
+}
+
+}  // namespace medusa

@@ -1,0 +1,179 @@
+#include "gpu/command_sequence.h"
+
+#include <map>
+
+#include "gpu/buffer.h"
+#include "gpu/context.h"
+#include "gpu/kernel.h"
+#include "gpu/vk_check.h"
+
+namespace medusa::gpu {
+
+namespace {
+constexpr uint32_t kSetsPerPool = 256;
+constexpr uint32_t kBuffersPerSet = 8;
+constexpr uint32_t kMaxQueries = 8192;
+}  // namespace
+
+CommandSequence::CommandSequence(Context& ctx, bool timestamps)
+    : ctx_(ctx), timestamps_(timestamps && ctx.timestamps_supported()) {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = ctx.queue_family();
+    vk_check(vkCreateCommandPool(ctx.device(), &pci, nullptr, &pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = pool_;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    vk_check(vkAllocateCommandBuffers(ctx.device(), &ai, &cb_), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    vk_check(vkCreateFence(ctx.device(), &fci, nullptr, &fence_), "vkCreateFence");
+    if (timestamps_) {
+        VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = kMaxQueries;
+        vk_check(vkCreateQueryPool(ctx.device(), &qi, nullptr, &queries_), "vkCreateQueryPool");
+        query_capacity_ = kMaxQueries;
+    }
+}
+
+CommandSequence::~CommandSequence() {
+    if (pending_) vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+    for (auto p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
+    if (queries_) vkDestroyQueryPool(ctx_.device(), queries_, nullptr);
+    vkDestroyFence(ctx_.device(), fence_, nullptr);
+    vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
+}
+
+void CommandSequence::new_descriptor_pool() {
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet};
+    VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pi.maxSets = kSetsPerPool;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &size;
+    VkDescriptorPool pool;
+    vk_check(vkCreateDescriptorPool(ctx_.device(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
+    descriptor_pools_.push_back(pool);
+    sets_in_pool_ = 0;
+}
+
+void CommandSequence::begin() {
+    wait();
+    for (auto p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
+    descriptor_pools_.clear();
+    new_descriptor_pool();
+    vk_check(vkResetCommandBuffer(cb_, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
+    dispatches_ = 0;
+    queries_used_ = 0;
+    query_stage_.clear();
+    current_stage_ = "other";
+    recording_ = true;
+    if (timestamps_) {
+        vkCmdResetQueryPool(cb_, queries_, 0, query_capacity_);
+        vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, queries_used_++);
+    }
+}
+
+void CommandSequence::stage(const std::string& name) { current_stage_ = name; }
+
+void CommandSequence::barrier() {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr,
+                         0, nullptr);
+}
+
+void CommandSequence::dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push,
+                               uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
+    if (!recording_) throw VulkanError("dispatch outside begin()/end()");
+    if (buffers.size() != k.num_buffers() || push_size != k.push_bytes())
+        throw VulkanError("dispatch of " + k.name() + ": expected " + std::to_string(k.num_buffers()) +
+                          " buffers and " + std::to_string(k.push_bytes()) + " push bytes");
+    if (sets_in_pool_ == kSetsPerPool) new_descriptor_pool();
+    VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    ai.descriptorPool = descriptor_pools_.back();
+    ai.descriptorSetCount = 1;
+    VkDescriptorSetLayout layout = k.set_layout();
+    ai.pSetLayouts = &layout;
+    VkDescriptorSet set;
+    vk_check(vkAllocateDescriptorSets(ctx_.device(), &ai, &set), "vkAllocateDescriptorSets");
+    ++sets_in_pool_;
+
+    std::vector<VkDescriptorBufferInfo> infos;
+    infos.reserve(buffers.size());
+    for (const auto& b : buffers) infos.push_back({b.buffer->handle(), b.offset, b.size});
+    std::vector<VkWriteDescriptorSet> writes(infos.size());
+    for (uint32_t i = 0; i < writes.size(); ++i) {
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = set;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+
+    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
+    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
+    if (push_size) vkCmdPushConstants(cb_, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
+    vkCmdDispatch(cb_, gx, gy, gz);
+    ++dispatches_;
+    barrier();
+    if (timestamps_ && queries_used_ < query_capacity_) {
+        vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, queries_used_++);
+        query_stage_.push_back(current_stage_);
+    }
+}
+
+void CommandSequence::copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset, size_t bytes) {
+    VkBufferCopy c{src_offset, dst_offset, bytes};
+    vkCmdCopyBuffer(cb_, src.handle(), dst.handle(), 1, &c);
+    barrier();
+}
+
+void CommandSequence::end() {
+    vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+    recording_ = false;
+}
+
+void CommandSequence::submit() {
+    wait();
+    vk_check(vkResetFences(ctx_.device(), 1, &fence_), "vkResetFences");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb_;
+    vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+    ++submits_;
+    pending_ = true;
+}
+
+void CommandSequence::wait() {
+    if (!pending_) return;
+    vk_check(vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    pending_ = false;
+}
+
+std::vector<StageTime> CommandSequence::stage_times() const {
+    std::vector<StageTime> out;
+    if (!timestamps_ || queries_used_ < 2 || pending_ || submits_ == 0) return out;
+    std::vector<uint64_t> ts(queries_used_);
+    VkResult r = vkGetQueryPoolResults(ctx_.device(), queries_, 0, queries_used_, ts.size() * 8, ts.data(), 8,
+                                       VK_QUERY_RESULT_64_BIT);
+    if (r != VK_SUCCESS) return out;
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i + 1 < ts.size(); ++i) {
+        const std::string& s = query_stage_[i];
+        if (!index.count(s)) index[s] = out.size(), out.push_back({s, 0, 0});
+        auto& st = out[index[s]];
+        st.ms += double(ts[i + 1] - ts[i]) * ctx_.timestamp_period_ns() * 1e-6;
+        st.dispatches++;
+    }
+    return out;
+}
+
+}  // namespace medusa::gpu

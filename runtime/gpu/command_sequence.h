@@ -1,0 +1,80 @@
+// A command buffer of compute dispatches that is recorded once and submitted many times:
+// per-step values live in buffers, so replaying costs one submit and no re-recording.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace medusa::gpu {
+
+class Context;
+class Buffer;
+class Kernel;
+
+struct BufferRef {
+    const Buffer* buffer;
+    size_t offset = 0;
+    size_t size = VK_WHOLE_SIZE;
+    BufferRef(const Buffer& b) : buffer(&b) {}  // NOLINT: implicit on purpose, the common case
+    BufferRef(const Buffer& b, size_t off, size_t sz) : buffer(&b), offset(off), size(sz) {}
+};
+
+struct StageTime {
+    std::string stage;
+    double ms = 0;
+    int dispatches = 0;
+};
+
+class CommandSequence {
+public:
+    explicit CommandSequence(Context& ctx, bool timestamps = false);
+    ~CommandSequence();
+    CommandSequence(const CommandSequence&) = delete;
+    CommandSequence& operator=(const CommandSequence&) = delete;
+
+    void begin();  // discards anything recorded before
+    // Labels the dispatches that follow, for per-stage GPU time.
+    void stage(const std::string& name);
+    void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push, uint32_t push_size,
+                  uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+    template <class P>
+    void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const P& push, uint32_t gx,
+                  uint32_t gy = 1, uint32_t gz = 1) {
+        dispatch(k, buffers, &push, sizeof(P), gx, gy, gz);
+    }
+    void copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset, size_t bytes);
+    void end();
+
+    void submit();  // one vkQueueSubmit
+    void wait();
+    void run() { submit(), wait(); }
+
+    uint32_t dispatch_count() const { return dispatches_; }
+    uint64_t submit_count() const { return submits_; }
+    // GPU time of the last finished submit, summed per stage label (empty without timestamps).
+    std::vector<StageTime> stage_times() const;
+
+private:
+    void barrier();
+    void new_descriptor_pool();
+    Context& ctx_;
+    VkCommandPool pool_ = VK_NULL_HANDLE;
+    VkCommandBuffer cb_ = VK_NULL_HANDLE;
+    VkFence fence_ = VK_NULL_HANDLE;
+    std::vector<VkDescriptorPool> descriptor_pools_;
+    uint32_t sets_in_pool_ = 0;
+    bool timestamps_ = false;
+    VkQueryPool queries_ = VK_NULL_HANDLE;
+    uint32_t query_capacity_ = 0;
+    uint32_t queries_used_ = 0;
+    std::vector<std::string> query_stage_;  // stage label of each timed dispatch
+    std::string current_stage_ = "other";
+    uint32_t dispatches_ = 0;
+    uint64_t submits_ = 0;
+    bool pending_ = false;
+    bool recording_ = false;
+};
+
+}  // namespace medusa::gpu

@@ -1,0 +1,273 @@
+#include "gpu/context.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu/vk_check.h"
+
+namespace medusa::gpu {
+
+namespace {
+
+const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool env_flag(const char* name) {
+    const char* v = std::getenv(name);
+    return v && *v && std::strcmp(v, "0") != 0;
+}
+
+bool layer_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> layers(n);
+    vkEnumerateInstanceLayerProperties(&n, layers.data());
+    for (const auto& l : layers)
+        if (std::strcmp(l.layerName, name) == 0) return true;
+    return false;
+}
+
+bool extension_available(const char* name) {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+    for (const auto& e : exts)
+        if (std::strcmp(e.extensionName, name) == 0) return true;
+    return false;
+}
+
+VkInstance create_instance(bool validation, bool debug_utils) {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "medusa";
+    app.apiVersion = VK_API_VERSION_1_2;
+    std::vector<const char*> layers, extensions;
+    if (validation) layers.push_back(kValidationLayer);
+    if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    ci.enabledLayerCount = uint32_t(layers.size());
+    ci.ppEnabledLayerNames = layers.data();
+    ci.enabledExtensionCount = uint32_t(extensions.size());
+    ci.ppEnabledExtensionNames = extensions.data();
+    VkInstance instance = VK_NULL_HANDLE;
+    vk_check(vkCreateInstance(&ci, nullptr, &instance), "vkCreateInstance");
+    return instance;
+}
+
+std::string vendor_name(uint32_t id, const std::string& device_name) {
+    switch (id) {
+        case 0x10DE: return "NVIDIA";
+        case 0x1002: return "AMD";
+        case 0x8086: return "Intel";
+        case 0x13B5: return "ARM";
+        case 0x5143: return "Qualcomm";
+        case 0x10005: return "Mesa";
+        default: break;
+    }
+    if (device_name.find("llvmpipe") != std::string::npos) return "Mesa";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "vendor 0x%04x", id);
+    return buf;
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+    switch (t) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+        default: return "other";
+    }
+}
+
+int type_rank(VkPhysicalDeviceType t) {
+    switch (t) {
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
+        default: return 0;
+    }
+}
+
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+    VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceVulkan12Properties v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+    subgroup.pNext = &v12;
+    VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props.pNext = &subgroup;
+    vkGetPhysicalDeviceProperties2(pd, &props);
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    feats.pNext = &f12;
+    vkGetPhysicalDeviceFeatures2(pd, &feats);
+    VkPhysicalDeviceMemoryProperties mem;
+    vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+
+    DeviceInfo d;
+    d.index = index;
+    d.name = props.properties.deviceName;
+    d.type = type_name(props.properties.deviceType);
+    d.vendor = vendor_name(props.properties.vendorID, d.name);
+    d.driver = std::string(v12.driverName) + " " + v12.driverInfo;
+    uint32_t v = props.properties.apiVersion;
+    d.api_version = std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+                    std::to_string(VK_API_VERSION_PATCH(v));
+    for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
+        if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mem.memoryHeaps[i].size;
+    d.subgroup_size = subgroup.subgroupSize;
+    d.subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                            (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    d.float16 = f12.shaderFloat16;
+    return d;
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+    uint32_t n = 0;
+    vk_check(vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
+    std::vector<VkPhysicalDevice> pds(n);
+    vk_check(vkEnumeratePhysicalDevices(instance, &n, pds.data()), "vkEnumeratePhysicalDevices");
+    return pds;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> list_devices() {
+    VkInstance instance = create_instance(false, false);
+    std::vector<DeviceInfo> out;
+    auto pds = physical_devices(instance);
+    for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(describe(pds[i], i));
+    vkDestroyInstance(instance, nullptr);
+    return out;
+}
+
+VKAPI_ATTR VkBool32 VKAPI_CALL Context::on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                   VkDebugUtilsMessageTypeFlagsEXT,
+                                                   const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    auto* self = static_cast<Context*>(user);
+    if (severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+        self->validation_messages_++;
+        std::fprintf(stderr, "[vulkan validation] %s\n", data->pMessage);
+    }
+    return VK_FALSE;
+}
+
+Context::Context(ContextOptions options) {
+    validation_ = options.validation || env_flag("MEDUSA_VALIDATION");
+    if (validation_ && !layer_available(kValidationLayer))
+        throw VulkanError("validation was requested but the Khronos validation layer is not installed "
+                          "(Debian: apt-get install vulkan-validationlayers)");
+    bool debug_utils = validation_ && extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    instance_ = create_instance(validation_, debug_utils);
+    if (debug_utils) {
+        VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+        mi.pfnUserCallback = &Context::on_message;
+        mi.pUserData = this;
+        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+        if (create) vk_check(create(instance_, &mi, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+    }
+
+    auto pds = physical_devices(instance_);
+    if (pds.empty()) throw VulkanError("no Vulkan device found (install mesa-vulkan-drivers for the CPU driver)");
+    int chosen = options.device;
+    if (chosen >= int(pds.size()))
+        throw VulkanError("--device " + std::to_string(chosen) + " does not exist: " + std::to_string(pds.size()) +
+                          " device(s) found (see `medusa info`)");
+    if (chosen < 0) {
+        int best_rank = -1;
+        for (size_t i = 0; i < pds.size(); ++i) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(pds[i], &p);
+            if (type_rank(p.deviceType) > best_rank) best_rank = type_rank(p.deviceType), chosen = int(i);
+        }
+    }
+    physical_ = pds[chosen];
+    info_ = describe(physical_, uint32_t(chosen));
+    if (!info_.subgroup_arithmetic)
+        throw VulkanError(info_.name + " lacks subgroup arithmetic in compute shaders, which the kernels need");
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> families(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
+    bool found = false;
+    for (uint32_t i = 0; i < nq && !found; ++i) {
+        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+            queue_family_ = i;
+            timestamps_ = families[i].timestampValidBits > 0;
+            found = true;
+        }
+    }
+    if (!found) throw VulkanError(info_.name + " has no compute queue");
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(physical_, &props);
+    timestamp_period_ = props.limits.timestampPeriod;
+    timestamps_ = timestamps_ && props.limits.timestampComputeAndGraphics;
+
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = queue_family_;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &priority;
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.pNext = &f12;
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
+    vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+}
+
+Context::~Context() {
+    if (device_) vkDestroyDevice(device_, nullptr);
+    if (messenger_) {
+        auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+            vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+        if (destroy) destroy(instance_, messenger_, nullptr);
+    }
+    if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+uint32_t Context::memory_type(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const {
+    for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+        VkMemoryPropertyFlags f = memory_.memoryTypes[i].propertyFlags;
+        if ((type_bits & (1u << i)) && (f & want) == want && !(f & avoid)) return i;
+    }
+    return UINT32_MAX;
+}
+
+VkMemoryPropertyFlags Context::memory_flags(uint32_t type_index) const {
+    return memory_.memoryTypes[type_index].propertyFlags;
+}
+
+void Context::track_alloc(int64_t bytes) {
+    live_bytes_ = uint64_t(int64_t(live_bytes_) + bytes);
+    if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;
+}
+
+const char* vk_result_name(VkResult r) {
+    switch (r) {
+        case VK_SUCCESS: return "VK_SUCCESS";
+        case VK_NOT_READY: return "VK_NOT_READY";
+        case VK_TIMEOUT: return "VK_TIMEOUT";
+        case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+        case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+        case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+        case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+        case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+        case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+        case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+        case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+        case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+        case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+        default: return "VkResult error";
+    }
+}
+
+}  // namespace medusa::gpu

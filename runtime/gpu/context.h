@@ -1,0 +1,79 @@
+// The Vulkan instance, the chosen device and its compute queue; counts validation messages.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace medusa::gpu {
+
+struct DeviceInfo {
+    uint32_t index = 0;
+    std::string name;
+    std::string type;    // discrete, integrated, virtual, cpu, other
+    std::string vendor;  // NVIDIA, AMD, Intel, Mesa (lavapipe) ...
+    std::string driver;  // driver name and version string
+    std::string api_version;
+    uint64_t device_local_bytes = 0;
+    uint32_t subgroup_size = 0;
+    bool subgroup_arithmetic = false;
+    bool float16 = false;
+};
+
+// Every device the loader sees, in the order --device N refers to.
+std::vector<DeviceInfo> list_devices();
+
+struct ContextOptions {
+    int device = -1;          // -1: best (discrete > integrated > virtual > cpu)
+    bool validation = false;  // also switched on by MEDUSA_VALIDATION=1 in the environment
+};
+
+class Context {
+public:
+    explicit Context(ContextOptions options = {});
+    ~Context();
+    Context(const Context&) = delete;
+    Context& operator=(const Context&) = delete;
+
+    VkDevice device() const { return device_; }
+    VkPhysicalDevice physical_device() const { return physical_; }
+    VkQueue queue() const { return queue_; }
+    uint32_t queue_family() const { return queue_family_; }
+    VkInstance instance() const { return instance_; }
+    const DeviceInfo& info() const { return info_; }
+    bool validation_enabled() const { return validation_; }
+    // Warnings and errors reported by the validation layer since start-up.
+    int validation_messages() const { return validation_messages_.load(); }
+    float timestamp_period_ns() const { return timestamp_period_; }
+    bool timestamps_supported() const { return timestamps_; }
+    uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid = 0) const;
+    VkMemoryPropertyFlags memory_flags(uint32_t type_index) const;
+
+    // Bookkeeping for `bench`: bytes of GPU memory in use and the peak.
+    void track_alloc(int64_t bytes);
+    uint64_t peak_bytes() const { return peak_bytes_; }
+    uint64_t live_bytes() const { return live_bytes_; }
+
+private:
+    static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT,
+                                                     VkDebugUtilsMessageTypeFlagsEXT,
+                                                     const VkDebugUtilsMessengerCallbackDataEXT*, void*);
+    VkInstance instance_ = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+    VkDevice device_ = VK_NULL_HANDLE;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    uint32_t queue_family_ = 0;
+    DeviceInfo info_;
+    VkPhysicalDeviceMemoryProperties memory_{};
+    bool validation_ = false;
+    bool timestamps_ = false;
+    float timestamp_period_ = 1.0f;
+    std::atomic<int> validation_messages_{0};
+    uint64_t live_bytes_ = 0;
+    uint64_t peak_bytes_ = 0;
+};
+
+}  // namespace medusa::gpu

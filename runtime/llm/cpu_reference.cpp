@@ -1,0 +1,138 @@
+#include "llm/cpu_reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/dequantize.h"
+
+namespace medusa {
+
+void rmsnorm(float* out, const float* x, const float* gain, int n, float eps) {
+    float ss = 0;
+    for (int i = 0; i < n; ++i) ss += x[i] * x[i];
+    const float r = 1.0f / std::sqrt(ss / float(n) + eps);
+    for (int i = 0; i < n; ++i) out[i] = gain[i] * (r * x[i]);
+}
+
+void matvec(float* out, const float* x, const float* w, int in, int rows) {
+    for (int o = 0; o < rows; ++o) {
+        float acc = 0;
+        const float* row = w + size_t(o) * in;
+        for (int i = 0; i < in; ++i) acc += row[i] * x[i];
+        out[o] = acc;
+    }
+}
+
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta) {
+    for (int i = 0; i < n; i += 2) {
+        const float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
+        const float c = std::cos(pos * freq), s = std::sin(pos * freq);
+        const float v0 = v[i], v1 = v[i + 1];
+        v[i] = v0 * c - v1 * s;
+        v[i + 1] = v0 * s + v1 * c;
+    }
+}
+
+CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) {
+    embeddings_ = dequantize(file.get("tok_embeddings"));
+    final_norm_ = dequantize(file.get("norm"));
+    classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));
+    for (int l = 0; l < cfg_.n_layers; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        layers_.push_back({dequantize(file.get(p + "attention_norm")), dequantize(file.get(p + "wq")),
+                           dequantize(file.get(p + "wk")), dequantize(file.get(p + "wv")),
+                           dequantize(file.get(p + "wo")), dequantize(file.get(p + "ffn_norm")),
+                           dequantize(file.get(p + "w1")), dequantize(file.get(p + "w2")),
+                           dequantize(file.get(p + "w3"))});
+    }
+    key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
+    value_cache_ = key_cache_;
+}
+
+void CpuReferenceModel::forward(const TokenBlock& block) {
+    block.validate(cfg_.seq_len, cfg_.vocab_size);
+    const int T = block.size(), dim = cfg_.dim, kv_dim = cfg_.kv_dim(), hd = cfg_.head_dim();
+    const int hidden_dim = cfg_.hidden_dim, kv_mul = cfg_.n_heads / cfg_.n_kv_heads;
+    std::vector<float> x(size_t(T) * dim), xb(dim), q(size_t(T) * dim), att_out(dim), tmp(dim);
+    std::vector<float> hb(hidden_dim), hb2(hidden_dim), scores(block.base + T);
+    for (int t = 0; t < T; ++t)
+        std::copy_n(&embeddings_[size_t(block.tokens[t]) * dim], dim, &x[size_t(t) * dim]);
+
+    for (int l = 0; l < cfg_.n_layers; ++l) {
+        const Layer& L = layers_[l];
+        auto& kc = key_cache_[l];
+        auto& vc = value_cache_[l];
+        // q, k, v of every block token first: a token may attend to later-indexed block tokens' keys
+        // only through the mask, but all of them must be in the cache before attention runs.
+        for (int t = 0; t < T; ++t) {
+            const int slot = block.base + t;
+            rmsnorm(xb.data(), &x[size_t(t) * dim], L.attention_norm.data(), dim, cfg_.rms_eps);
+            matvec(&q[size_t(t) * dim], xb.data(), L.wq.data(), dim, dim);
+            matvec(&kc[size_t(slot) * kv_dim], xb.data(), L.wk.data(), dim, kv_dim);
+            matvec(&vc[size_t(slot) * kv_dim], xb.data(), L.wv.data(), dim, kv_dim);
+            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta);
+            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta);
+        }
+        for (int t = 0; t < T; ++t) {
+            const int n_keys = block.base + T;
+            for (int h = 0; h < cfg_.n_heads; ++h) {
+                const float* qh = &q[size_t(t) * dim + h * hd];
+                const int kv_off = (h / kv_mul) * hd;
+                float max_score = -INFINITY;
+                for (int s = 0; s < n_keys; ++s) {
+                    const bool visible = s < block.base || block.sees(t, s - block.base);
+                    if (!visible) continue;
+                    float acc = 0;
+                    for (int d = 0; d < hd; ++d) acc += qh[d] * kc[size_t(s) * kv_dim + kv_off + d];
+                    scores[s] = acc / std::sqrt(float(hd));
+                    max_score = std::max(max_score, scores[s]);
+                }
+                float sum = 0;
+                for (int s = 0; s < n_keys; ++s) {
+                    const bool visible = s < block.base || block.sees(t, s - block.base);
+                    scores[s] = visible ? std::exp(scores[s] - max_score) : 0.0f;
+                    sum += scores[s];
+                }
+                for (int d = 0; d < hd; ++d) {
+                    float acc = 0;
+                    for (int s = 0; s < n_keys; ++s) acc += scores[s] * vc[size_t(s) * kv_dim + kv_off + d];
+                    att_out[h * hd + d] = acc / sum;
+                }
+            }
+            matvec(tmp.data(), att_out.data(), L.wo.data(), dim, dim);
+            for (int i = 0; i < dim; ++i) x[size_t(t) * dim + i] += tmp[i];
+        }
+        for (int t = 0; t < T; ++t) {
+            float* xt = &x[size_t(t) * dim];
+            rmsnorm(xb.data(), xt, L.ffn_norm.data(), dim, cfg_.rms_eps);
+            matvec(hb.data(), xb.data(), L.w1.data(), dim, hidden_dim);
+            matvec(hb2.data(), xb.data(), L.w3.data(), dim, hidden_dim);
+            for (int i = 0; i < hidden_dim; ++i) hb[i] = hb[i] / (1.0f + std::exp(-hb[i])) * hb2[i];
+            matvec(tmp.data(), hb.data(), L.w2.data(), hidden_dim, dim);
+            for (int i = 0; i < dim; ++i) xt[i] += tmp[i];
+        }
+    }
+    block_size_ = T;
+    hidden_.resize(size_t(T) * dim);
+    logits_.resize(size_t(T) * cfg_.vocab_size);
+    for (int t = 0; t < T; ++t) {
+        rmsnorm(&hidden_[size_t(t) * dim], &x[size_t(t) * dim], final_norm_.data(), dim, cfg_.rms_eps);
+        matvec(&logits_[size_t(t) * cfg_.vocab_size], &hidden_[size_t(t) * dim], classifier_.data(), dim,
+               cfg_.vocab_size);
+    }
+}
+
+std::span<const float> CpuReferenceModel::logits(int t) {
+    return {&logits_[size_t(t) * cfg_.vocab_size], size_t(cfg_.vocab_size)};
+}
+
+std::span<const float> CpuReferenceModel::hidden(int t) const {
+    return {&hidden_[size_t(t) * cfg_.dim], size_t(cfg_.dim)};
+}
+
+int CpuReferenceModel::argmax(int t) {
+    auto l = logits(t);
+    return int(std::max_element(l.begin(), l.end()) - l.begin());
+}
+
+}  // namespace medusa

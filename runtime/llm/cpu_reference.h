@@ -1,0 +1,39 @@
+// The plain C++ forward pass the GPU kernels are checked against: readable, unfused,
+// fp32 throughout (quantized weights are dequantized once at load, exactly as the GPU reads them).
+#pragma once
+#include <vector>
+
+#include "llm/language_model.h"
+
+namespace medusa {
+
+class CpuReferenceModel : public LanguageModel {
+public:
+    explicit CpuReferenceModel(const ModelFile& file);
+
+    const LlamaConfig& config() const override { return cfg_; }
+    void forward(const TokenBlock& block) override;
+    std::span<const float> logits(int t) override;
+    int argmax(int t) override;
+    const char* engine_name() const override { return "cpu-reference"; }
+    // Final-norm hidden state of block token t (what Medusa heads read).
+    std::span<const float> hidden(int t) const;
+
+private:
+    struct Layer {
+        std::vector<float> attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3;
+    };
+    LlamaConfig cfg_;
+    std::vector<float> embeddings_, final_norm_, classifier_;
+    std::vector<Layer> layers_;
+    std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
+    std::vector<float> logits_, hidden_;                       // [T][vocab], [T][dim]
+    int block_size_ = 0;
+};
+
+// Helpers shared by the reference and by tests that check single kernels.
+void rmsnorm(float* out, const float* x, const float* gain, int n, float eps);
+void matvec(float* out, const float* x, const float* w, int in, int rows);
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta);
+
+}  // namespace medusa

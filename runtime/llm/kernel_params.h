@@ -1,0 +1,51 @@
+// Push-constant blocks of the transformer shaders and their dispatch geometry, shared by the
+// model and the kernel tests. Field order and sizes must match the shaders' `Push` blocks.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "gpu/context.h"
+
+namespace medusa::kernels {
+
+constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8;
+constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in matmul.comp)
+
+struct MatmulPush {
+    uint32_t in_dim, out_dim, n_tokens, group, flags, x_stride, y_stride;
+    float eps;
+};
+struct EmbedPush {
+    uint32_t dim, group;
+};
+struct RopePush {
+    uint32_t dim, kv_dim, head_dim;
+    float theta;
+    uint32_t cache_offset;
+};
+struct AttentionPush {
+    uint32_t dim, kv_dim, head_dim, n_heads, kv_mul, ctx, cache_offset;
+};
+struct RmsnormPush {
+    uint32_t dim, n_tokens;
+    float eps;
+};
+struct ArgmaxPush {
+    uint32_t vocab, n_tokens;
+};
+
+inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// matmul.comp gives each output row one subgroup of a 64-wide workgroup.
+inline uint32_t matmul_row_groups(const gpu::Context& ctx, uint32_t rows) {
+    const uint32_t rows_per_group = std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size));
+    return std::min(div_up(rows, rows_per_group), 65535u);
+}
+
+// Elements per 32-bit weight word of a shader variant (EPW in weights.glsl).
+inline uint32_t elements_per_word(const std::string& variant) {
+    return variant == "f32" ? 1 : variant == "f16" ? 2 : variant == "q8" ? 4 : 8;
+}
+
+}  // namespace medusa::kernels

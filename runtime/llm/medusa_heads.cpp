@@ -1,0 +1,59 @@
+#include "llm/medusa_heads.h"
+
+#include <cmath>
+
+#include "llm/cpu_reference.h"
+#include "model/dequantize.h"
+
+namespace medusa {
+
+MedusaHeads MedusaHeads::init_from_model(const ModelFile& model, int num_heads, int num_layers) {
+    if (num_heads < 1 || num_heads > 8) throw std::invalid_argument("Medusa heads must number 1 to 8");
+    if (num_layers < 1) throw std::invalid_argument("Medusa heads need at least one residual block");
+    MedusaHeads h;
+    h.dim = model.config.dim;
+    h.vocab = model.config.vocab_size;
+    h.layers = num_layers;
+    h.source = "init";
+    const auto classifier = dequantize(model.classifier());
+    for (int k = 0; k < num_heads; ++k) {
+        MedusaHead head;
+        for (int l = 0; l < num_layers; ++l) {
+            head.w1.emplace_back(size_t(h.dim) * h.dim, 0.0f);
+            head.b1.emplace_back(size_t(h.dim), 0.0f);
+        }
+        head.w2 = classifier;
+        h.heads.push_back(std::move(head));
+    }
+    return h;
+}
+
+std::vector<float> MedusaHeads::logits(int k, std::span<const float> h) const {
+    const MedusaHead& head = heads.at(k);
+    std::vector<float> x(h.begin(), h.end()), y(dim), out(vocab);
+    for (int l = 0; l < layers; ++l) {
+        matvec(y.data(), x.data(), head.w1[l].data(), dim, dim);
+        for (int i = 0; i < dim; ++i) {
+            const float v = y[i] + head.b1[l][i];
+            x[i] += v / (1.0f + std::exp(-v));
+        }
+    }
+    matvec(out.data(), x.data(), head.w2.data(), dim, vocab);
+    return out;
+}
+
+void MedusaHeads::check_fits(const LlamaConfig& cfg) const {
+    if (dim != cfg.dim)
+        throw FormatError(source + ": Medusa heads have hidden size " + std::to_string(dim) + " but the model has " +
+                          std::to_string(cfg.dim));
+    if (vocab != cfg.vocab_size)
+        throw FormatError(source + ": Medusa heads predict a vocabulary of " + std::to_string(vocab) +
+                          " but the model has " + std::to_string(cfg.vocab_size));
+}
+
+bool MedusaHeads::w2_is_classifier(int k, const ModelFile& model) const {
+    const auto classifier = dequantize(model.classifier());
+    return heads.at(k).w2 == classifier;
+}
+
+}  // namespace medusa

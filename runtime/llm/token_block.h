@@ -1,0 +1,26 @@
+// The tokens one forward pass processes: their ids, their RoPE positions, the cache slot the
+// block starts at, and which block tokens each may attend to (on top of the whole cache prefix).
+// A prompt is a causal block; a Medusa tree is a block whose mask holds each node's ancestors.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace medusa {
+
+struct TokenBlock {
+    static constexpr int kMaxTokens = 128;  // matches TMAX in shaders/step_params.glsl
+    int base = 0;                    // cache slot of the first block token
+    std::vector<int> tokens;
+    std::vector<int> positions;
+    std::vector<std::vector<uint8_t>> mask;  // mask[t][u]: token t sees block token u
+
+    int size() const { return int(tokens.size()); }
+    bool sees(int t, int u) const { return mask[t][u] != 0; }
+
+    // Tokens at consecutive positions, each seeing itself and all earlier ones.
+    static TokenBlock causal(int base, const std::vector<int>& tokens);
+    // Throws std::invalid_argument when sizes disagree or a token cannot see itself.
+    void validate(int context, int vocab) const;
+};
+
+}  // namespace medusa

@@ -1,0 +1,11 @@
+// llama2.c checkpoints: fp32 "version 0" (7-int header) and int8 "version 2" (magic ak42).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_file.h"
+
+namespace medusa {
+ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
+}  // namespace medusa

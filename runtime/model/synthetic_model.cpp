@@ -1,0 +1,131 @@
+#include "model/synthetic_model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "model/dequantize.h"
+
+namespace medusa {
+
+namespace {
+
+const std::map<std::string, LlamaConfig>& shapes() {
+    static const std::map<std::string, LlamaConfig> m = {
+        {"stories15m", {288, 768, 6, 6, 6, 32000, 256}},
+        {"stories110m", {768, 2048, 12, 12, 12, 32000, 1024}},
+        {"tinyllama-1.1b", {2048, 5632, 22, 32, 4, 32000, 2048}},
+        {"llama-7b", {4096, 11008, 32, 32, 32, 32000, 4096}},
+        {"llama2-13b", {5120, 13824, 40, 40, 40, 32000, 4096}},
+    };
+    return m;
+}
+
+struct Rng {
+    uint64_t s;
+    uint32_t next() {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        return uint32_t(s >> 16);
+    }
+    float uniform(float scale) { return (float(next() & 0xFFFF) / 32768.0f - 1.0f) * scale; }
+};
+
+size_t bytes_for(DType t, int64_t n) {
+    switch (t) {
+        case DType::F32: return size_t(n) * 4;
+        case DType::F16: return size_t(n) * 2;
+        case DType::Q8_0: return size_t(n / 32) * 34;
+        case DType::Q4_0: return size_t(n / 32) * 18;
+        default: throw std::invalid_argument("synthetic models support f32, f16, q8_0 and q4_0");
+    }
+}
+
+void fill(DType t, uint8_t* out, int64_t n, float scale, Rng& rng) {
+    if (t == DType::F32) {
+        for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(out)[i] = rng.uniform(scale);
+    } else if (t == DType::F16) {
+        for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(out)[i] = float_to_half(rng.uniform(scale));
+    } else {
+        const size_t block = t == DType::Q8_0 ? 34 : 18;
+        const uint16_t d = float_to_half(scale / (t == DType::Q8_0 ? 127.0f : 8.0f));
+        for (int64_t b = 0; b < n / 32; ++b) {
+            uint8_t* p = out + b * block;
+            std::memcpy(p, &d, 2);
+            for (size_t i = 2; i < block; i += 2) {
+                uint32_t r = rng.next();
+                p[i] = uint8_t(r);
+                p[i + 1] = uint8_t(r >> 8);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> synthetic_model_names() {
+    std::vector<std::string> v;
+    for (const auto& [k, _] : shapes()) v.push_back(k);
+    return v;
+}
+
+ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed) {
+    auto it = shapes().find(name);
+    if (it == shapes().end()) {
+        std::string known;
+        for (const auto& n : synthetic_model_names()) known += " " + n;
+        throw std::invalid_argument("unknown synthetic model '" + name + "'; known:" + known);
+    }
+    ModelFile m;
+    m.path = "synthetic:" + name;
+    m.format = "synthetic";
+    m.config = it->second;
+    const LlamaConfig& c = m.config;
+    struct Spec {
+        std::string name;
+        int64_t rows, cols;
+        bool matrix;
+    };
+    std::vector<Spec> specs = {{"tok_embeddings", c.vocab_size, c.dim, true}, {"norm", 1, c.dim, false}};
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        specs.push_back({p + "attention_norm", 1, c.dim, false});
+        specs.push_back({p + "ffn_norm", 1, c.dim, false});
+        specs.push_back({p + "wq", c.dim, c.dim, true});
+        specs.push_back({p + "wk", c.kv_dim(), c.dim, true});
+        specs.push_back({p + "wv", c.kv_dim(), c.dim, true});
+        specs.push_back({p + "wo", c.dim, c.dim, true});
+        specs.push_back({p + "w1", c.hidden_dim, c.dim, true});
+        specs.push_back({p + "w2", c.dim, c.hidden_dim, true});
+        specs.push_back({p + "w3", c.hidden_dim, c.dim, true});
+    }
+    size_t total = 0;
+    for (const auto& s : specs) total += s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
+    auto storage = std::shared_ptr<uint8_t[]>(new uint8_t[total]);
+    Rng rng{seed * 0x9E3779B97F4A7C15ull | 1};
+    size_t off = 0;
+    int done = 0;
+    for (const auto& s : specs) {
+        Tensor t;
+        t.name = s.name;
+        t.type = s.matrix ? dtype : DType::F32;
+        t.shape = s.matrix ? std::vector<int64_t>{s.rows, s.cols} : std::vector<int64_t>{s.cols};
+        t.group_size = (t.type == DType::Q8_0 || t.type == DType::Q4_0) ? 32 : 0;
+        t.data = storage.get() + off;
+        t.nbytes = s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
+        if (s.matrix)
+            fill(dtype, storage.get() + off, s.rows * s.cols, 1.0f / std::sqrt(float(s.cols)) * 1.7f, rng);
+        else
+            for (int64_t i = 0; i < s.cols; ++i) reinterpret_cast<float*>(storage.get() + off)[i] = 1.0f;
+        off += t.nbytes;
+        m.tensors.push_back(std::move(t));
+        if (++done % 16 == 0 || done == int(specs.size()))
+            std::fprintf(stderr, "\rbuilding synthetic %s: %d/%zu tensors", name.c_str(), done, specs.size());
+    }
+    std::fprintf(stderr, "\n");
+    m.storage = storage;
+    return m;
+}
+
+}  // namespace medusa

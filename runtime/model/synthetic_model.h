@@ -1,0 +1,15 @@
+// Random weights in the shapes of real models, to measure speed at realistic sizes.
+// Everything built here is labelled synthetic: its text is noise.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "model/model_file.h"
+
+namespace medusa {
+
+// Known names: tinyllama-1.1b, llama-7b, llama2-13b, stories15m, stories110m. dtype: f32, f16, q8_0, q4_0.
+ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed = 1);
+std::vector<std::string> synthetic_model_names();
+
+}  // namespace medusa

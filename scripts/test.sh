@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite with the Vulkan validation layer on, then the loader
+# error tests under AddressSanitizer and each file-format fuzzer for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+export MEDUSA_VALIDATION=1
+(cd build && ctest --output-on-failure -j2 --timeout 900)
+
+echo "== loader error tests under AddressSanitizer + UBSan"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMEDUSA_SANITIZE=ON -DMEDUSA_APP=OFF >/dev/null
+cmake --build build-asan -j"$(nproc)" --target medusa_tests medusa
+ASAN_OPTIONS=detect_leaks=1 build-asan/medusa_tests "[loader-errors],[cli-errors]"
+
+if command -v clang++ >/dev/null; then
+    echo "== fuzzing the file parsers (${MEDUSA_FUZZ_SECONDS:-20} s each)"
+    scripts/run_fuzzers.sh "${MEDUSA_FUZZ_SECONDS:-20}"
+fi

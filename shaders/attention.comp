@@ -1,0 +1,65 @@
+#version 450
+// One workgroup per (head, block token): softmax(q.K / sqrt(d)) V over the cache prefix
+// [0, base) and the block tokens the mask lets this token see (itself and, in a tree, its
+// ancestors; in a prompt, everything before it).
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
+layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
+layout(std430, binding = 2) readonly buffer VCache { float vc[]; };
+layout(std430, binding = 3) readonly buffer Params { uint P[]; };
+layout(std430, binding = 4) buffer Scores { float att[]; };  // [T][n_heads][ctx]
+layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
+layout(push_constant) uniform Push {
+    uint dim;
+    uint kv_dim;
+    uint head_dim;
+    uint n_heads;
+    uint kv_mul;  // query heads per kv head
+    uint ctx;
+    uint cache_offset;  // first float of this layer in the all-layer cache
+} p;
+#include "step_params.glsl"
+#include "reduce.glsl"
+
+bool visible(uint t, uint s, uint base) {
+    if (s < base) return true;
+    const uint u = s - base;
+    return (P[P_MASK + t * MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
+}
+
+void main() {
+    const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
+    const uint tid = gl_LocalInvocationID.x;
+    if (t >= P[P_COUNT]) return;  // uniform across the workgroup
+    const uint base = P[P_BASE];
+    const uint n_keys = base + P[P_COUNT];
+    const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
+    const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
+    const uint a_off = (t * p.n_heads + h) * p.ctx;
+    const float scale = inversesqrt(float(p.head_dim));
+
+    float local_max = -3.0e38;
+    for (uint s = tid; s < n_keys; s += 64) {
+        float score = -3.0e38;
+        if (visible(t, s, base)) {
+            score = 0.0;
+            for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[s * p.kv_dim + kv_off + d];
+            score *= scale;
+        }
+        att[a_off + s] = score;
+        local_max = max(local_max, score);
+    }
+    const float m = workgroup_max(local_max);
+    float local_sum = 0.0;
+    for (uint s = tid; s < n_keys; s += 64) {
+        float e = visible(t, s, base) ? exp(att[a_off + s] - m) : 0.0;
+        att[a_off + s] = e;
+        local_sum += e;
+    }
+    const float inv = 1.0 / workgroup_sum(local_sum);  // the barrier also publishes att[]
+    for (uint d = tid; d < p.head_dim; d += 64) {
+        float acc = 0.0;
+        for (uint s = 0; s < n_keys; ++s) acc += att[a_off + s] * vc[s * p.kv_dim + kv_off + d];
+        O[t * p.dim + h * p.head_dim + d] = acc * inv;
+    }
+}

@@ -1,0 +1,81 @@
+// variants: F32 F16 Q8 Q4
+#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+// Y[t][o] (+)= sum_i W[o][i] * X[t][i] for a tile of up to 8 tokens, one subgroup per output row,
+// so each weight word is loaded once and used for every token of the tile (tree verification).
+// Fused options: RMSNorm of X with gain G (the norm before q/k/v, the FFN and the classifier),
+// accumulate into Y (residual adds), SwiGLU over rows o and o+out (w1 and w3 stacked), and the
+// Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G.
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
+layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
+layout(std430, binding = 2) readonly buffer Input { float X[]; };
+layout(std430, binding = 3) buffer Output { float Y[]; };
+layout(std430, binding = 4) readonly buffer Gain { float G[]; };
+layout(push_constant) uniform Push {
+    uint in_dim;
+    uint out_dim;   // rows written (for SwiGLU: half the rows of W)
+    uint n_tokens;
+    uint group;
+    uint flags;
+    uint x_stride;
+    uint y_stride;
+    float eps;
+} p;
+#include "weights.glsl"
+#define FLAG_NORM 1u
+#define FLAG_ACCUM 2u
+#define FLAG_SWIGLU 4u
+#define FLAG_RESBLOCK 8u
+#define TILE 8
+
+void main() {
+    const uint lane = gl_SubgroupInvocationID;
+    const uint t0 = gl_WorkGroupID.y * TILE;
+    const bool norm = (p.flags & FLAG_NORM) != 0;
+    const bool swiglu = (p.flags & FLAG_SWIGLU) != 0;
+    const uint words_per_row = p.in_dim / EPW;
+    const uint row_step = gl_NumWorkGroups.x * gl_NumSubgroups;
+    for (uint row = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; row < p.out_dim; row += row_step) {
+        float acc[TILE], acc2[TILE], ss[TILE];
+        for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
+        const uint row2 = row + p.out_dim;
+        for (uint wi = lane; wi < words_per_row; wi += gl_SubgroupSize) {
+            const uint i0 = wi * EPW;
+            float w[EPW], w2[EPW];
+            decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group, w);
+            if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group, w2);
+            for (uint j = 0; j < TILE; ++j) {
+                if (t0 + j >= p.n_tokens) break;
+                const uint xb = (t0 + j) * p.x_stride + i0;
+                for (uint k = 0; k < EPW; ++k) {
+                    float x = X[xb + k];
+                    if (norm) {
+                        ss[j] += x * x;
+                        x *= G[i0 + k];
+                    }
+                    acc[j] += w[k] * x;
+                    if (swiglu) acc2[j] += w2[k] * x;
+                }
+            }
+        }
+        for (uint j = 0; j < TILE; ++j) {
+            if (t0 + j >= p.n_tokens) break;
+            float a = subgroupAdd(acc[j]);
+            float b = swiglu ? subgroupAdd(acc2[j]) : 0.0;
+            float s = norm ? subgroupAdd(ss[j]) : 0.0;
+            if (subgroupElect()) {
+                float r = norm ? inversesqrt(s / float(p.in_dim) + p.eps) : 1.0;
+                float v = a * r;
+                if (swiglu) v = v / (1.0 + exp(-v)) * (b * r);
+                if ((p.flags & FLAG_RESBLOCK) != 0) {
+                    v += G[row];
+                    v = X[(t0 + j) * p.x_stride + row] + v / (1.0 + exp(-v));
+                }
+                const uint yi = (t0 + j) * p.y_stride + row;
+                if ((p.flags & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
+            }
+        }
+    }
+}

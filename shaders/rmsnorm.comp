@@ -1,0 +1,23 @@
+#version 450
+// Y[t][:] = G * X[t][:] / rms(X[t][:]): the final norm, kept as its own output because the
+// Medusa heads read this hidden state as well as the classifier.
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer Input { float X[]; };
+layout(std430, binding = 1) readonly buffer Gain { float G[]; };
+layout(std430, binding = 2) writeonly buffer Output { float Y[]; };
+layout(push_constant) uniform Push {
+    uint dim;
+    uint n_tokens;
+    float eps;
+} p;
+#include "reduce.glsl"
+
+void main() {
+    const uint t = gl_WorkGroupID.x;
+    if (t >= p.n_tokens) return;
+    const uint tid = gl_LocalInvocationID.x;
+    float ss = 0.0;
+    for (uint i = tid; i < p.dim; i += 64) ss += X[t * p.dim + i] * X[t * p.dim + i];
+    const float r = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
+    for (uint i = tid; i < p.dim; i += 64) Y[t * p.dim + i] = G[i] * (X[t * p.dim + i] * r);
+}

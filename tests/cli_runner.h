@@ -1,0 +1,53 @@
+// Runs the `medusa` executable built beside the tests and captures its output and exit code.
+#pragma once
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace medusa::test {
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out;  // stdout
+    std::string err;  // stderr
+};
+
+inline std::string medusa_bin() {
+    const char* b = std::getenv("MEDUSA_BIN");
+    return b ? b : "./medusa";
+}
+
+inline std::string slurp(const std::string& path) {
+    std::string s;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+        std::array<char, 4096> buf;
+        size_t n;
+        while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
+        std::fclose(f);
+    }
+    return s;
+}
+
+// `args` is appended to the command line as written (quote what needs quoting).
+inline CliResult run_medusa(const std::string& args) {
+    char err_path[] = "/tmp/medusa_cli_errXXXXXX";
+    int fd = mkstemp(err_path);
+    if (fd >= 0) close(fd);
+    const std::string cmd = medusa_bin() + " " + args + " 2>" + err_path;
+    CliResult r;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+        std::array<char, 4096> buf;
+        size_t n;
+        while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+        int status = pclose(p);
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    r.err = slurp(err_path);
+    std::remove(err_path);
+    return r;
+}
+
+}  // namespace medusa::test

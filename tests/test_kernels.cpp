@@ -1,0 +1,190 @@
+// Each transformer shader against the plain C++ computation on random inputs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "gpu_fixture.h"
+#include "llm/cpu_reference.h"
+#include "llm/gpu_matrix.h"
+#include "llm/kernel_params.h"
+#include "model/dequantize.h"
+
+using namespace medusa;
+using namespace medusa::kernels;
+using medusa::test::gpu_context;
+using medusa::test::max_abs_diff;
+using medusa::test::random_floats;
+
+namespace {
+
+// A weight tensor of random values stored in `type`, with its bytes kept in `storage`.
+Tensor random_tensor(DType type, int rows, int cols, uint32_t seed, std::vector<uint8_t>& storage, int group = 4) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> byte(0, 255);
+    const int64_t n = int64_t(rows) * cols;
+    Tensor t;
+    t.name = "random";
+    t.type = type;
+    t.shape = {rows, cols};
+    auto f = random_floats(size_t(n), seed, 0.5f);
+    switch (type) {
+        case DType::F32:
+            storage.resize(n * 4);
+            std::memcpy(storage.data(), f.data(), n * 4);
+            break;
+        case DType::F16:
+            storage.resize(n * 2);
+            for (int64_t i = 0; i < n; ++i) {
+                uint16_t h = float_to_half(f[i]);
+                std::memcpy(&storage[i * 2], &h, 2);
+            }
+            break;
+        case DType::Q8_0:
+        case DType::Q4_0: {
+            const size_t block = type == DType::Q8_0 ? 34 : 18;
+            t.group_size = 32;
+            storage.resize(size_t(n / 32) * block);
+            for (auto& b : storage) b = uint8_t(byte(rng));
+            for (int64_t b = 0; b < n / 32; ++b) {
+                uint16_t d = float_to_half(0.01f + 0.001f * float(b % 7));
+                std::memcpy(&storage[b * block], &d, 2);
+            }
+            break;
+        }
+        case DType::Q8_G: {
+            t.group_size = group;
+            storage.resize(size_t(n) + size_t(n / group) * 4);
+            for (int64_t i = 0; i < n; ++i) storage[i] = uint8_t(byte(rng));
+            for (int64_t g = 0; g < n / group; ++g) {
+                float s = 0.004f * float(1 + g % 5);
+                std::memcpy(&storage[n + g * 4], &s, 4);
+            }
+            break;
+        }
+        default:
+            FAIL("unsupported type");
+    }
+    t.data = storage.data();
+    t.nbytes = storage.size();
+    return t;
+}
+
+std::unique_ptr<gpu::Buffer> buffer_with(const std::vector<float>& v) {
+    auto b = std::make_unique<gpu::Buffer>(gpu_context(), v.size() * 4, gpu::MemoryKind::Device);
+    b->upload(v.data(), v.size() * 4);
+    return b;
+}
+
+std::vector<float> read(const gpu::Buffer& b, size_t n) {
+    std::vector<float> v(n);
+    b.download(v.data(), n * 4);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[kernels]") {
+    test::ValidationGuard guard;
+    auto& ctx = gpu_context();
+    struct Case {
+        DType type;
+        const char* variant;
+        float tol;
+    };
+    const Case cases[] = {{DType::F32, "f32", 1e-4f},
+                          {DType::F16, "f16", 1e-4f},
+                          {DType::Q8_0, "q8", 1e-4f},
+                          {DType::Q8_G, "q8", 1e-4f},
+                          {DType::Q4_0, "q4", 1e-4f}};
+    const int rows = 40, cols = 96;
+    for (const Case& c : cases) {
+        for (int T : {1, 3, 8, 13}) {
+            for (uint32_t flags : {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu}) {
+                CAPTURE(dtype_name(c.type), T, flags);
+                std::vector<uint8_t> storage;
+                Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
+                GpuMatrix m = upload_matrix(ctx, {&w});
+                REQUIRE(m.variant == c.variant);
+                const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
+                auto x = random_floats(size_t(T) * cols, 11 + T);
+                auto gain = random_floats(cols, 5, 1.0f);
+                auto y0 = random_floats(size_t(T) * out_rows, 3);
+                auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
+
+                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush));
+                gpu::CommandSequence seq(ctx);
+                seq.begin();
+                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), uint32_t(m.group), flags,
+                                uint32_t(cols), uint32_t(out_rows), 1e-5f};
+                seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, matmul_row_groups(ctx, out_rows),
+                             div_up(T, kMatmulTile));
+                seq.end();
+                seq.run();
+                auto got = read(*yb, y0.size());
+
+                auto wf = dequantize(w);
+                std::vector<float> want = y0, xn(cols), acc(rows);
+                for (int t = 0; t < T; ++t) {
+                    const float* xt = &x[size_t(t) * cols];
+                    if (flags & kMatmulNorm) rmsnorm(xn.data(), xt, gain.data(), cols, 1e-5f);
+                    else std::copy(xt, xt + cols, xn.begin());
+                    matvec(acc.data(), xn.data(), wf.data(), cols, rows);
+                    for (int o = 0; o < out_rows; ++o) {
+                        float v = acc[o];
+                        if (flags & kMatmulSwiglu) v = v / (1 + std::exp(-v)) * acc[o + out_rows];
+                        float& dst = want[size_t(t) * out_rows + o];
+                        dst = (flags & kMatmulAccum) ? dst + v : v;
+                    }
+                }
+                float scale = 0;
+                for (float v : want) scale = std::max(scale, std::abs(v));
+                CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= c.tol * std::max(1.0f, scale) * 10);
+            }
+        }
+    }
+}
+
+TEST_CASE("matmul kernel stacks matrices of one type and falls back to f32 for mixed ones", "[kernels]") {
+    test::ValidationGuard guard;
+    std::vector<uint8_t> s1, s2, s3;
+    Tensor a = random_tensor(DType::Q4_0, 8, 64, 1, s1), b = random_tensor(DType::Q4_0, 4, 64, 2, s2);
+    Tensor c = random_tensor(DType::F16, 4, 64, 3, s3);
+    GpuMatrix same = upload_matrix(gpu_context(), {&a, &b});
+    CHECK(same.variant == "q4");
+    CHECK(same.rows == 12);
+    GpuMatrix mixed = upload_matrix(gpu_context(), {&a, &c});
+    CHECK(mixed.variant == "f32");
+    std::vector<float> got(size_t(12) * 64);
+    mixed.words->download(got.data(), got.size() * 4);
+    auto da = dequantize(a), dc = dequantize(c);
+    CHECK(max_abs_diff(got.data(), da.data(), da.size()) == 0.0f);
+    CHECK(max_abs_diff(got.data() + da.size(), dc.data(), dc.size()) == 0.0f);
+}
+
+TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
+    test::ValidationGuard guard;
+    auto& ctx = gpu_context();
+    const int vocab = 1000, T = 5;
+    auto logits = random_floats(size_t(vocab) * T, 9);
+    logits[2 * vocab + 17] = 5.0f;  // a tie: the lower index must win
+    logits[2 * vocab + 900] = 5.0f;
+    auto lb = buffer_with(logits);
+    gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
+    gpu::Kernel k(ctx, "argmax", 2, sizeof(ArgmaxPush));
+    gpu::CommandSequence seq(ctx);
+    seq.begin();
+    seq.dispatch(k, {*lb, out}, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);
+    seq.end();
+    seq.run();
+    std::vector<uint32_t> got(T);
+    out.download(got.data(), T * 4);
+    for (int t = 0; t < T; ++t) {
+        std::span<const float> row(&logits[size_t(t) * vocab], vocab);
+        CHECK(int(got[t]) == int(std::max_element(row.begin(), row.end()) - row.begin()));
+    }
+    CHECK(got[2] == 17);
+}

@@ -1,0 +1,115 @@
+// Medusa decoding on the GPU against plain decoding and against the model's own distribution.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+
+#include "decode/autoregressive.h"
+#include "decode/medusa_decoder.h"
+#include "gpu_fixture.h"
+#include "llm/cpu_reference.h"
+#include "test_paths.h"
+
+using namespace medusa;
+using medusa::test::gpu_context;
+using medusa::test::model_path;
+
+namespace {
+
+std::vector<int> greedy_ar(LanguageModel& m, const std::vector<int>& prompt, int n) {
+    GenerationOptions o;
+    o.max_new_tokens = n;
+    o.sampling.temperature = 0;
+    std::vector<int> out;
+    generate_autoregressive(m, prompt, o, [&](int t) { return out.push_back(t), true; });
+    return out;
+}
+
+std::vector<int> run_medusa(GpuModel& gpu, const ModelFile& file, const MedusaHeads& heads, const TreeBuffers& tree,
+                            MedusaOptions o, const std::vector<int>& prompt, GenerationStats* stats = nullptr) {
+    MedusaDecoder d(gpu, file, heads, tree, o);
+    std::vector<int> out;
+    auto s = d.generate(prompt, [&](const StepTrace& st) {
+        out.insert(out.end(), st.emitted.begin(), st.emitted.end());
+        return true;
+    });
+    if (stats) *stats = s;
+    return out;
+}
+
+// Heads that guess badly: random residual blocks and projections.
+MedusaHeads random_heads(const ModelFile& file, int k, uint32_t seed) {
+    MedusaHeads h = MedusaHeads::init_from_model(file, k);
+    for (auto& head : h.heads) {
+        head.w1[0] = test::random_floats(head.w1[0].size(), seed++, 0.2f);
+        head.b1[0] = test::random_floats(head.b1[0].size(), seed++, 0.2f);
+        head.w2 = test::random_floats(head.w2.size(), seed++, 0.2f);
+    }
+    return h;
+}
+
+const std::vector<std::vector<int>> kPrompts = {{1, 403, 407, 261, 378}, {1, 70, 81}, {1, 339, 16, 269, 290, 3}};
+
+}  // namespace
+
+TEST_CASE("greedy Medusa reproduces greedy autoregressive decoding token for token", "[medusa]") {
+    test::ValidationGuard guard;
+    for (const char* name : {"stories260K.bin", "llama2xs.bin"}) {
+        ModelFile file = load_model(model_path(name));
+        CpuReferenceModel cpu(file);
+        GpuModel gpu(gpu_context(), file);
+        const MedusaHeads init = MedusaHeads::init_from_model(file, 4);
+        const MedusaHeads noise = random_heads(file, 4, 17);
+        for (const char* spec : {"1", "chain:4", "dense:2,3,2", "mc_sim_7b_63"}) {
+            TreeBuffers tree = build_tree_buffers(load_tree(spec), 10);
+            for (const MedusaHeads* heads : {&init, &noise}) {
+                for (const auto& prompt : kPrompts) {
+                    CAPTURE(name, spec, heads == &init ? "init heads" : "random heads", prompt);
+                    const int n = 100;
+                    MedusaOptions o;
+                    o.max_new_tokens = n;
+                    GenerationStats stats;
+                    auto got = run_medusa(gpu, file, *heads, tree, o, prompt, &stats);
+                    CHECK(got == greedy_ar(cpu, prompt, n));
+                    if (tree.num_nodes == 1) CHECK(stats.forward_passes == n - 1);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("the compacted cache continues exactly like a sequence recomputed from scratch", "[medusa]") {
+    test::ValidationGuard guard;
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    GpuModel gpu(gpu_context(), file);
+    CpuReferenceModel cpu(file);
+    const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
+    TreeBuffers tree = build_tree_buffers(load_tree("mc_sim_7b_63"), 10);
+    for (int n : {2, 9, 30}) {
+        CAPTURE(n);
+        std::vector<int> seq = kPrompts[0];
+        MedusaOptions o;
+        o.max_new_tokens = n;
+        auto out = run_medusa(gpu, file, heads, tree, o, seq);
+        seq.insert(seq.end(), out.begin(), out.end());
+        // The last emitted token is not in the cache yet: decode it plainly from the compacted cache.
+        gpu.forward(TokenBlock::causal(int(seq.size()) - 1, {seq.back()}));
+        cpu.forward(TokenBlock::causal(0, seq));
+        auto a = gpu.logits(0), b = cpu.logits(int(seq.size()) - 1);
+        CHECK(test::max_abs_diff(a.data(), b.data(), a.size()) < 2e-3f);
+    }
+}
+
+TEST_CASE("typical acceptance at temperature near 0 behaves as greedy", "[medusa]") {
+    test::ValidationGuard guard;
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    GpuModel gpu(gpu_context(), file);
+    CpuReferenceModel cpu(file);
+    const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
+    TreeBuffers tree = build_tree_buffers(load_tree("mc_sim_7b_63"), 10);
+    MedusaOptions o;
+    o.rule = AcceptRule::Typical;
+    o.temperature = 1e-4f;
+    o.max_new_tokens = 80;
+    CHECK(run_medusa(gpu, file, heads, tree, o, kPrompts[0]) == greedy_ar(cpu, kPrompts[0], 80));
+}
