@@ -28,7 +28,8 @@ layout(push_constant) uniform Push {
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
 #define FLAG_RESBLOCK 8u
-#define TILE 8
+// Tokens per workgroup: 1 for single-token decoding, 8 for prompts and trees (host's choice).
+layout(constant_id = 0) const uint TILE = 8;
 
 void main() {
     const uint lane = gl_SubgroupInvocationID;
@@ -38,7 +39,7 @@ void main() {
     const uint words_per_row = p.in_dim / EPW;
     const uint row_step = gl_NumWorkGroups.x * gl_NumSubgroups;
     for (uint row = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; row < p.out_dim; row += row_step) {
-        float acc[TILE], acc2[TILE], ss[TILE];
+        float acc[8], acc2[8], ss[8];
         for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
         const uint row2 = row + p.out_dim;
         for (uint wi = lane; wi < words_per_row; wi += gl_SubgroupSize) {
@@ -47,7 +48,7 @@ void main() {
             decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group, w);
             if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group, w2);
             for (uint j = 0; j < TILE; ++j) {
-                if (t0 + j >= p.n_tokens) break;
+                if (t0 + j >= p.n_tokens) continue;
                 const uint xb = (t0 + j) * p.x_stride + i0;
                 for (uint k = 0; k < EPW; ++k) {
                     float x = X[xb + k];
@@ -61,7 +62,7 @@ void main() {
             }
         }
         for (uint j = 0; j < TILE; ++j) {
-            if (t0 + j >= p.n_tokens) break;
+            if (t0 + j >= p.n_tokens) continue;
             float a = subgroupAdd(acc[j]);
             float b = swiglu ? subgroupAdd(acc2[j]) : 0.0;
             float s = norm ? subgroupAdd(ss[j]) : 0.0;

@@ -115,13 +115,13 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 auto y0 = random_floats(size_t(T) * out_rows, 3);
                 auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
 
-                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush));
+                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush), {matmul_tile(T)});
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
                 MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), uint32_t(m.group), flags,
                                 uint32_t(cols), uint32_t(out_rows), 1e-5f};
                 seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, matmul_row_groups(ctx, out_rows),
-                             div_up(T, kMatmulTile));
+                             div_up(T, matmul_tile(T)));
                 seq.end();
                 seq.run();
                 auto got = read(*yb, y0.size());

@@ -182,7 +182,7 @@ void MedusaDecoder::record_step() {
                      TopkPush{vocab, uint32_t(vocab_stride_), uint32_t(topk_)}, uint32_t(heads_.size()));
     }
     seq.stage("gather");
-    seq.dispatch(*kernels_["medusa_gather"], {*tree_buf_, *cand_tokens_, *state_, buf.params}, nullptr, 0, 1);
+    seq.dispatch_raw(*kernels_["medusa_gather"], {*tree_buf_, *cand_tokens_, *state_, buf.params}, nullptr, 0, 1);
     model_.record_forward(seq, n_nodes_);
     seq.stage("accept");
     seq.dispatch(*kernels_["medusa_node_stats"], {buf.logits, *stats_},

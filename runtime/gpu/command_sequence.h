@@ -37,12 +37,12 @@ public:
     void begin();  // discards anything recorded before
     // Labels the dispatches that follow, for per-stage GPU time.
     void stage(const std::string& name);
-    void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push, uint32_t push_size,
-                  uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+    void dispatch_raw(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push, uint32_t push_size,
+                      uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
     template <class P>
     void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const P& push, uint32_t gx,
                   uint32_t gy = 1, uint32_t gz = 1) {
-        dispatch(k, buffers, &push, sizeof(P), gx, gy, gz);
+        dispatch_raw(k, buffers, &push, sizeof(P), gx, gy, gz);
     }
     void copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset, size_t bytes);
     void end();

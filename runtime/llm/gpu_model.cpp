@@ -68,9 +68,9 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
 
 GpuModel::~GpuModel() = default;
 
-const gpu::Kernel& GpuModel::matmul_kernel(const std::string& variant) {
-    auto& k = kernels_["matmul_" + variant];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush));
+const gpu::Kernel& GpuModel::matmul_kernel(const std::string& variant, uint32_t tile) {
+    auto& k = kernels_["matmul_" + variant + "/" + std::to_string(tile)];
+    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush), std::vector<uint32_t>{tile});
     return *k;
 }
 
@@ -85,8 +85,9 @@ void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu:
                              uint32_t x_stride, uint32_t y_stride) {
     MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), uint32_t(w.group), flags,
                     x_stride,         y_stride,           cfg_.rms_eps};
-    seq.dispatch(matmul_kernel(w.variant), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
-                 matmul_row_groups(ctx_, uint32_t(out_rows)), div_up(uint32_t(n_tokens), kMatmulTile));
+    const uint32_t tile = matmul_tile(n_tokens);
+    seq.dispatch(matmul_kernel(w.variant, tile), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
+                 matmul_row_groups(ctx_, uint32_t(out_rows)), div_up(uint32_t(n_tokens), tile));
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {

@@ -62,7 +62,7 @@ private:
         std::unique_ptr<gpu::Buffer> attention_norm, ffn_norm;
         GpuMatrix wqkv, wo, w13, w2;
     };
-    const gpu::Kernel& matmul_kernel(const std::string& variant);
+    const gpu::Kernel& matmul_kernel(const std::string& variant, uint32_t tile);
     const gpu::Kernel& embed_kernel(const std::string& variant);
 
     gpu::Context& ctx_;
