@@ -100,7 +100,8 @@ TEST_CASE("Medusa speculative sampling is lossless; a broken variant is caught",
     ModelFile file = load_model(model_path("stories260K.bin"));
     GpuModel gpu(gpu_context(), file);
     const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
-    TreeBuffers tree = build_tree_buffers(load_tree("mc_sim_7b_63"), 10);
+    // Three children at the root and two below each: sibling rejection and depth both exercised.
+    TreeBuffers tree = build_tree_buffers(load_tree("dense:3,2"), 10);
     MedusaOptions o;
     o.rule = AcceptRule::Sample;
     o.temperature = kTemperature;

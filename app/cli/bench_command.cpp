@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_medusa.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -74,9 +75,9 @@ json timing_json(const Timing& t) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate", "--no-cpu"},
+    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa"},
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer"});
+               "--tokenizer", "--heads", "--num-heads", "--tree", "--context"});
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));
@@ -86,6 +87,8 @@ int run_bench(int argc, char** argv) {
     for (int i = 1; i < n_prompt; ++i) prompt.push_back((i * 7919 + 3) % c.vocab_size);
 
     auto gpu = open_gpu(args);
+    // Synthetic 7B shapes would need gigabytes of cache for their full context: cap it.
+    const int context = args.integer("--context", file.format == "synthetic" ? 1024 : 0);
     json out;
     out["model"] = file.path;
     out["synthetic"] = file.format == "synthetic";
@@ -98,7 +101,7 @@ int run_bench(int argc, char** argv) {
     json g;
     {
         std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
-        GpuModel model(*gpu, file);
+        GpuModel model(*gpu, file, {.context = context});
         const uint64_t submits_before = model.submits();
         Timing t = time_engine(model, prompt, n_decode, runs, "vulkan");
         const double forwards = double(model.submits() - submits_before);
@@ -108,9 +111,19 @@ int run_bench(int argc, char** argv) {
         g["weight_bytes"] = model.weight_bytes();
         g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
         g["weights"] = model.weight_variants();
+        g["verify_latency_ms"] = bench_verify_latency(model, n_prompt, runs);
+        if (!args.has("--no-medusa") && file.format != "synthetic") {
+            std::vector<std::vector<int>> prompts;
+            if (auto tok = try_open_tokenizer(args, file))
+                for (const char* text : {"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day"})
+                    prompts.push_back(tok->encode(text, true));
+            else
+                prompts.push_back(prompt);
+            out["medusa"] = bench_medusa(args, model, file, prompts, n_decode, runs);
+        }
     }
     {
-        GpuModel profiled(*gpu, file, {.timestamps = true});
+        GpuModel profiled(*gpu, file, {.timestamps = true, .context = context});
         profiled.forward(TokenBlock::causal(0, prompt));
         int token = profiled.argmax(n_prompt - 1);
         for (int i = 0; i < 8; ++i) {

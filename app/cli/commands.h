@@ -5,4 +5,6 @@ namespace medusa::cli {
 int run_generate(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_train_heads(int argc, char** argv);
+int run_tree(int argc, char** argv);
 }  // namespace medusa::cli

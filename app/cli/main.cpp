@@ -15,7 +15,12 @@ const char* kUsage =
     "commands:\n"
     "  generate -m MODEL [--tokenizer FILE] -p PROMPT [-n N] [--temp T] [--top-p P] [--seed S]\n"
     "           [--cpu] [--device N] [--validate]\n"
-    "      print the prompt and its continuation, streamed as it is decoded; statistics on stderr\n"
+    "           [--heads FILE|init [--num-heads K]] [--tree NAME|FILE|dense:W,..|chain:N]\n"
+    "           [--accept greedy|typical|sample] [--typical-eps E] [--typical-delta D] [--trace FILE.jsonl]\n"
+    "      print the prompt and its continuation, streamed as it is decoded; statistics on stderr;\n"
+    "      with --heads/--tree/--accept it decodes with Medusa on the GPU\n"
+    "  tree CHOICES.json|PRESET|dense:W,..|chain:N [--topk K]\n"
+    "      the tree's buffers (tree_indices, position_ids, retrieve_indices, attn_mask) as JSON\n"
     "  info [-m MODEL] [--device N]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
     "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
@@ -33,6 +38,8 @@ int main(int argc, char** argv) {
         if (cmd == "generate") return medusa::cli::run_generate(argc, argv);
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
+        if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
+        if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {

@@ -53,6 +53,14 @@ Tokenizer open_tokenizer(const Args& args, const ModelFile& model) {
     return std::move(*tok);
 }
 
+std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& model) {
+    try {
+        return open_tokenizer(args, model);
+    } catch (const UsageError&) {
+        return std::nullopt;
+    }
+}
+
 std::unique_ptr<gpu::Context> open_gpu(const Args& args) {
     gpu::ContextOptions o;
     o.device = args.integer("--device", -1);

@@ -1,6 +1,7 @@
 // What every subcommand sets up from its flags: the model file, its tokenizer, the GPU.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "args.h"
@@ -17,6 +18,8 @@ ModelFile open_model(const Args& args);
 // --tokenizer FILE, else the vocabulary embedded in the model, else tok512.model / tokenizer.model
 // beside the model file. Refuses a tokenizer whose vocabulary size differs from the model's.
 Tokenizer open_tokenizer(const Args& args, const ModelFile& model);
+// The same, or nothing when no tokenizer can be found.
+std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& model);
 // --heads FILE|DIR|init [--num-heads K] (default: init with as many heads as the tree is deep)
 MedusaHeads open_heads(const Args& args, const ModelFile& model);
 // --tree NAME|FILE|dense:W,..|chain:N (default: mc_sim_7b_63)

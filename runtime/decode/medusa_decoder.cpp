@@ -241,12 +241,18 @@ GenerationStats MedusaDecoder::generate(const std::vector<int>& prompt,
     stats.prompt_tokens = int(prompt.size());
     const LlamaConfig& cfg = model_.config();
     auto t0 = Clock::now();
-    const int row = prefill(model_, prompt);
+    if (prompt != cached_prompt_ || model_.forward_count() != cached_forward_count_) {
+        const int row = prefill(model_, prompt);
+        auto l = model_.logits(row);
+        cached_logits_.assign(l.begin(), l.end());
+        cached_hidden_ = model_.hidden(row);
+        cached_prompt_ = prompt;
+        cached_forward_count_ = model_.forward_count();
+    }
     // The first token comes from the prompt's own logits; the heads start from its hidden state.
     Sampler sampler({options_.temperature, 1.0f, options_.seed});
-    const int first = options_.rule == AcceptRule::Greedy ? model_.argmax(row) : sampler.sample(model_.logits(row));
-    auto h = model_.hidden(row);
-    head_in_->upload(h.data(), h.size() * 4);
+    const int first = options_.rule == AcceptRule::Greedy ? argmax(cached_logits_) : sampler.sample(cached_logits_);
+    head_in_->upload(cached_hidden_.data(), cached_hidden_.size() * 4);
     uint32_t state[kStateWords] = {};
     state[S_ROOT] = uint32_t(first);
     state[S_SEED] = uint32_t(options_.seed ^ (options_.seed >> 32));

@@ -54,6 +54,11 @@ private:
         state_, trace_;
     std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
     std::unique_ptr<gpu::CommandSequence> step_;
+    // The last prompt's cache entries stay valid while nobody else runs the model: a repeated
+    // prompt (regenerate, sampling statistics) skips its prefill.
+    std::vector<int> cached_prompt_;
+    std::vector<float> cached_logits_, cached_hidden_;
+    uint64_t cached_forward_count_ = 0;
 };
 
 }  // namespace medusa

@@ -51,6 +51,8 @@ public:
     std::vector<float> hidden(int t) const;
     // Figures of the last forward pass, for `bench`.
     uint32_t dispatches_per_forward() const { return last_dispatches_; }
+    // Counts forward() calls, so a strategy can tell whether the cache changed behind its back.
+    uint64_t forward_count() const { return submits_; }
     uint64_t submits() const { return submits_; }
     std::vector<gpu::StageTime> stage_times() const;
     size_t weight_bytes() const { return weight_bytes_; }
