@@ -1,7 +1,10 @@
 #version 450
-// One workgroup per (head, block token): softmax(q.K / sqrt(d)) V over the cache prefix
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+// One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix
 // [0, base) and the block tokens the mask lets this token see (itself and, in a tree, its
-// ancestors; in a prompt, everything before it).
+// ancestors; in a prompt, everything before it). Subgroup reductions only: no workgroup
+// barriers, which CPU drivers such as lavapipe pay for dearly.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
 layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
@@ -19,7 +22,6 @@ layout(push_constant) uniform Push {
     uint cache_offset;  // first float of this layer in the all-layer cache
 } p;
 #include "step_params.glsl"
-#include "reduce.glsl"
 
 bool visible(uint t, uint s, uint base) {
     if (s < base) return true;
@@ -28,9 +30,10 @@ bool visible(uint t, uint s, uint base) {
 }
 
 void main() {
-    const uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
-    const uint tid = gl_LocalInvocationID.x;
-    if (t >= P[P_COUNT]) return;  // uniform across the workgroup
+    const uint pair = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
+    const uint t = pair / p.n_heads, h = pair % p.n_heads;
+    if (t >= P[P_COUNT]) return;  // uniform across the subgroup
+    const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     const uint base = P[P_BASE];
     const uint n_keys = base + P[P_COUNT];
     const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
@@ -39,27 +42,29 @@ void main() {
     const float scale = inversesqrt(float(p.head_dim));
 
     float local_max = -3.0e38;
-    for (uint s = tid; s < n_keys; s += 64) {
+    for (uint s = lane; s < n_keys; s += S) {
         float score = -3.0e38;
         if (visible(t, s, base)) {
             score = 0.0;
-            for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[s * p.kv_dim + kv_off + d];
+            for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[kv_off + s * p.kv_dim + d];
             score *= scale;
         }
         att[a_off + s] = score;
         local_max = max(local_max, score);
     }
-    const float m = workgroup_max(local_max);
+    const float m = subgroupMax(local_max);
     float local_sum = 0.0;
-    for (uint s = tid; s < n_keys; s += 64) {
-        float e = visible(t, s, base) ? exp(att[a_off + s] - m) : 0.0;
+    for (uint s = lane; s < n_keys; s += S) {
+        const float e = visible(t, s, base) ? exp(att[a_off + s] - m) : 0.0;
         att[a_off + s] = e;
         local_sum += e;
     }
-    const float inv = 1.0 / workgroup_sum(local_sum);  // the barrier also publishes att[]
-    for (uint d = tid; d < p.head_dim; d += 64) {
+    const float inv = 1.0 / subgroupAdd(local_sum);
+    subgroupMemoryBarrierBuffer();  // every lane reads every score below
+    subgroupBarrier();
+    for (uint d = lane; d < p.head_dim; d += S) {
         float acc = 0.0;
-        for (uint s = 0; s < n_keys; ++s) acc += att[a_off + s] * vc[s * p.kv_dim + kv_off + d];
+        for (uint s = 0; s < n_keys; ++s) acc += att[a_off + s] * vc[kv_off + s * p.kv_dim + d];
         O[t * p.dim + h * p.head_dim + d] = acc * inv;
     }
 }

@@ -108,7 +108,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
         seq.dispatch(*kernels_["attention"], {*qkv_, *key_cache_, *value_cache_, *params_, *scores_, *att_out_},
                      AttentionPush{dim, kv, hd, uint32_t(cfg_.n_heads), uint32_t(cfg_.n_heads / cfg_.n_kv_heads),
                                    uint32_t(cfg_.seq_len), cache_offset},
-                     uint32_t(cfg_.n_heads), uint32_t(T));
+                     attention_groups(ctx_, uint32_t(cfg_.n_heads * T)));
         record_matmul(seq, L.wo, *att_out_, *x_, nullptr, kMatmulAccum, dim, T, dim, dim);
         seq.stage("ffn");
         record_matmul(seq, L.w13, *x_, *hb_, L.ffn_norm.get(), kMatmulNorm | kMatmulSwiglu, hidden, T, dim, hidden);

@@ -45,6 +45,11 @@ inline uint32_t matmul_row_groups(const gpu::Context& ctx, uint32_t rows) {
     return std::min(div_up(rows, rows_per_group), 65535u);
 }
 
+// attention.comp gives each (token, head) pair one subgroup of a 64-wide workgroup.
+inline uint32_t attention_groups(const gpu::Context& ctx, uint32_t pairs) {
+    return div_up(pairs, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
+}
+
 // Elements per 32-bit weight word of a shader variant (EPW in weights.glsl).
 inline uint32_t elements_per_word(const std::string& variant) {
     return variant == "f32" ? 1 : variant == "f16" ? 2 : variant == "q8" ? 4 : 8;
