@@ -99,11 +99,11 @@ nlohmann::json bench_medusa(const Args& args, GpuModel& model, const ModelFile& 
     return j;
 }
 
-nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs) {
+nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block) {
     nlohmann::json out = nlohmann::json::array();
     std::printf("verify forward latency by block size:");
     for (int n : {1, 8, 16, 32, 64, 128}) {
-        if (prompt_len + n > model.config().seq_len) break;
+        if (prompt_len + n > model.config().seq_len || n > max_block) break;
         std::vector<int> tokens(n);
         for (int i = 0; i < n; ++i) tokens[i] = (i * 31 + 7) % model.config().vocab_size;
         TokenBlock block = TokenBlock::causal(prompt_len, tokens);

@@ -11,6 +11,6 @@ namespace medusa::cli {
 
 nlohmann::json bench_medusa(const Args& args, GpuModel& model, const ModelFile& file,
                             const std::vector<std::vector<int>>& prompts, int n_tokens, int runs);
-nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs);
+nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block);
 
 }  // namespace medusa::cli

@@ -147,7 +147,10 @@ void CommandSequence::submit() {
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cb_;
-    vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+    {
+        auto lock = ctx_.lock_queue();
+        vk_check(vkQueueSubmit(ctx_.queue(), 1, &si, fence_), "vkQueueSubmit");
+    }
     ++submits_;
     pending_ = true;
 }

@@ -37,13 +37,14 @@ bool extension_available(const char* name) {
     return false;
 }
 
-VkInstance create_instance(bool validation, bool debug_utils) {
+VkInstance create_instance(bool validation, bool debug_utils, const std::vector<std::string>& extra = {}) {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "medusa";
     app.apiVersion = VK_API_VERSION_1_2;
     std::vector<const char*> layers, extensions;
     if (validation) layers.push_back(kValidationLayer);
     if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    for (const auto& e : extra) extensions.push_back(e.c_str());
     VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ci.pApplicationInfo = &app;
     ci.enabledLayerCount = uint32_t(layers.size());
@@ -123,6 +124,22 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     return d;
 }
 
+// The first family that computes (and, with a filter, also draws and is accepted by it); -1 if none.
+int pick_queue_family(VkInstance instance, VkPhysicalDevice pd, const ContextOptions& o) {
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> families(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, families.data());
+    for (uint32_t i = 0; i < nq; ++i) {
+        if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+        if (o.graphics_queue_filter &&
+            (!(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) || !o.graphics_queue_filter(instance, pd, i)))
+            continue;
+        return int(i);
+    }
+    return -1;
+}
+
 std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
     uint32_t n = 0;
     vk_check(vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
@@ -159,7 +176,7 @@ Context::Context(ContextOptions options) {
         throw VulkanError("validation was requested but the Khronos validation layer is not installed "
                           "(Debian: apt-get install vulkan-validationlayers)");
     bool debug_utils = validation_ && extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    instance_ = create_instance(validation_, debug_utils);
+    instance_ = create_instance(validation_, debug_utils, options.instance_extensions);
     if (debug_utils) {
         VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
         mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
@@ -183,8 +200,10 @@ Context::Context(ContextOptions options) {
         for (size_t i = 0; i < pds.size(); ++i) {
             VkPhysicalDeviceProperties p;
             vkGetPhysicalDeviceProperties(pds[i], &p);
+            if (options.graphics_queue_filter && pick_queue_family(instance_, pds[i], options) < 0) continue;
             if (type_rank(p.deviceType) > best_rank) best_rank = type_rank(p.deviceType), chosen = int(i);
         }
+        if (chosen < 0) throw VulkanError("no Vulkan device can both compute and present to the window");
     }
     physical_ = pds[chosen];
     info_ = describe(physical_, uint32_t(chosen));
@@ -192,19 +211,19 @@ Context::Context(ContextOptions options) {
         throw VulkanError(info_.name + " lacks subgroup arithmetic in compute shaders, which the kernels need");
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
-    uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> families(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
-    bool found = false;
-    for (uint32_t i = 0; i < nq && !found; ++i) {
-        if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-            queue_family_ = i;
-            timestamps_ = families[i].timestampValidBits > 0;
-            found = true;
-        }
+    const int family = pick_queue_family(instance_, physical_, options);
+    const bool found = family >= 0;
+    if (found) {
+        uint32_t nq = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+        std::vector<VkQueueFamilyProperties> families(nq);
+        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
+        queue_family_ = uint32_t(family);
+        timestamps_ = families[family].timestampValidBits > 0;
     }
-    if (!found) throw VulkanError(info_.name + " has no compute queue");
+    if (!found)
+        throw VulkanError(info_.name + (options.graphics_queue_filter ? " has no queue that computes, draws and presents"
+                                                                      : " has no compute queue"));
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(physical_, &props);
     timestamp_period_ = props.limits.timestampPeriod;
@@ -220,6 +239,10 @@ Context::Context(ContextOptions options) {
     dci.pNext = &f12;
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    std::vector<const char*> device_extensions;
+    for (const auto& e : options.device_extensions) device_extensions.push_back(e.c_str());
+    dci.enabledExtensionCount = uint32_t(device_extensions.size());
+    dci.ppEnabledExtensionNames = device_extensions.data();
     vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 }

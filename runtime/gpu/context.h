@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,12 @@ std::vector<DeviceInfo> list_devices();
 struct ContextOptions {
     int device = -1;          // -1: best (discrete > integrated > virtual > cpu)
     bool validation = false;  // also switched on by MEDUSA_VALIDATION=1 in the environment
+    // For a window drawn with the same device (the desktop app); empty/unset for compute-only callers.
+    std::vector<std::string> instance_extensions;  // e.g. what glfwGetRequiredInstanceExtensions lists
+    std::vector<std::string> device_extensions;    // e.g. VK_KHR_swapchain
+    // When set, the queue must do graphics + compute and this must accept its family (presentation
+    // support); devices without such a family are skipped when choosing the best one.
+    std::function<bool(VkInstance, VkPhysicalDevice, uint32_t family)> graphics_queue_filter;
 };
 
 class Context {
@@ -51,6 +59,14 @@ public:
     uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid = 0) const;
     VkMemoryPropertyFlags memory_flags(uint32_t type_index) const;
 
+    // Vulkan wants submits to a queue (and device-wide waits) externally synchronised: everyone
+    // who submits to queue() — decoding threads, the app's renderer — holds this lock meanwhile.
+    std::unique_lock<std::mutex> lock_queue() { return std::unique_lock<std::mutex>(queue_mutex_); }
+    VkResult wait_idle() {
+        auto lock = lock_queue();
+        return vkDeviceWaitIdle(device_);
+    }
+
     // Bookkeeping for `bench`: bytes of GPU memory in use and the peak.
     void track_alloc(int64_t bytes);
     uint64_t peak_bytes() const { return peak_bytes_; }
@@ -72,6 +88,7 @@ private:
     bool timestamps_ = false;
     float timestamp_period_ = 1.0f;
     std::atomic<int> validation_messages_{0};
+    std::mutex queue_mutex_;
     uint64_t live_bytes_ = 0;
     uint64_t peak_bytes_ = 0;
 };

@@ -28,7 +28,11 @@ void run_one_shot(Context& ctx, const std::function<void(VkCommandBuffer)>& reco
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cb;
-    VkResult r = vkQueueSubmit(ctx.queue(), 1, &si, fence);
+    VkResult r;
+    {
+        auto lock = ctx.lock_queue();
+        r = vkQueueSubmit(ctx.queue(), 1, &si, fence);
+    }
     if (r == VK_SUCCESS) r = vkWaitForFences(ctx.device(), 1, &fence, VK_TRUE, UINT64_MAX);
     vkDestroyFence(ctx.device(), fence, nullptr);
     vkDestroyCommandPool(ctx.device(), pool, nullptr);

@@ -1,0 +1,82 @@
+#include "chat_app.h"
+
+#include <imgui.h>
+
+namespace medusa::chat {
+
+ChatApp::ChatApp(gpu::Context& c) : ctx(c), worker(c, log) {}
+
+bool ChatApp::send(const std::string& prompt) {
+    if (!worker.generate(prompt, settings)) return false;
+    last_prompt = prompt;
+    selected_step = -1;
+    scroll_chat = true;
+    return true;
+}
+
+void ChatApp::regenerate() {
+    if (last_prompt.empty() || worker.busy()) return;
+    ++settings.seed;
+    send(last_prompt);
+}
+
+void ChatApp::clear() {
+    worker.stop();
+    log.clear();
+    selected_step = -1;
+}
+
+void ChatApp::poll() {
+    if (reader.poll(log)) scroll_chat = true;
+    if (selected_step >= int(reader.steps().size())) selected_step = -1;
+}
+
+int ChatApp::shown_step() const {
+    return selected_step >= 0 ? selected_step : int(reader.steps().size()) - 1;
+}
+
+namespace {
+
+// A fixed, non-overlapping panel: the layout is the same in every screenshot.
+bool panel(const char* title, float x, float y, float w, float h, ImGuiWindowFlags extra = 0) {
+    ImGui::SetNextWindowPos(ImVec2(x, y));
+    ImGui::SetNextWindowSize(ImVec2(w, h));
+    return ImGui::Begin(title, nullptr,
+                        ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                            ImGuiWindowFlags_NoSavedSettings | extra);
+}
+
+Rect rect_of_window() {  // NOLINT: used by the tree panel's bounds
+    ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+    return {p.x, p.y, s.x, s.y};
+}
+
+}  // namespace
+
+void ChatApp::draw(float W, float H) {
+    const float gap = 4;
+    const float controls_w = 270;
+    const float chat_w = std::max(300.0f, (W - controls_w) * 0.36f);
+    const float right_x = controls_w + chat_w + 2 * gap;
+    const float right_w = W - right_x;
+    const float tree_h = H * 0.58f;
+    const float bottom_y = tree_h + gap;
+    const float bottom_h = H - bottom_y;
+    const float timeline_w = right_w * 0.5f;
+
+    if (panel("Controls", 0, 0, controls_w, H)) draw_controls_panel(*this);
+    ImGui::End();
+    if (panel("Chat (story continuation)", controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this);
+    ImGui::End();
+    if (panel("Candidate tree", right_x, 0, right_w, tree_h, ImGuiWindowFlags_NoScrollbar)) {
+        tree_rect = rect_of_window();
+        draw_tree_panel(*this);
+    }
+    ImGui::End();
+    if (panel("Timeline: tokens per step", right_x, bottom_y, timeline_w - gap, bottom_h)) draw_timeline_panel(*this);
+    ImGui::End();
+    if (panel("Metrics", right_x + timeline_w, bottom_y, right_w - timeline_w, bottom_h)) draw_metrics_panel(*this);
+    ImGui::End();
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,56 @@
+// The application state and the actions the buttons (and the scripted smoke test) call. Each
+// panel is a function over this state, drawn every frame from the StepLogReader's copy.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "decode_settings.h"
+#include "decode_worker.h"
+#include "step_log.h"
+
+namespace medusa::chat {
+
+struct Rect {
+    float x = 0, y = 0, w = 0, h = 0;
+};
+
+struct ChatApp {
+    ChatApp(gpu::Context& ctx);
+
+    // Actions.
+    bool send(const std::string& prompt);  // starts a turn; false while one runs
+    void stop() { worker.stop(); }
+    void regenerate();  // the last prompt again, with the next seed
+    void clear();
+    void load() { worker.load(settings); }
+
+    // Per frame: pull new steps, then draw every panel into a window of this size.
+    void poll();
+    void draw(float width, float height);
+
+    // The step the tree panel shows: the selected one, else the latest.
+    int shown_step() const;
+
+    gpu::Context& ctx;
+    StepLog log;
+    StepLogReader reader;
+    DecodeSettings settings;
+    DecodeWorker worker;
+    std::string input = "Once upon a time";
+    std::string last_prompt;
+    int selected_step = -1;  // index into reader.steps(); -1 follows the latest
+    float tree_zoom = 1.0f;
+    bool tree_fit = true;
+    bool scroll_chat = false;
+    // Where the panels landed this frame (for the screenshot's sidecar and its test).
+    Rect tree_rect, chat_rect;
+};
+
+// Panels (one file each).
+void draw_controls_panel(ChatApp& app);
+void draw_chat_panel(ChatApp& app);
+void draw_tree_panel(ChatApp& app);
+void draw_timeline_panel(ChatApp& app);
+void draw_metrics_panel(ChatApp& app);
+
+}  // namespace medusa::chat

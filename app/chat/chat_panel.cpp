@@ -1,0 +1,163 @@
+// The conversation: each prompt, then its continuation token by token, coloured by origin
+// (the model's own token vs a guess of head k the model accepted). Hover a token for its step.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <string>
+#include <vector>
+
+#include "chat_app.h"
+#include "palette.h"
+#include "step_explain.h"
+
+namespace medusa::chat {
+
+namespace {
+
+struct Span {
+    std::string text;
+    ImU32 color;
+    int step = -1;    // index into the reader's steps; -1 for prompt text
+    int origin = -1;  // -1: prompt
+};
+
+// Lays spans out left to right, wrapping between words (a word = tokens up to the next space).
+class Flow {
+public:
+    Flow(ImVec2 origin, float width) : origin_(origin), width_(width), line_h_(ImGui::GetTextLineHeightWithSpacing()) {}
+
+    // Returns the span index under the mouse, or -1.
+    int draw(const std::vector<Span>& spans, int selected_step) {
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        const ImVec2 mouse = ImGui::GetIO().MousePos;
+        int hovered = -1;
+        for (size_t i = 0; i < spans.size(); ++i) {
+            const std::string& t = spans[i].text;
+            size_t start = 0;
+            while (start <= t.size()) {
+                size_t nl = t.find('\n', start);
+                std::string part = t.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+                if (!part.empty()) {
+                    if (part[0] == ' ' && x_ > 0 && x_ + word_width(spans, i, part) > width_) newline();
+                    const ImVec2 sz = ImGui::CalcTextSize(part.c_str());
+                    const ImVec2 p(origin_.x + x_, origin_.y + y_);
+                    const int origin = spans[i].origin;
+                    if (origin > 0) dl->AddRectFilled(p, ImVec2(p.x + sz.x, p.y + sz.y), origin_color(origin, 0.18f), 2);
+                    if (spans[i].step >= 0 && spans[i].step == selected_step)
+                        dl->AddLine(ImVec2(p.x, p.y + sz.y), ImVec2(p.x + sz.x, p.y + sz.y), IM_COL32_WHITE, 1.5f);
+                    dl->AddText(p, spans[i].color, part.c_str());
+                    if (mouse.x >= p.x && mouse.x < p.x + sz.x && mouse.y >= p.y && mouse.y < p.y + sz.y)
+                        hovered = int(i);
+                    x_ += sz.x;
+                }
+                if (nl == std::string::npos) break;
+                newline();
+                start = nl + 1;
+            }
+        }
+        return hovered;
+    }
+    float height() const { return y_ + line_h_; }
+
+private:
+    // Width of the word starting with `part`: it and the following spans up to the next space.
+    float word_width(const std::vector<Span>& spans, size_t i, const std::string& part) const {
+        float w = ImGui::CalcTextSize(part.c_str()).x;
+        for (size_t j = i + 1; j < spans.size() && j < i + 8; ++j) {
+            const std::string& t = spans[j].text;
+            if (t.empty() || t[0] == ' ' || t[0] == '\n') break;
+            w += ImGui::CalcTextSize(t.c_str()).x;
+        }
+        return w;
+    }
+    void newline() { x_ = 0, y_ += line_h_; }
+    ImVec2 origin_;
+    float width_, line_h_;
+    float x_ = 0, y_ = 0;
+};
+
+void legend() {
+    ImGui::TextDisabled("Colours:");
+    for (int o = 0; o <= 4; ++o) {
+        const char* name = o == 0 ? "model's own token" : origin_name(o);
+        const float need = ImGui::GetTextLineHeight() + 12 + ImGui::CalcTextSize(name).x;
+        ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
+        ImVec2 p = ImGui::GetCursorScreenPos();
+        const float h = ImGui::GetTextLineHeight();
+        ImGui::GetWindowDrawList()->AddRectFilled(p, ImVec2(p.x + h, p.y + h), origin_color(o), 2);
+        ImGui::Dummy(ImVec2(h, h));
+        ImGui::SameLine(0, 3);
+        ImGui::TextUnformatted(name);
+    }
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
+    ImGui::PopTextWrapPos();
+}
+
+}  // namespace
+
+void draw_chat_panel(ChatApp& app) {
+    legend();
+    ImGui::Separator();
+    const float input_h = ImGui::GetFrameHeightWithSpacing() * 2 + 8;
+    ImGui::BeginChild("history", ImVec2(0, -input_h), true);
+    {
+        const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+        app.chat_rect = {p.x, p.y, s.x, s.y};
+    }
+    std::vector<Span> spans;
+    const auto& steps = app.reader.steps();
+    size_t si = 0;
+    for (const auto& turn : app.reader.turns()) {
+        if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
+        spans.push_back({turn.prompt, kPromptText});
+        for (; si < steps.size() && steps[si].turn == turn.id; ++si)
+            for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
+                const int origin = token_origin(steps[si].trace, int(k));
+                spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
+            }
+        if (turn.done) {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "\n[%s: %d tokens in %d forward passes, stop: %s]", turn.mode.c_str(),
+                          turn.new_tokens, turn.forward_passes + 1, turn.stop_reason.c_str());
+            spans.push_back({buf, IM_COL32(120, 120, 130, 255)});
+        }
+    }
+    Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
+    const int hovered = flow.draw(spans, app.shown_step());
+    ImGui::Dummy(ImVec2(1, flow.height()));
+    if (hovered >= 0 && spans[hovered].step >= 0) {
+        const Span& sp = spans[hovered];
+        ImGui::SetTooltip("step %d: %s\n%s\n(click to show this step's tree)", steps[sp.step].trace.step,
+                          sp.origin == 0 ? "the model's own token (one per step)"
+                                         : (std::string("guessed by ") + origin_name(sp.origin) + ", accepted").c_str(),
+                          step_caption(steps[sp.step]).c_str());
+        if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
+    }
+    if (app.scroll_chat) {
+        ImGui::SetScrollHereY(1.0f);
+        app.scroll_chat = false;
+    }
+    ImGui::EndChild();
+
+    const bool busy = app.worker.busy();
+    ImGui::SetNextItemWidth(-1);
+    bool enter = ImGui::InputTextWithHint("##prompt", "Start a story...", &app.input,
+                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::BeginDisabled(busy);
+    if (ImGui::Button("Send") || (enter && !busy)) app.send(app.input);
+    ImGui::SameLine();
+    if (ImGui::Button("Regenerate")) app.regenerate();
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!busy);
+    if (ImGui::Button("Stop")) app.stop();
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button("Clear")) app.clear();
+    ImGui::SameLine();
+    ImGui::TextDisabled(busy ? "generating..." : "idle");
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,104 @@
+// Decoding mode, acceptance rule, tree, heads, files, and the teaching mode (pause, single step,
+// slow motion). Changes apply to the next Send.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <string>
+
+#include "chat_app.h"
+#include "decode/tree.h"
+
+namespace medusa::chat {
+
+namespace {
+
+void help(const char* text) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+}
+
+}  // namespace
+
+void draw_controls_panel(ChatApp& app) {
+    DecodeSettings& s = app.settings;
+    const bool busy = app.worker.busy();
+    ImGui::PushItemWidth(-110);  // room for the labels
+    ImGui::TextWrapped("%s", app.ctx.info().name.c_str());
+    ImGui::TextDisabled("%s, %s", app.ctx.info().vendor.c_str(), app.ctx.info().driver.c_str());
+    ImGui::Separator();
+
+    ImGui::TextUnformatted("Decoding");
+    int mode = s.medusa ? 1 : 0;
+    ImGui::RadioButton("plain", &mode, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("Medusa", &mode, 1);
+    help("Plain: one forward pass per token.\nMedusa: extra heads guess the next tokens; one pass checks all the "
+         "guesses at once (a tree of candidates) and keeps those the model agrees with.");
+    s.medusa = mode == 1;
+
+    ImGui::BeginDisabled(!s.medusa);
+    const char* rules[] = {"greedy", "typical", "sample"};
+    int rule = std::min(int(s.rule), 2);
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
+    help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
+         "probability (threshold from eps and delta).\nsample: lossless speculative sampling.");
+    ImGui::BeginDisabled(s.rule == AcceptRule::Greedy);
+    ImGui::SliderFloat("temperature", &s.temperature, 0.05f, 2.0f, "%.2f");
+    ImGui::EndDisabled();
+    ImGui::BeginDisabled(s.rule != AcceptRule::Typical);
+    ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
+    ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
+    ImGui::EndDisabled();
+    int seed = int(s.seed);
+    if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
+
+    static const std::vector<std::string> presets = tree_preset_names();
+    ImGui::SetNextItemWidth(160);
+    if (ImGui::BeginCombo("tree", s.tree.c_str())) {
+        for (const auto& p : presets)
+            if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
+        ImGui::EndCombo();
+    }
+    ImGui::SetNextItemWidth(160);
+    ImGui::InputText("##treespec", &s.tree);
+    help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
+         "medusa_choices.");
+    ImGui::SliderInt("heads", &s.num_heads, 1, 7);
+    help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
+    ImGui::EndDisabled();
+    ImGui::SliderInt("max tokens", &s.max_new_tokens, 8, 1024);
+
+    ImGui::Separator();
+    ImGui::TextUnformatted("Teaching mode");
+    bool paused = app.worker.paused();
+    if (ImGui::Checkbox("pause before each step", &paused)) app.worker.set_paused(paused);
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!paused || !busy);
+    if (ImGui::Button("step")) app.worker.step_once();
+    ImGui::EndDisabled();
+    static int delay = 0;
+    if (ImGui::SliderInt("slow (ms/step)", &delay, 0, 1500)) app.worker.set_delay_ms(delay);
+    ImGui::TextDisabled("The tree panel's caption explains each step.");
+
+    ImGui::Separator();
+    ImGui::TextUnformatted("Files (or drop them on the window)");
+    ImGui::InputText("model", &s.model_path);
+    ImGui::InputText("tokenizer", &s.tokenizer_path);
+    ImGui::InputTextWithHint("heads", "untrained: init from model", &s.heads_path);
+    ImGui::BeginDisabled(busy);
+    if (ImGui::Button("Load")) app.load();
+    ImGui::EndDisabled();
+    const std::string status = app.worker.status(), error = app.worker.last_error();
+    if (!status.empty()) ImGui::TextWrapped("%s", status.c_str());
+    if (!error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+        ImGui::TextWrapped("%s", error.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::PopItemWidth();
+}
+
+}  // namespace medusa::chat

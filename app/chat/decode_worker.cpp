@@ -1,0 +1,241 @@
+#include "decode_worker.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "decode/medusa_decoder.h"
+#include "llm/medusa_heads_io.h"
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+
+namespace medusa::chat {
+
+// What one set of settings loaded; rebuilt piecewise when the settings change.
+struct DecodeWorker::Loaded {
+    std::string model_path, tokenizer_path, heads_key, decoder_key;
+    ModelFile file;
+    std::optional<Tokenizer> tokenizer;
+    std::unique_ptr<GpuModel> model;
+    MedusaHeads heads;
+    TreeBuffers tree;
+    std::unique_ptr<MedusaDecoder> decoder;
+    std::vector<int> stop_tokens;
+};
+
+namespace {
+
+// The preset cut to `heads` levels, so "how many heads" really limits the guesses.
+TreeBuffers tree_for(const DecodeSettings& s) {
+    if (!s.medusa) return build_tree_buffers(load_tree("1"));
+    MedusaTree t = load_tree(s.tree);
+    std::vector<std::vector<int>> kept;
+    for (const auto& c : t.choices)
+        if (int(c.size()) <= s.num_heads) kept.push_back(c);
+    return build_tree_buffers(make_tree(kept, t.name));
+}
+
+}  // namespace
+
+DecodeWorker::DecodeWorker(gpu::Context& ctx, StepLog& log) : ctx_(ctx), log_(log) {
+    thread_ = std::thread([this] { thread_main(); });
+}
+
+DecodeWorker::~DecodeWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        quit_ = true;
+        job_.reset();
+    }
+    stop_ = true;
+    cv_.notify_all();
+    thread_.join();
+}
+
+bool DecodeWorker::generate(const std::string& prompt, const DecodeSettings& settings) {
+    std::lock_guard lock(mutex_);
+    if (busy_) return false;
+    job_ = Job{prompt, settings, true};
+    busy_ = true;  // set here, so busy() is true from the moment the UI asked
+    cv_.notify_all();
+    return true;
+}
+
+void DecodeWorker::load(const DecodeSettings& settings) {
+    std::lock_guard lock(mutex_);
+    if (busy_) return;
+    job_ = Job{"", settings, false};
+    busy_ = true;
+    cv_.notify_all();
+}
+
+void DecodeWorker::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (job_) job_.reset(), busy_ = false;  // not started yet: drop it
+    }
+    stop_ = true;
+    cv_.notify_all();
+}
+
+void DecodeWorker::wait_idle() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return !busy_ && !job_; });
+}
+
+void DecodeWorker::set_paused(bool paused) {
+    paused_ = paused;
+    cv_.notify_all();
+}
+
+void DecodeWorker::step_once() {
+    {
+        std::lock_guard lock(mutex_);
+        ++step_tokens_;
+    }
+    cv_.notify_all();
+}
+
+std::string DecodeWorker::status() const {
+    std::lock_guard lock(mutex_);
+    return status_;
+}
+
+std::string DecodeWorker::last_error() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+}
+
+void DecodeWorker::set_status(std::string s) {
+    std::lock_guard lock(mutex_);
+    status_ = std::move(s);
+}
+
+void DecodeWorker::set_error(std::string s) {
+    std::lock_guard lock(mutex_);
+    error_ = std::move(s);
+}
+
+void DecodeWorker::thread_main() {
+    for (;;) {
+        Job job;
+        {
+            std::unique_lock lock(mutex_);
+            cv_.wait(lock, [&] { return quit_ || job_; });
+            if (quit_) return;
+            job = std::move(*job_);
+            job_.reset();
+            step_tokens_ = 0;
+        }
+        stop_ = false;
+        try {
+            set_error("");
+            if (job.generate) run(job);
+            else ensure_loaded(job.settings);
+        } catch (const std::exception& e) {
+            set_error(e.what());
+            set_status("error");
+        }
+        {
+            std::lock_guard lock(mutex_);
+            busy_ = false;
+        }
+        cv_.notify_all();
+    }
+}
+
+void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
+    if (!loaded_) loaded_ = std::make_unique<Loaded>();
+    Loaded& L = *loaded_;
+    if (L.decoder_key == s.decoder_key()) return;
+    L.decoder.reset();  // it refers to the model, heads and tree below
+    L.decoder_key.clear();
+    if (L.model_path != s.model_path) {
+        set_status("loading " + s.model_path);
+        L.model.reset();
+        L.model_path.clear();
+        L.heads_key.clear();
+        L.file = load_model(s.model_path);
+        L.model = std::make_unique<GpuModel>(ctx_, L.file);
+        L.model_path = s.model_path;
+        L.tokenizer_path.clear();
+    }
+    if (L.tokenizer_path != s.tokenizer_path) {
+        L.tokenizer.reset();
+        L.tokenizer = s.tokenizer_path.empty() && !L.file.embedded_tokenizer.empty()
+                          ? Tokenizer::from_serialized(L.file.embedded_tokenizer, s.model_path)
+                          : Tokenizer::from_file(s.tokenizer_path);
+        check_vocab_match(L.file, *L.tokenizer);
+        L.tokenizer_path = s.tokenizer_path;
+        L.stop_tokens = {L.tokenizer->eos_id()};
+        // llama2.c story models separate stories with BOS, as run.c does.
+        if (L.file.format.rfind("llama2c", 0) == 0) L.stop_tokens.push_back(L.tokenizer->bos_id());
+    }
+    const std::string heads_key = s.heads_path + "|" + std::to_string(s.num_heads);
+    if (L.heads_key != heads_key) {
+        L.heads = s.heads_path.empty() ? MedusaHeads::init_from_model(L.file, std::max(1, s.num_heads))
+                                       : load_medusa_heads(s.heads_path, L.file.config);
+        L.heads_key = heads_key;
+    }
+    L.tree = tree_for(s);
+    MedusaOptions mo;
+    mo.rule = s.rule;
+    mo.temperature = s.rule == AcceptRule::Greedy ? 0.0f : s.temperature;
+    mo.typical_eps = s.typical_eps;
+    mo.typical_delta = s.typical_delta;
+    mo.seed = s.seed;
+    mo.max_new_tokens = s.max_new_tokens;
+    mo.stop_tokens = L.stop_tokens;
+    mo.timestamps = ctx_.timestamps_supported();
+    L.decoder = std::make_unique<MedusaDecoder>(*L.model, L.file, L.heads, L.tree, mo);
+    L.decoder_key = s.decoder_key();
+    const auto& c = L.file.config;
+    set_status(L.file.path.substr(L.file.path.find_last_of('/') + 1) + " (" + L.file.format + ", " +
+               std::to_string(c.n_layers) + " layers, dim " + std::to_string(c.dim) + ", vocab " +
+               std::to_string(c.vocab_size) + "), " + std::to_string(L.heads.count()) + " heads (" +
+               (s.heads_path.empty() ? "untrained: init from the model" : L.heads.source) + "), " +
+               std::to_string(L.tree.num_nodes) + "-node tree");
+}
+
+bool DecodeWorker::hold_before_step() {
+    std::unique_lock lock(mutex_);
+    if (paused_) {
+        cv_.wait(lock, [&] { return stop_ || quit_ || !paused_ || step_tokens_ > 0; });
+        if (step_tokens_ > 0) --step_tokens_;
+    } else if (int ms = delay_ms_.load(); ms > 0) {
+        cv_.wait_for(lock, std::chrono::milliseconds(ms), [&] { return stop_ || quit_ || paused_.load(); });
+    }
+    return !stop_ && !quit_;
+}
+
+void DecodeWorker::run(const Job& job) {
+    ensure_loaded(job.settings);
+    Loaded& L = *loaded_;
+    L.decoder->reseed(job.settings.seed);
+    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
+    std::vector<int> prompt = L.tokenizer->encode(job.prompt, true);
+    int prev = prompt.back();
+    int steps = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    GenerationStats stats = L.decoder->generate(prompt, [&](const StepTrace& tr) {
+        StepRecord r;
+        r.turn = turn;
+        r.trace = tr;
+        for (size_t i = 0; i < tr.nodes.size(); ++i) {
+            const int parent = tr.nodes[i].parent >= 0 ? tr.nodes[tr.nodes[i].parent].token : prev;
+            r.node_text.push_back(L.tokenizer->piece_text(parent, tr.nodes[i].token));
+        }
+        r.bonus_text = L.tokenizer->piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, tr.bonus);
+        for (int t : tr.emitted) {
+            r.emitted_text.push_back(L.tokenizer->piece_text(prev, t));
+            prev = t;
+        }
+        r.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        log_.append(std::move(r));
+        ++steps;
+        if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
+        return hold_before_step();
+    });
+    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.forward_passes, stats.decode_ms);
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,195 @@
+// medusa-chat: the desktop app. Without flags it opens the window; --screenshot and --smoke run
+// scripted sessions for the tests and the README and exit.
+#define GLFW_INCLUDE_VULKAN
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "chat_app.h"
+#include "png_file.h"
+#include "window_renderer.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+
+namespace {
+
+struct Options {
+    std::string prompt = "Once upon a time";
+    int steps = 12;
+    std::string screenshot;
+    bool smoke = false;
+    int width = 1440, height = 880;
+    std::string show = "last";  // which step the screenshot's tree shows: last or best
+    DecodeSettings settings;
+};
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--prompt") o.prompt = value();
+        else if (a == "--steps") o.steps = std::stoi(value());
+        else if (a == "--screenshot") o.screenshot = value();
+        else if (a == "--smoke") o.smoke = true;
+        else if (a == "--size") std::sscanf(value().c_str(), "%dx%d", &o.width, &o.height);
+        else if (a == "--show") o.show = value();
+        else if (a == "--model") o.settings.model_path = value();
+        else if (a == "--tokenizer") o.settings.tokenizer_path = value();
+        else if (a == "--heads") o.settings.heads_path = value();
+        else if (a == "--tree") o.settings.tree = value();
+        else if (a == "--plain") o.settings.medusa = false;
+        else if (a == "--accept") o.settings.rule = parse_accept_rule(value());
+        else if (a == "--temp") o.settings.temperature = std::stof(value());
+        else if (a == "--seed") o.settings.seed = std::stoull(value());
+        else if (a == "--help" || a == "-h") {
+            std::puts("medusa-chat [--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
+                      "            [--temp T] [--seed N] [--size WxH]\n"
+                      "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best]   decode N steps, save the window\n"
+                      "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages");
+            std::exit(0);
+        } else throw std::runtime_error("unknown argument " + a + " (see --help)");
+    }
+    return o;
+}
+
+void on_drop(GLFWwindow* w, int n, const char** paths) {
+    auto* app = static_cast<ChatApp*>(glfwGetWindowUserPointer(w));
+    for (int i = 0; i < n; ++i) {
+        const std::string p = paths[i];
+        if (p.size() > 6 && p.substr(p.size() - 6) == ".model") app->settings.tokenizer_path = p;
+        else if (p.find("medusa") != std::string::npos) app->settings.heads_path = p;
+        else app->settings.model_path = p;
+    }
+}
+
+// Runs frames until `done` holds (or the time runs out); returns whether it held.
+bool frames_until(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const std::function<bool()>& done,
+                  double seconds, Image* capture = nullptr) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (;;) {
+        glfwPollEvents();
+        app.poll();
+        int w, h;
+        glfwGetWindowSize(window, &w, &h);
+        r.new_frame();
+        app.draw(float(w), float(h));
+        const bool ok = done();
+        r.render(ok ? capture : nullptr);
+        if (ok) return true;
+        if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) return false;
+        if (glfwWindowShouldClose(window)) return false;
+    }
+}
+
+int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
+    auto idle = [&] { return !app.worker.busy(); };
+    auto fail = [&](const char* what) {
+        std::fprintf(stderr, "smoke: %s (worker error: %s)\n", what, app.worker.last_error().c_str());
+        return 1;
+    };
+    app.load();
+    if (!frames_until(window, r, app, idle, 120) || !app.worker.last_error().empty()) return fail("load failed");
+    app.worker.set_delay_ms(20);  // slow enough that Stop lands mid-generation
+    if (!app.send("Once upon a time")) return fail("send refused");
+    if (!frames_until(window, r, app, [&] { return app.reader.steps().size() >= 3; }, 120)) return fail("no steps");
+    app.stop();
+    if (!frames_until(window, r, app, [&] { return idle() && !app.reader.turns().empty() && app.reader.turns()[0].done; }, 60))
+        return fail("stop did not end the turn");
+    if (app.reader.turns()[0].stop_reason != "cancelled") return fail("turn was not cancelled");
+    app.clear();
+    frames_until(window, r, app, [] { return true; }, 1);
+    if (!app.reader.steps().empty() || !app.reader.turns().empty()) return fail("clear left steps behind");
+    app.worker.set_delay_ms(0);
+    app.settings.max_new_tokens = 24;
+    if (!app.send("The little dog")) return fail("second send refused");
+    if (!frames_until(window, r, app, [&] { return idle() && !app.reader.turns().empty() && app.reader.turns()[0].done; }, 120))
+        return fail("second generation did not finish");
+    if (app.reader.steps().empty() || !app.worker.last_error().empty()) return fail("second generation produced nothing");
+    std::printf("smoke: ok, %zu steps in the second turn, %d validation messages\n", app.reader.steps().size(),
+                app.ctx.validation_messages());
+    return 0;
+}
+
+int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Options& o) {
+    app.settings.max_steps = o.steps;
+    if (!app.send(o.prompt)) throw std::runtime_error("could not start generating");
+    int settle = 0;  // ImGui sizes some things from the previous frame: draw a few after the last step
+    const bool ok = frames_until(window, r, app, [&] {
+        if (app.worker.busy() || app.reader.turns().empty() || !app.reader.turns()[0].done) return false;
+        if (o.show == "best" && settle == 0) {
+            int best = -1;
+            for (size_t i = 0; i < app.reader.steps().size(); ++i)
+                if (best < 0 || app.reader.steps()[i].trace.accepted > app.reader.steps()[best].trace.accepted) best = int(i);
+            app.selected_step = best;
+        }
+        return ++settle > 3;
+    }, 300);
+    if (!ok) throw std::runtime_error("decoding did not finish in time: " + app.worker.last_error());
+    if (!app.worker.last_error().empty()) throw std::runtime_error(app.worker.last_error());
+    Image image;
+    frames_until(window, r, app, [] { return true; }, 1, &image);
+    write_png(o.screenshot, image);
+    write_layout_json(o.screenshot + ".json", image, app);
+    std::printf("wrote %s (%dx%d, %zu steps)\n", o.screenshot.c_str(), image.width, image.height,
+                app.reader.steps().size());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        Options o = parse(argc, argv);
+        GLFWwindow* window = create_window(o.width, o.height, "medusa-chat");
+        int rc = 0;
+        {
+            gpu::Context ctx(window_context_options());
+            const auto& info = ctx.info();
+            const std::string title = "medusa-chat - " + info.name + " (" + info.vendor + ", " + info.driver + ")";
+            glfwSetWindowTitle(window, title.c_str());
+            WindowRenderer renderer(ctx, window, 15.0f);
+            {
+                ChatApp app(ctx);
+                app.settings = o.settings;
+                glfwSetWindowUserPointer(window, &app);
+                glfwSetDropCallback(window, on_drop);
+                if (o.smoke) rc = run_smoke(window, renderer, app);
+                else if (!o.screenshot.empty()) rc = run_screenshot(window, renderer, app, o);
+                else {
+                    while (!glfwWindowShouldClose(window)) {
+                        // Redraw continuously while decoding; otherwise wake on input (or 10 times a second).
+                        if (app.worker.busy()) glfwPollEvents();
+                        else glfwWaitEventsTimeout(0.1);
+                        app.poll();
+                        int w, h;
+                        glfwGetWindowSize(window, &w, &h);
+                        renderer.new_frame();
+                        app.draw(float(w), float(h));
+                        renderer.render();
+                    }
+                }
+                app.stop();
+            }  // the worker joins here, before the renderer and the device go
+            if (ctx.validation_messages() > 0) {
+                std::fprintf(stderr, "error: %d Vulkan validation message(s)\n", ctx.validation_messages());
+                rc = rc ? rc : 3;
+            }
+        }
+        glfwDestroyWindow(window);
+        glfwTerminate();
+        return rc;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "medusa-chat: %s\n", e.what());
+        return 1;
+    }
+}

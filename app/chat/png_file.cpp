@@ -1,0 +1,27 @@
+#include "png_file.h"
+
+#include <stb/stb_image_write.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace medusa::chat {
+
+void write_png(const std::string& path, const Image& image) {
+    if (!stbi_write_png(path.c_str(), image.width, image.height, 4, image.rgba.data(), image.width * 4))
+        throw std::runtime_error("cannot write " + path);
+}
+
+void write_layout_json(const std::string& path, const Image& image, const ChatApp& app) {
+    auto rect = [](const Rect& r) { return nlohmann::json{{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}}; };
+    nlohmann::json j{{"width", image.width},
+                     {"height", image.height},
+                     {"tree", rect(app.tree_rect)},
+                     {"chat", rect(app.chat_rect)},
+                     {"steps", app.reader.steps().size()}};
+    std::ofstream f(path);
+    if (!(f << j.dump(2) << "\n")) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,64 @@
+#include "step_explain.h"
+
+#include <cstdio>
+
+namespace medusa::chat {
+
+namespace {
+
+std::string quoted(std::string s) {
+    for (auto& c : s)
+        if (c == '\n') c = ' ';
+    return "'" + s + "'";
+}
+
+std::string text_of(const StepRecord& r, int node) {
+    return node >= 0 && node < int(r.node_text.size()) ? r.node_text[node] : "?";
+}
+
+std::string plural(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+}  // namespace
+
+int token_origin(const StepTrace& step, int i) { return i < step.accepted ? i + 1 : 0; }
+
+std::string step_caption(const StepRecord& r) {
+    const StepTrace& s = r.trace;
+    const int emitted = int(s.emitted.size());
+    if (s.nodes.empty())
+        return "Step " + std::to_string(s.step) + ": the prompt's forward pass gives the first token " +
+               quoted(r.bonus_text) + "; the heads start guessing from the next step.";
+    if (s.nodes.size() == 1)
+        return "Step " + std::to_string(s.step) + ": plain decoding - one forward pass, the model's own token " +
+               quoted(r.bonus_text) + " (1 token per pass).";
+    std::string out = "Step " + std::to_string(s.step) + ": ";
+    // Name the accepted guesses (at most three, so the line stays one line).
+    for (int d = 1; d <= s.accepted; ++d) {
+        const int node = s.path[d];
+        if (d > 3) {
+            out += ", ...";
+            break;
+        }
+        if (d > 1) out += ", ";
+        out += "head " + std::to_string(d) + " guessed " + quoted(text_of(r, node)) + " (rank " +
+               std::to_string(s.nodes[node].rank + 1) + ")";
+    }
+    if (s.accepted > 0) out += "; the model agreed";
+    // The first depth where no guess passed: what the heads offered there, and what the model chose.
+    const int last = s.path.empty() ? 0 : s.path.back();
+    int best_child = -1;
+    for (int i = 0; i < int(s.nodes.size()); ++i)
+        if (s.nodes[i].parent == last && (best_child < 0 || s.nodes[i].rank < s.nodes[best_child].rank)) best_child = i;
+    if (best_child >= 0) {
+        out += s.accepted > 0 ? "; then " : "";
+        out += "head " + std::to_string(s.accepted + 1) + " guessed " + quoted(text_of(r, best_child)) +
+               " but the model chose " + quoted(r.bonus_text);
+    } else {
+        out += "; the model added " + quoted(r.bonus_text);
+    }
+    out += "; accepted " + plural(s.accepted, "guess", "guesses") + " + 1 own = " +
+           plural(emitted, "token", "tokens") + " this step.";
+    return out;
+}
+
+}  // namespace medusa::chat

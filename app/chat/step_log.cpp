@@ -1,0 +1,81 @@
+#include "step_log.h"
+
+namespace medusa::chat {
+
+int StepLog::begin_turn(std::string prompt, std::string mode) {
+    std::lock_guard lock(mutex_);
+    TurnRecord t;
+    t.id = next_turn_++;
+    t.prompt = std::move(prompt);
+    t.mode = std::move(mode);
+    turns_.push_back(std::move(t));
+    return turns_.back().id;
+}
+
+void StepLog::append(StepRecord record) {
+    std::lock_guard lock(mutex_);
+    steps_.push_back(std::move(record));
+}
+
+void StepLog::end_turn(int id, const std::string& stop_reason, int new_tokens, int forward_passes, double decode_ms) {
+    std::lock_guard lock(mutex_);
+    for (auto& t : turns_)
+        if (t.id == id) {
+            t.done = true;
+            t.stop_reason = stop_reason;
+            t.new_tokens = new_tokens;
+            t.forward_passes = forward_passes;
+            t.decode_ms = decode_ms;
+        }
+}
+
+void StepLog::clear() {
+    std::lock_guard lock(mutex_);
+    ++epoch_;
+    steps_.clear();
+    turns_.clear();
+}
+
+StepLog::Snapshot StepLog::read(size_t from) const {
+    std::lock_guard lock(mutex_);
+    Snapshot s;
+    s.epoch = epoch_;
+    if (from < steps_.size()) s.steps.assign(steps_.begin() + long(from), steps_.end());
+    s.turns = turns_;
+    return s;
+}
+
+size_t StepLog::size() const {
+    std::lock_guard lock(mutex_);
+    return steps_.size();
+}
+
+uint64_t StepLog::epoch() const {
+    std::lock_guard lock(mutex_);
+    return epoch_;
+}
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+bool StepLogReader::poll(const StepLog& log) {
+    StepLog::Snapshot s = log.read(steps_.size());
+    bool changed = false;
+    if (s.epoch != epoch_) {
+        // Cleared since the last poll: what we hold is stale and `from` was wrong, so start over.
+        epoch_ = s.epoch;
+        steps_.clear();
+        s = log.read(0);
+        epoch_ = s.epoch;
+        changed = true;
+    }
+    changed = changed || !s.steps.empty() || s.turns.size() != turns_.size();
+    if (!changed)
+        for (size_t i = 0; i < turns_.size() && !changed; ++i) changed = turns_[i].done != s.turns[i].done;
+    for (auto& r : s.steps) steps_.push_back(std::move(r));
+    turns_ = std::move(s.turns);
+    return changed;
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,79 @@
+// The hand-over between the decoding thread and the UI: the worker appends what happened (turns
+// and steps), the UI copies out everything after the last entry it has seen. Nothing is shared
+// by reference, so the UI never reads a record the worker is still writing.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "decode/step_trace.h"
+
+namespace medusa::chat {
+
+// One decoding step with the text of its tokens (decoded on the worker: the tokenizer stays there).
+struct StepRecord {
+    int turn = 0;
+    StepTrace trace;
+    std::vector<std::string> node_text;     // per tree node
+    std::vector<std::string> emitted_text;  // per emitted token
+    std::string bonus_text;
+    double t_ms = 0;  // since the turn's decoding began (prefill excluded)
+};
+
+struct TurnRecord {
+    int id = 0;
+    std::string prompt;
+    std::string mode;  // "medusa (mc_sim_7b_63, greedy)" ...
+    bool done = false;
+    std::string stop_reason;  // "length", "stop-token", "cancelled", "error: ..."
+    int new_tokens = 0;
+    int forward_passes = 0;
+    double decode_ms = 0;
+};
+
+class StepLog {
+public:
+    struct Snapshot {
+        uint64_t epoch = 0;               // changes on clear(): the reader must drop what it has
+        std::vector<StepRecord> steps;    // the steps after `from`
+        std::vector<TurnRecord> turns;    // all turns (few, small)
+    };
+
+    int begin_turn(std::string prompt, std::string mode);
+    void append(StepRecord record);
+    void end_turn(int id, const std::string& stop_reason, int new_tokens, int forward_passes, double decode_ms);
+    void clear();
+
+    // Steps with index >= from (of the current epoch); a reader passes the count it already holds.
+    Snapshot read(size_t from) const;
+    size_t size() const;
+    uint64_t epoch() const;
+
+private:
+    mutable std::mutex mutex_;
+    uint64_t epoch_ = 0;
+    int next_turn_ = 1;
+    std::vector<StepRecord> steps_;
+    std::vector<TurnRecord> turns_;
+};
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+// The UI side: keeps its own copy and pulls only the new steps each frame.
+class StepLogReader {
+public:
+    // Returns true when anything changed (new steps, turn updates, or a clear).
+    bool poll(const StepLog& log);
+    const std::vector<StepRecord>& steps() const { return steps_; }
+    const std::vector<TurnRecord>& turns() const { return turns_; }
+
+private:
+    uint64_t epoch_ = 0;
+    std::vector<StepRecord> steps_;
+    std::vector<TurnRecord> turns_;
+};
+
+}  // namespace medusa::chat

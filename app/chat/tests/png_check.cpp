@@ -1,0 +1,78 @@
+// Checks a medusa-chat screenshot: the expected size, not blank, the accepted-path orange drawn
+// inside the tree panel, and text drawn inside the chat history. Exit 0 only if all hold.
+#include <stb/stb_image.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace {
+
+struct Px {
+    int r, g, b;
+};
+
+int fails = 0;
+void expect(bool ok, const char* what, long value) {
+    std::printf("%s %s (%ld)\n", ok ? "ok  " : "FAIL", what, value);
+    if (!ok) ++fails;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        std::fprintf(stderr, "usage: %s SHOT.png LAYOUT.json WIDTH HEIGHT\n", argv[0]);
+        return 2;
+    }
+    int w = 0, h = 0, n = 0;
+    unsigned char* data = stbi_load(argv[1], &w, &h, &n, 3);
+    if (!data) {
+        std::fprintf(stderr, "cannot decode %s: %s\n", argv[1], stbi_failure_reason());
+        return 1;
+    }
+    auto at = [&](int x, int y) {
+        const unsigned char* p = data + (size_t(y) * w + x) * 3;
+        return Px{p[0], p[1], p[2]};
+    };
+    expect(w == std::atoi(argv[3]) && h == std::atoi(argv[4]), "size matches", long(w) * 10000 + h);
+
+    std::set<int> colors;
+    for (int y = 0; y < h; y += 2)
+        for (int x = 0; x < w; x += 2) {
+            Px p = at(x, y);
+            colors.insert(p.r << 16 | p.g << 8 | p.b);
+        }
+    expect(colors.size() > 64, "not blank: distinct colours", long(colors.size()));
+
+    nlohmann::json layout = nlohmann::json::parse(std::ifstream(argv[2]));
+    auto region = [&](const char* name, auto&& count) {
+        const auto& r = layout.at(name);
+        const int x0 = std::max(0, int(r["x"].get<float>())), y0 = std::max(0, int(r["y"].get<float>()));
+        const int x1 = std::min(w, x0 + int(r["w"].get<float>())), y1 = std::min(h, y0 + int(r["h"].get<float>()));
+        long hits = 0, total = 0;
+        for (int y = y0; y < y1; ++y)
+            for (int x = x0; x < x1; ++x, ++total) hits += count(at(x, y)) ? 1 : 0;
+        return std::pair{hits, total};
+    };
+    // The accepted-path orange (255, 140, 0), allowing for blending at the edges of lines.
+    auto [orange, tree_px] = region("tree", [](Px p) { return p.r > 225 && p.g > 110 && p.g < 170 && p.b < 50; });
+    expect(orange >= 150, "tree panel: accepted-path highlight pixels", orange);
+    expect(orange < tree_px / 4, "tree panel: highlight is not the whole panel", orange);
+
+    // Text in the chat history: pixels clearly brighter than the panel background.
+    std::map<int, long> hist;
+    region("chat", [&](Px p) { return ++hist[p.r << 16 | p.g << 8 | p.b], false; });
+    int bg = 0;
+    long best = -1;
+    for (auto [c, k] : hist)
+        if (k > best) best = k, bg = c;
+    const int bl = ((bg >> 16) + ((bg >> 8) & 255) + (bg & 255)) / 3;
+    auto [text, chat_px] = region("chat", [&](Px p) { return (p.r + p.g + p.b) / 3 > bl + 60; });
+    expect(text >= 400, "chat panel: text pixels", text);
+    stbi_image_free(data);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,57 @@
+// Token colours and teaching captions come from the trace alone; check them on hand-made steps.
+#include <catch2/catch.hpp>
+
+#include "step_explain.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+
+namespace {
+
+// root -> a (rank 0) -> b (rank 0); root -> c (rank 1). Accepted: a, b; bonus: d.
+StepRecord three_token_step() {
+    StepRecord r;
+    r.trace.step = 4;
+    r.trace.nodes.resize(4);
+    r.trace.nodes[1].parent = 0, r.trace.nodes[1].depth = 1, r.trace.nodes[1].rank = 0;
+    r.trace.nodes[2].parent = 0, r.trace.nodes[2].depth = 1, r.trace.nodes[2].rank = 1;
+    r.trace.nodes[3].parent = 1, r.trace.nodes[3].depth = 2, r.trace.nodes[3].rank = 0;
+    r.trace.path = {0, 1, 3};
+    r.trace.accepted = 2;
+    r.trace.bonus = 9;
+    r.trace.emitted = {5, 6, 9};
+    r.node_text = {" time", " upon", " there", " a"};
+    r.bonus_text = " little";
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("emitted tokens are coloured by the head that guessed them, the last by the model", "[chat]") {
+    StepRecord r = three_token_step();
+    CHECK(token_origin(r.trace, 0) == 1);
+    CHECK(token_origin(r.trace, 1) == 2);
+    CHECK(token_origin(r.trace, 2) == 0);
+    StepTrace plain;
+    plain.emitted = {3};
+    CHECK(token_origin(plain, 0) == 0);
+}
+
+TEST_CASE("the caption names the accepted guesses, their ranks and the count", "[chat]") {
+    const std::string c = step_caption(three_token_step());
+    CHECK_THAT(c, Catch::Contains("head 1 guessed ' upon' (rank 1)"));
+    CHECK_THAT(c, Catch::Contains("head 2 guessed ' a' (rank 1)"));
+    CHECK_THAT(c, Catch::Contains("the model agreed"));
+    CHECK_THAT(c, Catch::Contains("3 tokens this step"));
+}
+
+TEST_CASE("the caption says what the model chose when every guess was rejected", "[chat]") {
+    StepRecord r = three_token_step();
+    r.trace.path = {0};
+    r.trace.accepted = 0;
+    r.trace.emitted = {9};
+    const std::string c = step_caption(r);
+    CHECK_THAT(c, Catch::Contains("head 1 guessed ' upon' but the model chose ' little'"));
+    CHECK_THAT(c, Catch::Contains("1 token this step"));
+    CHECK_THAT(c, !Catch::Contains("agreed"));
+}

@@ -1,0 +1,106 @@
+// The worker/UI hand-over: a writer appends steps while a reader polls, as the UI does every
+// frame; the reader must end with exactly the written steps, in order, none lost or repeated.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "step_log.h"
+
+using namespace medusa::chat;
+
+namespace {
+
+StepRecord record(int turn, int step) {
+    StepRecord r;
+    r.turn = turn;
+    r.trace.step = step;
+    r.trace.emitted = {step, step + 1};
+    r.emitted_text = {"a", "b"};
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("the reader sees every step exactly once while the writer runs", "[chat][step_log]") {
+    StepLog log;
+    StepLogReader reader;
+    constexpr int kTurns = 5, kSteps = 2000;
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        for (int t = 0; t < kTurns; ++t) {
+            const int id = log.begin_turn("prompt " + std::to_string(t), "test");
+            for (int s = 0; s < kSteps; ++s) log.append(record(id, s));
+            log.end_turn(id, "length", kSteps, kSteps, 1.0);
+        }
+        done = true;
+    });
+    size_t polls = 0, last_size = 0;
+    bool monotonic = true;
+    while (!done) {
+        reader.poll(log);
+        ++polls;
+        if (reader.steps().size() < last_size) monotonic = false;
+        last_size = reader.steps().size();
+    }
+    writer.join();
+    reader.poll(log);
+    CHECK(monotonic);
+    REQUIRE(reader.steps().size() == size_t(kTurns * kSteps));
+    REQUIRE(reader.turns().size() == size_t(kTurns));
+    for (int t = 0; t < kTurns; ++t) {
+        CHECK(reader.turns()[t].done);
+        for (int s = 0; s < kSteps; ++s) {
+            const StepRecord& r = reader.steps()[size_t(t * kSteps + s)];
+            REQUIRE(r.turn == reader.turns()[t].id);
+            REQUIRE(r.trace.step == s);
+            REQUIRE(r.trace.emitted == std::vector<int>{s, s + 1});
+        }
+    }
+    INFO("polls: " << polls);
+    CHECK(polls > 1);
+}
+
+TEST_CASE("a clear while the reader holds steps restarts it from the new epoch", "[chat][step_log]") {
+    StepLog log;
+    StepLogReader reader;
+    int id = log.begin_turn("one", "test");
+    for (int s = 0; s < 10; ++s) log.append(record(id, s));
+    REQUIRE(reader.poll(log));
+    REQUIRE(reader.steps().size() == 10);
+    log.clear();
+    id = log.begin_turn("two", "test");
+    for (int s = 0; s < 3; ++s) log.append(record(id, 100 + s));
+    // Without the epoch the reader would ask for steps from index 10 and miss these three.
+    REQUIRE(reader.poll(log));
+    REQUIRE(reader.steps().size() == 3);
+    CHECK(reader.steps()[0].trace.step == 100);
+    REQUIRE(reader.turns().size() == 1);
+    CHECK(reader.turns()[0].prompt == "two");
+    CHECK_FALSE(reader.poll(log));  // nothing new
+}
+
+TEST_CASE("clears racing with appends never leave stale or repeated steps", "[chat][step_log]") {
+    StepLog log;
+    StepLogReader reader;
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+        for (int round = 0; round < 200; ++round) {
+            log.clear();
+            const int id = log.begin_turn("r", "test");
+            for (int s = 0; s < 50; ++s) log.append(record(id, s));
+        }
+        done = true;
+    });
+    bool ok = true;
+    while (!done) {
+        reader.poll(log);
+        // Within one epoch the reader's steps are 0, 1, 2, ... of one turn.
+        const auto& st = reader.steps();
+        for (size_t i = 0; i < st.size(); ++i) ok = ok && st[i].trace.step == int(i) && st[i].turn == st[0].turn;
+    }
+    writer.join();
+    reader.poll(log);
+    CHECK(ok);
+    CHECK(reader.steps().size() == 50);
+}

@@ -1,0 +1,71 @@
+// One bar per step, as tall as the tokens it produced and stacked by origin (the model's own
+// token at the bottom, then head 1, head 2 ... guesses it accepted). Click a bar to inspect it.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "chat_app.h"
+#include "palette.h"
+#include "step_explain.h"
+
+namespace medusa::chat {
+
+void draw_timeline_panel(ChatApp& app) {
+    const auto& steps = app.reader.steps();
+    int tokens = 0, passes = 0;
+    for (const auto& s : steps) {
+        tokens += int(s.trace.emitted.size());
+        passes += 1;  // step 0 is the prompt's forward pass, the rest one tree pass each
+    }
+    ImGui::Text("%d tokens from %d forward passes", tokens, passes);
+    ImGui::SameLine();
+    ImGui::TextDisabled("(plain: one per token)");
+
+    ImGui::BeginChild("bars", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 o = ImGui::GetCursorScreenPos();
+    const float h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4;
+    int max_tokens = 2;
+    for (const auto& s : steps) max_tokens = std::max(max_tokens, int(s.trace.emitted.size()));
+    const float unit = std::max(4.0f, (h - 16) / max_tokens);
+    const float fit = (ImGui::GetContentRegionAvail().x - 24) / std::max<size_t>(1, steps.size());
+    const float gap = fit > 8 ? 3 : 1, bar_w = std::clamp(fit - gap, 3.0f, 12.0f);
+    const int shown = app.shown_step();
+    // Guide lines at each token count.
+    for (int k = 1; k <= max_tokens; ++k) {
+        const float y = o.y + h - k * unit;
+        dl->AddLine(ImVec2(o.x, y), ImVec2(o.x + std::max(400.0f, steps.size() * (bar_w + gap)), y),
+                    IM_COL32(70, 70, 80, 90));
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "%d", k);
+        dl->AddText(ImVec2(o.x, y), IM_COL32(120, 120, 130, 255), buf);
+    }
+    const float x0 = o.x + 14;
+    int hovered = -1;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const StepTrace& t = steps[i].trace;
+        const float x = x0 + i * (bar_w + gap);
+        const int n = int(t.emitted.size());
+        // Bottom: the model's own token; above it the accepted guesses by head.
+        for (int k = 0; k < n; ++k) {
+            const int origin = k == 0 ? 0 : k;  // draw order: own token first, then head 1..
+            const float y1 = o.y + h - k * unit, y0 = y1 - unit + 1;
+            dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + bar_w, y1), origin_color(origin, 0.9f), 1);
+        }
+        if (int(i) == shown)
+            dl->AddRect(ImVec2(x - 2, o.y + h - std::max(1, n) * unit - 2), ImVec2(x + bar_w + 2, o.y + h + 2),
+                        IM_COL32_WHITE, 2, 0, 2);
+        if (mouse.x >= x && mouse.x < x + bar_w + gap && mouse.y >= o.y && mouse.y < o.y + h) hovered = int(i);
+    }
+    ImGui::Dummy(ImVec2(14 + steps.size() * (bar_w + gap) + 10, h));
+    if (hovered >= 0 && ImGui::IsWindowHovered()) {
+        ImGui::SetTooltip("%s\n(click to show this step's tree)", step_caption(steps[hovered]).c_str());
+        if (ImGui::IsMouseClicked(0)) app.selected_step = hovered;
+    }
+    if (app.selected_step < 0 && app.worker.busy()) ImGui::SetScrollHereX(1.0f);
+    ImGui::EndChild();
+}
+
+}  // namespace medusa::chat
