@@ -113,3 +113,31 @@ TEST_CASE("typical acceptance at temperature near 0 behaves as greedy", "[medusa
     o.max_new_tokens = 80;
     CHECK(run_medusa(gpu, file, heads, tree, o, kPrompts[0]) == greedy_ar(cpu, kPrompts[0], 80));
 }
+
+TEST_CASE("every tree node carries its own head's candidate of its rank", "[medusa]") {
+    test::ValidationGuard guard;
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    GpuModel gpu(gpu_context(), file);
+    // Init heads all repeat the model's classifier on the same hidden state, so head k's rank-r
+    // guess is the same token for every k: along a chain every node must hold the rank-0 token,
+    // and a dense tree's nodes of one rank must agree across depths.
+    const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
+    CpuReferenceModel cpu(file);
+    for (const char* spec : {"chain:4", "dense:2,2,2", "mc_sim_7b_63"}) {
+        CAPTURE(spec);
+        TreeBuffers tree = build_tree_buffers(load_tree(spec), 10);
+        MedusaDecoder d(gpu, file, heads, tree, MedusaOptions{.max_new_tokens = 12});
+        int steps = 0;
+        d.generate(kPrompts[0], [&](const StepTrace& st) {
+            if (st.nodes.empty()) return true;
+            ++steps;
+            std::map<int, int> token_of_rank;
+            for (size_t i = 1; i < st.nodes.size(); ++i) {
+                auto [it, fresh] = token_of_rank.emplace(st.nodes[i].rank, st.nodes[i].token);
+                CHECK(it->second == st.nodes[i].token);
+            }
+            return true;
+        });
+        CHECK(steps > 0);
+    }
+}

@@ -6,7 +6,7 @@ namespace {
 std::string canonical(const std::string& a) {
     static const std::map<std::string, std::string> aliases = {
         {"-m", "--model"}, {"-p", "--prompt"}, {"-n", "--n-predict"}, {"-s", "--seed"},
-        {"--temperature", "--temp"}, {"--steps", "--n-predict"}};
+        {"--temperature", "--temp"}};
     auto it = aliases.find(a);
     return it == aliases.end() ? a : it->second;
 }

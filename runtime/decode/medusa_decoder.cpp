@@ -124,7 +124,9 @@ MedusaDecoder::MedusaDecoder(GpuModel& model, const ModelFile& file, const Medus
     t[T_TOPK] = uint32_t(topk_);
     std::vector<int> last_child(n_nodes_, -1);
     for (int i = 0; i < n_nodes_; ++i) {
-        t[T_INDEX + i] = uint32_t(tree.tree_indices[i]);
+        // The GPU packs each head's candidates at stride topk_ (the tree's largest rank + 1), not
+        // the buffers' nominal top-k, so index by depth and rank rather than tree_indices.
+        t[T_INDEX + i] = i == 0 ? 0u : uint32_t(1 + (tree.depth[i] - 1) * topk_ + tree.rank[i]);
         t[T_DEPTH + i] = uint32_t(tree.depth[i]);
         t[T_PARENT + i] = tree.parent[i] < 0 ? kNone : uint32_t(tree.parent[i]);
     }
