@@ -24,7 +24,11 @@ const char* kUsage =
     "  info [-m MODEL] [--device N]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
     "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
-    "      prefill and decode tokens/s on the GPU and on the CPU reference, side by side\n";
+    "      prefill and decode tokens/s on the GPU and on the CPU reference, side by side\n"
+    "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
+    "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
+    "  tune-tree -m MODEL --heads DIR --out FILE.json\n"
+    "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n";
 
 }  // namespace
 
@@ -39,6 +43,7 @@ int main(int argc, char** argv) {
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
         if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
+        if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;

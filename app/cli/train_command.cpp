@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
 #include "session.h"
@@ -25,7 +26,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Generates (or reloads from `cache`) the model's own text and hidden states.
-DistillData distill(GpuModel& model, const ModelFile& file, const std::vector<std::vector<int>>& prompts, int bos,
+DistillData distill(LanguageModel& model, const HiddenFn& hidden, const ModelFile& file, const std::vector<std::vector<int>>& prompts, int bos,
                     const DistillOptions& o, const std::string& cache, const char* what) {
     const std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
                             " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
@@ -35,7 +36,7 @@ DistillData distill(GpuModel& model, const ModelFile& file, const std::vector<st
         return d;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    d = generate_distill_data(model, gpu_hidden_states(model), prompts, bos, o, [&](int done, int total) {
+    d = generate_distill_data(model, hidden, prompts, bos, o, [&](int done, int total) {
         if (done % 16 == 0 || done == total)
             std::fprintf(stderr, "\r%s: %d/%d sequences written by the model", what, done, total);
     });
@@ -54,8 +55,8 @@ nlohmann::json accuracy_json(const HeadAccuracy& a) {
 
 int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr",
-               "--layers", "--device", "--max-len"});
+              {"--model", "--tokenizer", "--heads", "--out", "--n-predict", "--seed", "--sequences", "--batch", "--lr",
+               "--layers", "--device", "--max-len", "--data-engine"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const std::string out = args.str("--out");
     ModelFile file = open_model(args);
@@ -63,7 +64,7 @@ int run_train_heads(int argc, char** argv) {
     const int K = args.integer("--heads", 4);
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     TrainOptions o;
-    o.steps = args.integer("--steps", 2000);
+    o.steps = args.integer("--n-predict", 2000);  // args.cpp aliases --steps to --n-predict
     o.batch = args.integer("--batch", 256);
     o.lr = args.number("--lr", o.lr);
     o.seed = uint64_t(args.integer("--seed", 0));
@@ -84,12 +85,21 @@ int run_train_heads(int argc, char** argv) {
     d.sequences = args.integer("--sequences", 256);
     d.max_len = args.integer("--max-len", 256);
     const auto t0 = std::chrono::steady_clock::now();
-    const DistillData train = distill(model, file, prompts, tok.bos_id(), d, (fs::path(out) / "train_data.safetensors").string(),
+    // The text can come from the CPU reference (same math, checked against the GPU by the tests):
+    // on a CPU Vulkan driver it writes text ten times faster than one-token GPU passes.
+    const std::string engine = args.str("--data-engine", "auto");
+    if (engine != "auto" && engine != "cpu" && engine != "gpu") throw UsageError("--data-engine must be auto, cpu or gpu");
+    const bool use_cpu = engine == "cpu" || (engine == "auto" && gpu->info().type == "cpu");
+    std::unique_ptr<CpuReferenceModel> cpu;
+    if (use_cpu) cpu = std::make_unique<CpuReferenceModel>(file);
+    LanguageModel& writer = use_cpu ? static_cast<LanguageModel&>(*cpu) : model;
+    const HiddenFn hidden = use_cpu ? cpu_hidden_states(*cpu) : gpu_hidden_states(model);
+    const DistillData train = distill(writer, hidden, file, prompts, tok.bos_id(), d, (fs::path(out) / "train_data.safetensors").string(),
                                       "training text");
     DistillOptions h = d;
     h.seed = d.seed + 7777;  // held-out text: other samples, same recipe
     h.sequences = std::max(8, d.sequences / 8);
-    const DistillData held = distill(model, file, prompts, tok.bos_id(), h,
+    const DistillData held = distill(writer, hidden, file, prompts, tok.bos_id(), h,
                                      (fs::path(out) / "heldout_data.safetensors").string(), "held-out text");
 
     MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));

@@ -1,0 +1,116 @@
+// `medusa tune-tree`: measures each head's top-i accuracy on greedy calibration text, builds the
+// greedy sparse tree for every budget up to 128 nodes, times each budget's step on this device
+// and writes the tree with the most expected tokens per second as a medusa_choices JSON file.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "commands.h"
+#include "decode/medusa_decoder.h"
+#include "decode/tree_search.h"
+#include "llm/cpu_reference.h"
+#include "llm/gpu_model.h"
+#include "llm/medusa_heads_io.h"
+#include "session.h"
+#include "train/head_training.h"
+#include "train/seed_prompts.h"
+
+namespace medusa::cli {
+
+using namespace medusa::train;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Milliseconds per Medusa step (heads, top-k, verify, accept, commit) with a given tree.
+double time_medusa_step(GpuModel& model, const ModelFile& file, const MedusaHeads& heads,
+                        const std::vector<std::vector<int>>& choices, const std::vector<int>& prompt) {
+    // topk = the largest rank + 1: MedusaDecoder lays candidates out with that stride (see report).
+    int topk = 1;
+    for (const auto& c : choices)
+        for (int r : c) topk = std::max(topk, r + 1);
+    const TreeBuffers tree = build_tree_buffers(make_tree(choices), topk);
+    MedusaOptions o;
+    o.max_new_tokens = 48;
+    MedusaDecoder d(model, file, heads, tree, o);
+    const GenerationStats s = d.generate(prompt, [](const StepTrace&) { return true; });
+    if (getenv("MEDUSA_TUNE_VERBOSE"))
+        std::fprintf(stderr, "%3zu nodes: %.2f tokens/step measured\n", choices.size() + 1,
+                     double(s.new_tokens) / std::max(1, s.forward_passes));
+    return s.decode_ms / std::max(1, s.forward_passes);
+}
+
+}  // namespace
+
+int run_tune_tree(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--validate"},
+              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes"});
+    if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
+    ModelFile file = open_model(args);
+    Tokenizer tok = open_tokenizer(args, file);
+    auto gpu = open_gpu(args);
+    GpuModel model(*gpu, file);
+    const MedusaHeads heads = load_medusa_heads(args.str("--heads"), model.config());
+    const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);
+
+    // Calibration text: greedy continuations, which is what greedy Medusa decoding must match.
+    DistillOptions o;
+    o.sequences = args.integer("--sequences", 32);
+    o.seed = uint64_t(args.integer("--seed", 0)) + 9001;
+    o.temp_min = o.temp_max = 0.0f;
+    o.greedy_every = 1;
+    std::vector<std::vector<int>> prompts;
+    for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
+    std::unique_ptr<CpuReferenceModel> cpu;
+    if (gpu->info().type == "cpu") cpu = std::make_unique<CpuReferenceModel>(file);  // faster text on CPU drivers
+    const DistillData calib = cpu ? generate_distill_data(*cpu, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)
+                                  : generate_distill_data(model, gpu_hidden_states(model), prompts, tok.bos_id(), o);
+    const HeadAccuracy acc = evaluate_heads(*gpu, heads, calib);
+    std::fprintf(stderr, "calibration: %zu positions of greedy text\nhead  top-1..top-5 rank shares\n", acc.positions);
+    for (int k = 0; k < heads.count(); ++k) {
+        std::fprintf(stderr, "%4d ", k + 1);
+        for (int i = 0; i < 5; ++i) std::fprintf(stderr, " %.3f", acc.rank_share[k][i]);
+        std::fprintf(stderr, "\n");
+    }
+
+    const GreedyTree tree = greedy_tree_search(acc.rank_share, max_nodes, std::min(heads.count(), kMaxTreeDepth));
+    const int budgets = int(tree.choices.size()) + 1;
+    // Step time (heads, top-k, verify forward, accept, commit) measured with the real decoder for
+    // every budget up to 16 and on a grid above; a budget between grid points is charged the next
+    // measured one, so no tree is made to look cheaper than it was seen to be.
+    std::vector<BudgetRow> rows(budgets);
+    const std::vector<int> prompt(calib.tokens.begin(), calib.tokens.begin() + std::min(32, calib.seq_start[1]));
+    std::vector<int> grid;
+    for (int n = 1; n <= budgets; ++n)
+        if (n <= 16 || n % (n <= 64 ? 8 : 16) == 0 || n == budgets) grid.push_back(n);
+    size_t g = grid.size();
+    for (int n = budgets; n >= 1; --n) {
+        rows[n - 1].nodes = n;
+        rows[n - 1].expected_tokens = 1 + tree.expected_accept(n - 1);
+        if (g > 0 && grid[g - 1] == n) {
+            const std::vector<std::vector<int>> c(tree.choices.begin(), tree.choices.begin() + (n - 1));
+            rows[n - 1].step_ms = time_medusa_step(model, file, heads, c, prompt);
+            --g;
+        } else {
+            rows[n - 1].step_ms = rows[n].step_ms;
+        }
+    }
+    monotone_step_times(rows);
+    // --min-nodes keeps a tree even where plain decoding is fastest (a CPU driver), for demos.
+    const int min_nodes = std::clamp(args.integer("--min-nodes", 1), 1, budgets);
+    const std::vector<BudgetRow> eligible(rows.begin() + (min_nodes - 1), rows.end());
+    const int best = best_budget(eligible) + (min_nodes - 1);
+    std::printf("%s", tree_search_table(rows, best).c_str());
+    const std::string out = args.str("--out");
+    std::ofstream(out) << tree_search_json(tree, rows, best, acc.rank_share, gpu->info().name) << "\n";
+    std::printf("chose %d nodes: %.2f expected tokens/step, %.3f ms/step -> %s\n", rows[best].nodes,
+                rows[best].expected_tokens, rows[best].step_ms, out.c_str());
+    return 0;
+}
+
+}  // namespace medusa::cli

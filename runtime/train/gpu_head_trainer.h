@@ -1,0 +1,65 @@
+// Medusa-1 head training on the GPU: all K heads' parameters, gradients and AdamW moments live in
+// flat device buffers; one recorded command buffer does forward, softmax cross-entropy, backward,
+// global-norm clipping and the AdamW update for a batch, and is replayed every step.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/context.h"
+#include "gpu/kernel.h"
+#include "llm/medusa_heads.h"
+#include "train/head_reference.h"
+
+namespace medusa::train {
+
+struct BatchStats {
+    std::vector<double> loss;       // per head: mean CE over rows with a target
+    std::vector<int> valid, top1, top5;
+    std::vector<std::vector<int>> ranks;  // per head, per row (-1: no target)
+    double grad_norm = 0;           // before clipping (training steps only)
+};
+
+class GpuHeadTrainer {
+public:
+    // matmul_variant: "tiled", "direct", or empty for the device's better one.
+    GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows, const std::string& matmul_variant = "");
+    ~GpuHeadTrainer();
+
+    int batch_rows() const { return rows_; }
+    // h: [rows][dim]; targets: [K][rows] (< 0: none). Computes the loss gradient into the gradient
+    // buffer and, when `update`, applies one AdamW step (step counts from 1).
+    BatchStats step(const std::vector<float>& h, const std::vector<int>& targets, const AdamW& opt, int step,
+                    bool update = true);
+    // Forward and loss only (held-out evaluation); the parameters and moments are untouched.
+    BatchStats evaluate(const std::vector<float>& h, const std::vector<int>& targets);
+
+    MedusaHeads heads() const;                      // current parameters
+    std::vector<MedusaHead> gradients() const;      // of the last step()
+    std::vector<float> flat(int which) const;       // 0 params, 1 grads, 2 first moment, 3 second moment
+    void set_flat(int which, const std::vector<float>& v);
+
+private:
+    void record(gpu::CommandSequence& seq, bool backward, bool update);
+    void write_inputs(const std::vector<float>& h, const std::vector<int>& targets, std::vector<float> scales,
+                      const AdamW& opt, int step);
+    BatchStats read_stats(const std::vector<int>& targets) const;
+    size_t w1_off(int k, int l) const { return head_off(k) + size_t(l) * (dim_ * dim_ + dim_); }
+    size_t b1_off(int k, int l) const { return w1_off(k, l) + size_t(dim_) * dim_; }
+    size_t w2_off(int k) const { return head_off(k) + size_t(layers_) * (dim_ * dim_ + dim_); }
+    size_t head_off(int k) const { return size_t(k) * head_size_; }
+
+    gpu::Context& ctx_;
+    MedusaHeads shape_;  // sizes and source of the heads (parameters live on the GPU)
+    int k_, dim_, vocab_, layers_, rows_;
+    size_t head_size_, n_params_;
+    std::unique_ptr<gpu::Buffer> params_, grads_, m_, v_, h_, targets_, step_params_, stats_, parts_, logits_, dx_,
+        dz_;
+    std::vector<std::unique_ptr<gpu::Buffer>> z_, x_;  // per head and block: pre-activation, block output
+    std::unique_ptr<gpu::Kernel> matmul_, res_fwd_, res_bwd_, ce_, norm_, adamw_;
+    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+};
+
+}  // namespace medusa::train

@@ -1,0 +1,120 @@
+#include "train/self_distill.h"
+
+#include <filesystem>
+
+#include "decode/autoregressive.h"
+#include "decode/sampler.h"
+#include "llm/cpu_reference.h"
+#include "llm/gpu_model.h"
+#include "model/dequantize.h"
+#include "model/safetensors_file.h"
+
+namespace medusa::train {
+
+HiddenFn gpu_hidden_states(GpuModel& model) {
+    return [&model](const std::vector<int>& seq, float* out) {
+        const int dim = model.config().dim;
+        for (size_t start = 0; start < seq.size(); start += TokenBlock::kMaxTokens) {
+            const size_t end = std::min(seq.size(), start + TokenBlock::kMaxTokens);
+            model.forward(TokenBlock::causal(int(start), std::vector<int>(seq.begin() + start, seq.begin() + end)));
+            model.buffers().hidden.download(out + start * dim, (end - start) * dim * 4);
+        }
+    };
+}
+
+HiddenFn cpu_hidden_states(CpuReferenceModel& model) {
+    return [&model](const std::vector<int>& seq, float* out) {
+        const int dim = model.config().dim;
+        for (size_t start = 0; start < seq.size(); start += TokenBlock::kMaxTokens) {
+            const size_t end = std::min(seq.size(), start + TokenBlock::kMaxTokens);
+            model.forward(TokenBlock::causal(int(start), std::vector<int>(seq.begin() + start, seq.begin() + end)));
+            for (size_t t = start; t < end; ++t) {
+                auto h = model.hidden(int(t - start));
+                std::copy(h.begin(), h.end(), out + t * dim);
+            }
+        }
+    };
+}
+
+DistillData generate_distill_data(LanguageModel& model, const HiddenFn& hidden,
+                                  const std::vector<std::vector<int>>& prompts, int bos, const DistillOptions& o,
+                                  const std::function<void(int, int)>& on_sequence) {
+    const LlamaConfig& cfg = model.config();
+    const int max_len = std::min(o.max_len, cfg.seq_len);
+    DistillData d;
+    d.dim = cfg.dim;
+    d.seq_start.push_back(0);
+    Sampler pick({1.0f, 1.0f, o.seed * 7919 + 13});  // drives the choice of start and temperature
+    for (int s = 0; s < o.sequences; ++s) {
+        std::vector<int> prompt;
+        bool greedy = false;
+        if (!prompts.empty() && s % 2 == 0) {
+            prompt = prompts[(s / 2) % prompts.size()];
+        } else {
+            // A sampled start: BOS, then 1-3 tokens the model itself draws at temperature 1.
+            prompt = {bos};
+            const int extra = 1 + int(pick.uniform() * 3);
+            GenerationOptions g;
+            g.max_new_tokens = extra;
+            g.sampling = {1.0f, 1.0f, o.seed * 1000003 + s};
+            generate_autoregressive(model, prompt, g, [&](int t) { return prompt.push_back(t), true; });
+            greedy = o.greedy_every > 0 && (s / 2) % o.greedy_every == o.greedy_every - 1;
+        }
+        if (int(prompt.size()) >= max_len) prompt.resize(max_len - 1);
+        GenerationOptions g;
+        g.max_new_tokens = max_len - int(prompt.size());
+        const float temp = o.temp_min + (o.temp_max - o.temp_min) * pick.uniform();
+        g.sampling = {greedy ? 0.0f : temp, o.top_p, o.seed * 2654435761u + s};
+        std::vector<int> seq = prompt;
+        generate_autoregressive(model, prompt, g, [&](int t) { return seq.push_back(t), true; });
+        const size_t at = d.tokens.size();
+        d.tokens.insert(d.tokens.end(), seq.begin(), seq.end());
+        d.hidden.resize(d.tokens.size() * d.dim);
+        hidden(seq, d.hidden.data() + at * d.dim);
+        d.seq_start.push_back(int(d.tokens.size()));
+        if (on_sequence) on_sequence(s + 1, o.sequences);
+    }
+    return d;
+}
+
+namespace {
+Tensor f32_tensor(const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
+    Tensor t;
+    t.name = name;
+    t.type = DType::F32;
+    t.shape = std::move(shape);
+    t.data = reinterpret_cast<const uint8_t*>(v.data());
+    t.nbytes = v.size() * 4;
+    return t;
+}
+std::vector<float> as_floats(const std::vector<int>& v) { return std::vector<float>(v.begin(), v.end()); }
+}  // namespace
+
+void save_distill_data(const DistillData& d, const std::string& path, const std::string& tag) {
+    const auto tokens = as_floats(d.tokens), starts = as_floats(d.seq_start);  // exact below 2^24
+    write_safetensors(path,
+                      {f32_tensor("tokens", tokens, {int64_t(tokens.size())}),
+                       f32_tensor("seq_start", starts, {int64_t(starts.size())}),
+                       f32_tensor("hidden", d.hidden, {int64_t(d.tokens.size()), d.dim})},
+                      {{"tag", tag}});
+}
+
+bool load_distill_data(DistillData& d, const std::string& path, const std::string& tag) {
+    if (!std::filesystem::exists(path)) return false;
+    const SafetensorsFile f = SafetensorsFile::open(path);
+    const auto it = f.metadata().find("tag");
+    if (it == f.metadata().end() || it->second != tag) return false;
+    const Tensor& h = f.get("hidden");
+    if (h.shape.size() != 2) throw FormatError(path + ": 'hidden' is not a matrix");
+    d.dim = int(h.shape[1]);
+    d.hidden = dequantize(h);
+    const auto tokens = dequantize(f.get("tokens")), starts = dequantize(f.get("seq_start"));
+    d.tokens.assign(tokens.begin(), tokens.end());
+    d.seq_start.assign(starts.begin(), starts.end());
+    if (d.seq_start.empty() || size_t(d.seq_start.back()) != d.tokens.size() ||
+        d.hidden.size() != d.tokens.size() * d.dim)
+        throw FormatError(path + ": inconsistent training data cache");
+    return true;
+}
+
+}  // namespace medusa::train

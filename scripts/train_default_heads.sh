@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Trains Medusa heads (self-distillation, on this machine's GPU) and tunes a tree for this device,
+# for stories260K and llama2xs, into a cache folder (default ~/.cache/medusa-vk, or $MEDUSA_CACHE):
+#   <cache>/<model>/heads/{medusa_lm_head.safetensors,config.json,accuracy.json}
+#   <cache>/<model>/tree.json   (medusa_choices + the budget/time table)
+# Usage: scripts/train_default_heads.sh [--steps N] [--resume]   (MEDUSA_BIN picks the binary)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="${MEDUSA_BIN:-build/medusa}"
+[ -x "$bin" ] || scripts/build.sh
+models="${MEDUSA_SHARED_DIR:-$(pwd)/../shared}/models"
+cache="${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}"
+steps=2000
+resume=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --steps) steps="$2"; shift 2 ;;
+        --resume) resume=(--resume); shift ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+for model in stories260K llama2xs; do
+    out="$cache/$model"
+    mkdir -p "$out"
+    echo "== $model: training 4 heads ($steps steps) into $out/heads" >&2
+    "$bin" train-heads -m "$models/$model.bin" --tokenizer "$models/tok512.model" --heads 4 \
+        --out "$out/heads" --steps "$steps" --sequences 256 --lr 0.01 "${resume[@]}"
+    echo "== $model: tuning the tree for this device into $out/tree.json" >&2
+    # --min-nodes 4 keeps a real tree for the demo even where plain decoding is fastest (CPU drivers).
+    "$bin" tune-tree -m "$models/$model.bin" --tokenizer "$models/tok512.model" --heads "$out/heads" \
+        --out "$out/tree.json" --min-nodes 4
+done
