@@ -9,5 +9,12 @@ if [ ! -f "$models/stories260K.bin" ]; then
     echo "huggingface.co/karpathy/tinyllamas (stories260K/) into $models, or set MEDUSA_SHARED_DIR" >&2
     exit 1
 fi
+# Medusa heads trained on this machine (self-distillation, a few minutes the first time) and a
+# tree tuned for this device; both are cached and reused.
+cache="${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K"
+if [ ! -f "$cache/heads/medusa_lm_head.safetensors" ] || [ ! -f "$cache/tree.json" ]; then
+    echo "training Medusa heads for stories260K into $cache (first run only)" >&2
+    scripts/train_default_heads.sh --models stories260K --steps 1500
+fi
 exec build/medusa generate -m "$models/stories260K.bin" --tokenizer "$models/tok512.model" \
-    -p "${1:-Once upon a time}" -n "${2:-200}" --temp 0
+    --heads "$cache/heads" --tree "$cache/tree.json" -p "${1:-Once upon a time}" -n "${2:-200}" --temp 0

@@ -3,7 +3,8 @@
 # for stories260K and llama2xs, into a cache folder (default ~/.cache/medusa-vk, or $MEDUSA_CACHE):
 #   <cache>/<model>/heads/{medusa_lm_head.safetensors,config.json,accuracy.json}
 #   <cache>/<model>/tree.json   (medusa_choices + the budget/time table)
-# Usage: scripts/train_default_heads.sh [--steps N] [--resume]   (MEDUSA_BIN picks the binary)
+# Usage: scripts/train_default_heads.sh [--steps N] [--resume] [--models "stories260K llama2xs"]
+# (MEDUSA_BIN picks the binary)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${MEDUSA_BIN:-build/medusa}"
@@ -12,14 +13,16 @@ models="${MEDUSA_SHARED_DIR:-$(pwd)/../shared}/models"
 cache="${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}"
 steps=2000
 resume=()
+model_list="stories260K llama2xs"
 while [ $# -gt 0 ]; do
     case "$1" in
         --steps) steps="$2"; shift 2 ;;
         --resume) resume=(--resume); shift ;;
+        --models) model_list="$2"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
-for model in stories260K llama2xs; do
+for model in $model_list; do
     out="$cache/$model"
     mkdir -p "$out"
     echo "== $model: training 4 heads ($steps steps) into $out/heads" >&2

@@ -8,7 +8,7 @@ layout(std430, binding = 2) readonly buffer Params { uint P[]; };
 layout(std430, binding = 3) writeonly buffer Output { float X[]; };
 layout(push_constant) uniform Push {
     uint dim;
-    uint group;
+    uint group_shift;  // log2 of the quantization group size
 } p;
 #include "weights.glsl"
 #include "step_params.glsl"
@@ -20,6 +20,6 @@ void main() {
     if (t >= P[P_COUNT] || wi >= words) return;
     const uint token = P[P_TOKENS + t];
     float v[EPW];
-    decode_word(W[token * words + wi], token * p.dim + wi * EPW, p.group, v);
+    decode_word(W[token * words + wi], token * p.dim + wi * EPW, p.group_shift, v);
     for (uint k = 0; k < EPW; ++k) X[t * p.dim + wi * EPW + k] = v[k];
 }

@@ -17,7 +17,7 @@ layout(push_constant) uniform Push {
     uint in_dim;
     uint out_dim;   // rows written (for SwiGLU: half the rows of W)
     uint n_tokens;
-    uint group;
+    uint group_shift;  // log2 of the quantization group size
     uint flags;
     uint x_stride;
     uint y_stride;
@@ -45,8 +45,8 @@ void main() {
         for (uint wi = lane; wi < words_per_row; wi += gl_SubgroupSize) {
             const uint i0 = wi * EPW;
             float w[EPW], w2[EPW];
-            decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group, w);
-            if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group, w2);
+            decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group_shift, w);
+            if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group_shift, w2);
             for (uint j = 0; j < TILE; ++j) {
                 if (t0 + j >= p.n_tokens) continue;
                 const uint xb = (t0 + j) * p.x_stride + i0;

@@ -118,7 +118,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush), {matmul_tile(T)});
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
-                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), uint32_t(m.group), flags,
+                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), m.group_shift(), flags,
                                 uint32_t(cols), uint32_t(out_rows), 1e-5f};
                 seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, matmul_row_groups(ctx, out_rows),
                              div_up(T, matmul_tile(T)));

@@ -65,7 +65,8 @@ std::string native_variant(const Tensor& t, int cols) {
     switch (t.type) {
         case DType::F16: return cols % 2 == 0 ? "f16" : "f32";
         case DType::Q8_0: return "q8";
-        case DType::Q8_G: return cols % 4 == 0 ? "q8" : "f32";
+        // Shaders find a word's scale with a shift: groups must be powers of two of >= 4 values.
+        case DType::Q8_G: return cols % 4 == 0 && t.group_size >= 4 && !(t.group_size & (t.group_size - 1)) ? "q8" : "f32";
         case DType::Q4_0: return "q4";
         default: return "f32";
     }

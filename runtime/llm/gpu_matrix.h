@@ -14,7 +14,8 @@ struct GpuMatrix {
     std::string variant;  // shader variant suffix: f32, f16, q8, q4
     int rows = 0;
     int cols = 0;
-    int group = 1;  // elements per scale (quantized variants)
+    int group = 1;  // elements per scale (quantized variants): a power of two
+    uint32_t group_shift() const { uint32_t s = 0; while ((1 << s) < group) ++s; return s; }
     std::unique_ptr<gpu::Buffer> words;
     std::unique_ptr<gpu::Buffer> scales;
     size_t bytes() const { return words->size() + scales->size(); }

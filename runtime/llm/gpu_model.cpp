@@ -83,7 +83,7 @@ const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
 void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu::BufferRef x, gpu::BufferRef y,
                              const gpu::Buffer* extra, uint32_t flags, int out_rows, int n_tokens,
                              uint32_t x_stride, uint32_t y_stride) {
-    MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), uint32_t(w.group), flags,
+    MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), w.group_shift(), flags,
                     x_stride,         y_stride,           cfg_.rms_eps};
     const uint32_t tile = matmul_tile(n_tokens);
     seq.dispatch(matmul_kernel(w.variant, tile), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
@@ -96,7 +96,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     {
         const uint32_t epw = elements_per_word(embeddings_.variant);
         seq.dispatch(embed_kernel(embeddings_.variant), {*embeddings_.words, *embeddings_.scales, *params_, *x_},
-                     EmbedPush{dim, uint32_t(embeddings_.group)}, div_up(dim / epw, 64), uint32_t(T));
+                     EmbedPush{dim, embeddings_.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
     }
     for (size_t l = 0; l < layers_.size(); ++l) {
         const Layer& L = layers_[l];

@@ -15,11 +15,11 @@ constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in mat
 inline uint32_t matmul_tile(int n_tokens) { return n_tokens == 1 ? 1 : kMatmulTile; }
 
 struct MatmulPush {
-    uint32_t in_dim, out_dim, n_tokens, group, flags, x_stride, y_stride;
+    uint32_t in_dim, out_dim, n_tokens, group_shift, flags, x_stride, y_stride;
     float eps;
 };
 struct EmbedPush {
-    uint32_t dim, group;
+    uint32_t dim, group_shift;
 };
 struct RopePush {
     uint32_t dim, kv_dim, head_dim;
