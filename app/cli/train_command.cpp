@@ -55,7 +55,7 @@ nlohmann::json accuracy_json(const HeadAccuracy& a) {
 
 int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--n-predict", "--seed", "--sequences", "--batch", "--lr",
+              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr",
                "--layers", "--device", "--max-len", "--data-engine"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const std::string out = args.str("--out");
@@ -64,7 +64,7 @@ int run_train_heads(int argc, char** argv) {
     const int K = args.integer("--heads", 4);
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     TrainOptions o;
-    o.steps = args.integer("--n-predict", 2000);  // args.cpp aliases --steps to --n-predict
+    o.steps = args.integer("--steps", 2000);
     o.batch = args.integer("--batch", 256);
     o.lr = args.number("--lr", o.lr);
     o.seed = uint64_t(args.integer("--seed", 0));
