@@ -11,8 +11,8 @@ namespace medusa::kernels {
 
 constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8;
 constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in matmul.comp) for blocks
-// Single-token blocks get a pipeline specialised to one token per workgroup.
-inline uint32_t matmul_tile(int n_tokens) { return n_tokens == 1 ? 1 : kMatmulTile; }
+// Blocks smaller than a tile (plain decoding, small trees) get a pipeline specialised to their size.
+inline uint32_t matmul_tile(int n_tokens) { return n_tokens < int(kMatmulTile) ? uint32_t(n_tokens) : kMatmulTile; }
 
 struct MatmulPush {
     uint32_t in_dim, out_dim, n_tokens, group_shift, flags, x_stride, y_stride;
