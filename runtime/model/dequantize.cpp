@@ -1,6 +1,9 @@
 #include "model/dequantize.h"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace medusa {
 
@@ -55,8 +58,45 @@ float bf16_to_float(uint16_t b) {
     return f;
 }
 
+uint16_t float_to_bf16(float f) {
+    uint32_t x;
+    std::memcpy(&x, &f, 4);
+    if ((x & 0x7fffffff) > 0x7f800000) return uint16_t((x >> 16) | 0x40);  // quiet NaN
+    x += 0x7fff + ((x >> 16) & 1);
+    return uint16_t(x >> 16);
+}
+
+float float_to_bf16_float(float f) { return bf16_to_float(float_to_bf16(f)); }
+
+size_t tensor_nbytes(DType type, int64_t numel, int group_size) {
+    if (numel < 0) throw std::invalid_argument("negative element count");
+    const uint64_t n = uint64_t(numel);
+    auto blocks = [&](uint64_t g) {
+        if (g == 0 || n % g) throw std::invalid_argument(std::to_string(n) + " values do not split into groups of " + std::to_string(g));
+        return n / g;
+    };
+    switch (type) {
+        case DType::F32: return size_t(n * 4);
+        case DType::F16:
+        case DType::BF16: return size_t(n * 2);
+        case DType::Q8_0: return size_t(blocks(32) * 34);
+        case DType::Q4_0: return size_t(blocks(32) * 18);
+        case DType::Q8_G: return size_t(n + blocks(uint64_t(std::max(group_size, 0))) * 4);
+    }
+    throw std::invalid_argument("unknown dtype");
+}
+
 std::vector<float> dequantize(const Tensor& t) {
     const int64_t n = t.numel();
+    size_t want = 0;
+    try {
+        want = tensor_nbytes(t.type, n, t.group_size);
+    } catch (const std::invalid_argument& e) {
+        throw FormatError("tensor '" + t.name + "' (" + dtype_name(t.type) + "): " + e.what());
+    }
+    if (t.nbytes < want || (n > 0 && !t.data))
+        throw FormatError("tensor '" + t.name + "' (" + dtype_name(t.type) + "): holds " + std::to_string(t.nbytes) +
+                          " bytes, its shape needs " + std::to_string(want));
     std::vector<float> out(static_cast<size_t>(n));
     const uint8_t* d = t.data;
     switch (t.type) {

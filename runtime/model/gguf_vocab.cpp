@@ -1,12 +1,16 @@
 #include "model/gguf_vocab.h"
 
+#include <cctype>
 #include <cstring>
+#include <unordered_set>
+
+#include "model/model_file.h"
 
 namespace medusa {
 
 namespace {
 
-// Protocol-buffer wire format, just the parts a ModelProto needs.
+// Protocol-buffer wire format, just the parts a ModelProto needs (sentencepiece_model.proto).
 void varint(std::string& out, uint64_t v) {
     while (v >= 0x80) out += char((v & 0x7f) | 0x80), v >>= 7;
     out += char(v);
@@ -28,30 +32,75 @@ void field_float(std::string& out, int field, float f) {
     out.append(b, 4);
 }
 
+enum PieceType { NORMAL = 1, UNKNOWN = 2, CONTROL = 3, USER_DEFINED = 4, UNUSED = 5, BYTE = 6 };
+
+void validate(const GgufVocab& v, const std::string& name) {
+    auto bad = [&](const std::string& what) { throw FormatError(name + ": embedded vocabulary: " + what); };
+    const size_t n = v.tokens.size();
+    if (n == 0 || n > (1u << 22)) bad(std::to_string(n) + " tokens");
+    if (!v.scores.empty() && v.scores.size() != n)
+        bad(std::to_string(v.scores.size()) + " scores for " + std::to_string(n) + " tokens");
+    if (!v.types.empty() && v.types.size() != n)
+        bad(std::to_string(v.types.size()) + " token types for " + std::to_string(n) + " tokens");
+    for (int id : {v.bos, v.eos, v.unk})
+        if (id < 0 || size_t(id) >= n) bad("special token id " + std::to_string(id) + " is out of range");
+    if (v.bos == v.unk || v.eos == v.unk) bad("the unknown token is also the BOS or EOS token");
+    std::unordered_set<std::string> seen;
+    int unknown = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (v.tokens[i].empty()) bad("token " + std::to_string(i) + " is empty");
+        if (!seen.insert(v.tokens[i]).second) bad("token " + std::to_string(i) + " repeats an earlier piece");
+        const int t = v.types.empty() ? NORMAL : v.types[i];
+        if (t < 0 || t > BYTE) bad("token " + std::to_string(i) + " has type " + std::to_string(t));
+        if (t == UNKNOWN) ++unknown;
+        if (t == BYTE) {  // sentencepiece requires byte pieces to read <0xXX>
+            const std::string& p = v.tokens[i];
+            if (p.size() != 6 || p.compare(0, 3, "<0x") != 0 || p[5] != '>' || !std::isxdigit((unsigned char)p[3]) ||
+                !std::isxdigit((unsigned char)p[4]))
+                bad("byte token " + std::to_string(i) + " is not of the form <0xXX>");
+        }
+    }
+    if (unknown != 1 || (!v.types.empty() && v.types[size_t(v.unk)] != UNKNOWN))
+        bad("needs exactly one unknown-token piece, at the unknown token id " + std::to_string(v.unk));
+}
+
 }  // namespace
 
-std::string sentencepiece_proto_from_vocab(const GgufVocab& v) {
+std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string& name) {
+    GgufVocab fixed = v;
+    if (v.types.empty()) {  // no types given: the unknown id's piece is the unknown piece
+        fixed.types.assign(v.tokens.size(), NORMAL);
+        if (v.unk >= 0 && size_t(v.unk) < v.tokens.size()) fixed.types[size_t(v.unk)] = UNKNOWN;
+    }
+    validate(fixed, name);
+    // sentencepiece only reports BOS/EOS ids for control pieces; llama.cpp treats them as special anyway.
+    fixed.types[size_t(v.bos)] = CONTROL;
+    fixed.types[size_t(v.eos)] = CONTROL;
     std::string model;
-    for (size_t i = 0; i < v.tokens.size(); ++i) {
+    bool has_bytes = false;
+    for (size_t i = 0; i < fixed.tokens.size(); ++i) {
         std::string piece;
-        field_bytes(piece, 1, v.tokens[i]);                          // piece
-        field_float(piece, 2, i < v.scores.size() ? v.scores[i] : 0);  // score
-        const int type = i < v.types.size() && v.types[i] >= 1 && v.types[i] <= 6 ? v.types[i] : 1;
-        field_varint(piece, 3, type);                                 // type
-        field_bytes(model, 1, piece);                                 // ModelProto.pieces
+        const int type = fixed.types[i] == 0 ? NORMAL : fixed.types[i];
+        has_bytes = has_bytes || type == BYTE;
+        field_bytes(piece, 1, fixed.tokens[i]);                                // SentencePiece.piece
+        field_float(piece, 2, fixed.scores.empty() ? 0.0f : fixed.scores[i]);  // SentencePiece.score
+        field_varint(piece, 3, type);                                          // SentencePiece.type
+        field_bytes(model, 1, piece);                                          // ModelProto.pieces
     }
     std::string trainer;
     field_varint(trainer, 3, 2);  // model_type = BPE
-    field_varint(trainer, 4, int64_t(v.tokens.size()));
-    bool has_bytes = false;
-    for (int32_t t : v.types) has_bytes = has_bytes || t == 6;
+    field_varint(trainer, 4, int64_t(fixed.tokens.size()));
     field_varint(trainer, 35, has_bytes ? 1 : 0);  // byte_fallback
-    field_varint(trainer, 40, v.unk);
-    field_varint(trainer, 41, v.bos);
-    field_varint(trainer, 42, v.eos);
-    field_varint(trainer, 43, -1);  // pad_id
+    field_varint(trainer, 40, fixed.unk);
+    field_varint(trainer, 41, fixed.bos);
+    field_varint(trainer, 42, fixed.eos);
+    field_varint(trainer, 43, -1);  // pad_id: none
+    // sentencepiece finds bos/eos/unk by these piece texts, not by the ids above.
+    field_bytes(trainer, 45, fixed.tokens[size_t(fixed.unk)]);
+    field_bytes(trainer, 46, fixed.tokens[size_t(fixed.bos)]);
+    field_bytes(trainer, 47, fixed.tokens[size_t(fixed.eos)]);
     field_bytes(model, 2, trainer);
-    std::string normalizer;
+    std::string normalizer;  // what llama.cpp does for a "llama" vocabulary
     field_bytes(normalizer, 1, "identity");
     field_varint(normalizer, 3, 1);  // add_dummy_prefix
     field_varint(normalizer, 4, 0);  // remove_extra_whitespaces

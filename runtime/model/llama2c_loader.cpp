@@ -63,12 +63,12 @@ ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const 
     }
     int32_t h[7];
     for (int& v : h) v = r.read<int32_t>("llama2.c header");
+    if (h[5] == INT32_MIN) throw FormatError(name + ": invalid vocabulary size");  // cannot be negated
     LlamaConfig& c = m.config;
     c.dim = h[0], c.hidden_dim = h[1], c.n_layers = h[2], c.n_heads = h[3], c.n_kv_heads = h[4];
-    c.vocab_size = h[5] < 0 ? -h[5] : h[5];
+    c.vocab_size = h[5] < 0 ? -h[5] : h[5];  // run.c: a negative vocab_size means an untied classifier
     c.seq_len = h[6];
     c.tied_classifier = h[5] > 0;
-    if (h[5] == INT32_MIN) throw FormatError(name + ": invalid vocabulary size");
     if (v2) {
         c.tied_classifier = r.read<uint8_t>("shared classifier flag") != 0;
         group = r.read<int32_t>("group size");
@@ -107,6 +107,7 @@ ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const 
         cur.skip(uint64_t(c.seq_len) * uint64_t(c.head_dim()) * 4, "RoPE tables (freq_cis)");  // real + imag halves
         if (!c.tied_classifier) cur.add("output", DType::F32, {vocab, dim});
     }
+    validate_llama_tensors(m);
     m.storage = bytes;
     return m;
 }

@@ -5,6 +5,7 @@
 
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
+#include "model/hf_loader.h"
 #include "model/llama2c_loader.h"
 
 namespace medusa {
@@ -38,17 +39,62 @@ const Tensor& ModelFile::get(const std::string& name) const {
     throw FormatError(path + ": tensor '" + name + "' is missing");
 }
 
+void validate_llama_tensors(const ModelFile& m) {
+    const LlamaConfig& c = m.config;
+    const int64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size;
+    auto text = [](const std::vector<int64_t>& s) {
+        std::string out = "[";
+        for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+        return out + "]";
+    };
+    auto expect = [&](const std::string& name, const std::vector<int64_t>& shape) {
+        const Tensor& t = m.get(name);
+        if (t.shape != shape)
+            throw FormatError(m.path + ": tensor '" + name + "' has shape " + text(t.shape) + ", expected " +
+                              text(shape) + " from the model configuration");
+    };
+    expect("tok_embeddings", {vocab, dim});
+    expect("norm", {dim});
+    if (!c.tied_classifier) expect("output", {vocab, dim});
+    for (int l = 0; l < c.n_layers; ++l) {
+        const std::string p = "layers." + std::to_string(l) + ".";
+        expect(p + "attention_norm", {dim});
+        expect(p + "ffn_norm", {dim});
+        expect(p + "wq", {dim, dim});
+        expect(p + "wk", {kv, dim});
+        expect(p + "wv", {kv, dim});
+        expect(p + "wo", {dim, dim});
+        expect(p + "w1", {hid, dim});
+        expect(p + "w2", {dim, hid});
+        expect(p + "w3", {hid, dim});
+    }
+}
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
 ModelFile load_model(const std::string& path) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (!fs::exists(path, ec)) throw FormatError(path + ": no such file");
-    if (fs::is_directory(path, ec)) throw FormatError(path + ": is a directory, not a model file");
-    auto bytes = read_file_bytes(path);
-    return load_model_from_memory(std::move(bytes), path);
+    if (!fs::exists(path, ec)) throw FormatError(path + ": no such file or directory");
+    // Hugging Face checkpoints are folders (config.json + shards) or need the config.json beside them.
+    if (fs::is_directory(path, ec) || ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json"))
+        return load_hf(path);
+    return load_model_from_memory(read_file_bytes(path), path);
 }
 
 ModelFile load_model_from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
+    if (!bytes) throw FormatError(name + ": no data");
     if (bytes->size() >= 4 && std::memcmp(bytes->data(), "GGUF", 4) == 0) return load_gguf(std::move(bytes), name);
+    // `{"` at offset 8 cannot start a llama2.c header: it would mean more than 8000 layers.
+    if (bytes->size() >= 10 && (*bytes)[8] == '{' && (*bytes)[9] == '"')
+        throw FormatError(name + ": looks like a safetensors file: load the Hugging Face model folder "
+                                 "(config.json + model.safetensors) instead");
     return load_llama2c(std::move(bytes), name);
 }
 

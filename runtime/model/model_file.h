@@ -69,6 +69,10 @@ struct ModelFile {
     const Tensor& classifier() const { return config.tied_classifier ? get("tok_embeddings") : get("output"); }
 };
 
+// Checks that every canonical tensor the configuration implies is present with its shape;
+// throws FormatError "<path>: tensor 'X' ..." naming the file.
+void validate_llama_tensors(const ModelFile& m);
+
 // Picks the loader by content (magic) and path: llama2.c .bin, .gguf, .safetensors / HF directory.
 ModelFile load_model(const std::string& path);
 // The same from bytes already in memory (fuzzers, tests); `name` is used in error messages.

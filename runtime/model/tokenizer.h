@@ -11,6 +11,8 @@ class SentencePieceProcessor;
 
 namespace medusa {
 
+struct ModelFile;
+
 class Tokenizer {
 public:
     static Tokenizer from_file(const std::string& path);
@@ -36,5 +38,8 @@ private:
     std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
     std::string source_;
 };
+
+// Throws FormatError naming the tokenizer and the model when their vocabulary sizes differ.
+void check_vocab_match(const ModelFile& model, const Tokenizer& tok);
 
 }  // namespace medusa

@@ -1,0 +1,201 @@
+#include "model/safetensors_file.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "model/file_bytes.h"
+
+namespace medusa {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kMaxHeader = 100u << 20;  // the reference implementation's limit
+
+bool parse_dtype(const std::string& s, DType& t) {
+    if (s == "F32") t = DType::F32;
+    else if (s == "F16") t = DType::F16;
+    else if (s == "BF16") t = DType::BF16;
+    else return false;
+    return true;
+}
+
+// A non-negative JSON integer, or throws.
+uint64_t as_u64(const json& v, const std::string& file, const std::string& what) {
+    if (v.is_number_unsigned()) return v.get<uint64_t>();
+    if (v.is_number_integer() && v.get<int64_t>() >= 0) return uint64_t(v.get<int64_t>());
+    throw FormatError(file + ": " + what + " is not a non-negative integer");
+}
+
+}  // namespace
+
+size_t safetensors_element_size(DType t) {
+    switch (t) {
+        case DType::F32: return 4;
+        case DType::F16:
+        case DType::BF16: return 2;
+        default: throw std::invalid_argument(std::string("safetensors cannot hold ") + dtype_name(t) + " tensors");
+    }
+}
+
+const char* safetensors_dtype_name(DType t) {
+    switch (t) {
+        case DType::F32: return "F32";
+        case DType::F16: return "F16";
+        case DType::BF16: return "BF16";
+        default: throw std::invalid_argument(std::string("safetensors cannot hold ") + dtype_name(t) + " tensors");
+    }
+}
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) { return from_memory(read_file_bytes(path), path); }
+
+SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                             const std::string& name) {
+    SafetensorsFile f;
+    f.path_ = name;
+    ByteReader r(bytes->data(), bytes->size(), name);
+    const uint64_t header_len = r.read<uint64_t>("safetensors header length");
+    if (header_len > kMaxHeader)
+        throw FormatError(name + ": safetensors header length " + std::to_string(header_len) + " is absurd");
+    r.need(header_len, "safetensors JSON header");
+    const char* h = reinterpret_cast<const char*>(r.here());
+    const json header = json::parse(h, h + header_len, nullptr, /*allow_exceptions=*/false);
+    if (header.is_discarded() || !header.is_object())
+        throw FormatError(name + ": safetensors header is not a JSON object");
+    const size_t data_start = 8 + size_t(header_len);
+    const uint64_t data_size = bytes->size() - data_start;
+
+    struct Range {
+        uint64_t begin, end;
+        size_t index;
+    };
+    std::vector<Range> ranges;
+    for (const auto& [key, v] : header.items()) {
+        if (key == "__metadata__") {
+            if (!v.is_object()) throw FormatError(name + ": __metadata__ is not a JSON object");
+            for (const auto& [mk, mv] : v.items()) {
+                if (!mv.is_string()) throw FormatError(name + ": __metadata__ value '" + mk + "' is not a string");
+                f.metadata_[mk] = mv.get<std::string>();
+            }
+            continue;
+        }
+        const std::string what = "tensor '" + key + "'";
+        if (key.empty() || !v.is_object()) throw FormatError(name + ": " + what + " is not described by an object");
+        const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
+        if (dt == v.end() || !dt->is_string() || sh == v.end() || !sh->is_array() || off == v.end() ||
+            !off->is_array() || off->size() != 2)
+            throw FormatError(name + ": " + what + " needs dtype, shape and data_offsets [begin, end]");
+        Tensor t;
+        t.name = key;
+        if (!parse_dtype(dt->get<std::string>(), t.type))
+            throw FormatError(name + ": " + what + " has dtype " + dt->get<std::string>() +
+                              ", which is not supported (F32, F16 and BF16 are)");
+        if (sh->size() > 8) throw FormatError(name + ": " + what + " has " + std::to_string(sh->size()) + " dimensions");
+        uint64_t numel = 1;
+        for (const auto& d : *sh) {
+            const uint64_t n = as_u64(d, name, what + " dimension");
+            if (n > (1ull << 40) || (n && numel > (1ull << 40) / n))
+                throw FormatError(name + ": " + what + " is absurdly large");
+            numel *= n;
+            t.shape.push_back(int64_t(n));
+        }
+        const uint64_t begin = as_u64((*off)[0], name, what + " data offset");
+        const uint64_t end = as_u64((*off)[1], name, what + " data offset");
+        const uint64_t nbytes = numel * safetensors_element_size(t.type);
+        if (end < begin || end - begin != nbytes)
+            throw FormatError(name + ": " + what + " data_offsets [" + std::to_string(begin) + ", " +
+                              std::to_string(end) + ") do not hold its " + std::to_string(nbytes) + " bytes");
+        if (end > data_size)
+            throw FormatError(name + ": " + what + " data [offset " + std::to_string(data_start + begin) + ", " +
+                              std::to_string(nbytes) + " bytes] lies outside the file (size " +
+                              std::to_string(bytes->size()) + ")");
+        t.data = bytes->data() + data_start + begin;
+        t.nbytes = size_t(nbytes);
+        ranges.push_back({begin, end, f.tensors_.size()});
+        f.tensors_.push_back(std::move(t));
+    }
+    // As the reference implementation demands: the data section is exactly covered, no overlaps, no holes.
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    uint64_t at = 0;
+    std::vector<Tensor> ordered;
+    for (const Range& rg : ranges) {
+        if (rg.begin != at)
+            throw FormatError(name + ": tensor '" + f.tensors_[rg.index].name + "' data starts at " +
+                              std::to_string(rg.begin) + " but the previous tensor ends at " + std::to_string(at) +
+                              " (overlap or hole in the data section)");
+        at = rg.end;
+        ordered.push_back(std::move(f.tensors_[rg.index]));
+    }
+    if (at != data_size)
+        throw FormatError(name + ": the tensors cover " + std::to_string(at) + " bytes of a " +
+                          std::to_string(data_size) + "-byte data section");
+    f.tensors_ = std::move(ordered);
+    f.bytes_ = std::move(bytes);
+    return f;
+}
+
+const Tensor* SafetensorsFile::find(const std::string& name) const {
+    for (const auto& t : tensors_)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+const Tensor& SafetensorsFile::get(const std::string& name) const {
+    if (const Tensor* t = find(name)) return *t;
+    throw FormatError(path_ + ": tensor '" + name + "' is missing");
+}
+
+std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
+                                           const std::map<std::string, std::string>& metadata) {
+    json header = json::object();
+    if (!metadata.empty()) header["__metadata__"] = metadata;
+    uint64_t at = 0;
+    std::set<std::string> names;
+    for (const Tensor& t : tensors) {
+        if (t.name.empty() || t.name == "__metadata__" || !names.insert(t.name).second)
+            throw std::invalid_argument("safetensors: bad or repeated tensor name '" + t.name + "'");
+        const uint64_t want = uint64_t(t.numel()) * safetensors_element_size(t.type);
+        if (want != t.nbytes || (t.nbytes && !t.data))
+            throw std::invalid_argument("safetensors: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) +
+                                        " bytes, its shape needs " + std::to_string(want));
+        header[t.name] = {{"dtype", safetensors_dtype_name(t.type)}, {"shape", t.shape}, {"data_offsets", {at, at + want}}};
+        at += want;
+    }
+    std::string text = header.dump();
+    text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
+    std::vector<uint8_t> out(8 + text.size() + at);
+    const uint64_t len = text.size();
+    std::memcpy(out.data(), &len, 8);
+    std::memcpy(out.data() + 8, text.data(), text.size());
+    uint8_t* p = out.data() + 8 + text.size();
+    for (const Tensor& t : tensors) {
+        if (t.nbytes) std::memcpy(p, t.data, t.nbytes);
+        p += t.nbytes;
+    }
+    return out;
+}
+
+void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+    const std::vector<uint8_t> bytes = serialize_safetensors(tensors, metadata);
+    const std::string tmp = path + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
+    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    if (std::fclose(f) != 0 || !ok) {
+        std::remove(tmp.c_str());
+        throw std::runtime_error(tmp + ": write failed");
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw std::runtime_error(path + ": cannot replace: " + ec.message());
+}
+
+}  // namespace medusa

@@ -1,0 +1,50 @@
+// One .safetensors file (Hugging Face): an 8-byte header length, a JSON header naming each
+// tensor's dtype, shape and byte range, then the raw data. Used for model shards and for
+// Medusa head files (medusa_lm_head.safetensors), and written back for trained heads.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "model/model_file.h"
+
+namespace medusa {
+
+class SafetensorsFile {
+public:
+    // Reads and validates the whole file; throws FormatError "<path>: <problem>".
+    static SafetensorsFile open(const std::string& path);
+    // The same for bytes in memory; `name` is used in error messages.
+    static SafetensorsFile from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
+
+    const std::string& path() const { return path_; }
+    // In file order (by data offset). Only F32, F16 and BF16 tensors are accepted.
+    const std::vector<Tensor>& tensors() const { return tensors_; }
+    const Tensor* find(const std::string& name) const;
+    const Tensor& get(const std::string& name) const;  // throws FormatError naming the file
+    const std::map<std::string, std::string>& metadata() const { return metadata_; }
+    // Keeps the bytes behind every Tensor::data alive.
+    std::shared_ptr<const std::vector<uint8_t>> bytes() const { return bytes_; }
+
+private:
+    std::string path_;
+    std::vector<Tensor> tensors_;
+    std::map<std::string, std::string> metadata_;
+    std::shared_ptr<const std::vector<uint8_t>> bytes_;
+};
+
+// The file bytes for `tensors` (F32, F16 or BF16; each Tensor::data must hold nbytes),
+// with string `metadata` under "__metadata__". Names must be unique.
+std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
+                                           const std::map<std::string, std::string>& metadata = {});
+// Writes serialize_safetensors(...) to `path` (through a temporary file, then renamed).
+void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
+// Element size of F32/F16/BF16 and the safetensors dtype string ("F32", "F16", "BF16").
+size_t safetensors_element_size(DType t);
+const char* safetensors_dtype_name(DType t);
+
+}  // namespace medusa
