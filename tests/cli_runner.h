@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace medusa::test {
@@ -15,9 +16,13 @@ struct CliResult {
     std::string err;  // stderr
 };
 
+// $MEDUSA_BIN (CTest sets it), else the `medusa` built beside this test executable, so the tests
+// find it whichever folder they are started from.
 inline std::string medusa_bin() {
-    const char* b = std::getenv("MEDUSA_BIN");
-    return b ? b : "./medusa";
+    if (const char* b = std::getenv("MEDUSA_BIN")) return b;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? "./medusa" : (self.parent_path() / "medusa").string();
 }
 
 inline std::string slurp(const std::string& path) {
