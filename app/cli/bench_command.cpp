@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_draft.h"
 #include "bench_medusa.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
@@ -75,9 +76,10 @@ json timing_json(const Timing& t) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa"},
+    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block"});
+               "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
+               "--draft-model", "--gamma"});
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));
@@ -124,6 +126,7 @@ int run_bench(int argc, char** argv) {
                 prompts.push_back(prompt);
             out["medusa"] = bench_medusa(args, model, file, prompts, n_decode, runs);
         }
+        if (args.has("--compare")) out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
     }
     {
         GpuModel profiled(*gpu, file, {.timestamps = true, .context = context});

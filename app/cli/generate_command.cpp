@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "decode/autoregressive.h"
+#include "draft_generate.h"
 #include "decode/medusa_decoder.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -15,9 +16,10 @@
 namespace medusa::cli {
 
 int run_generate(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet"},
+    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma"},
               {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
-               "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace"});
+               "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
+               "--draft-model", "--gamma"});
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
@@ -34,6 +36,7 @@ int run_generate(int argc, char** argv) {
     // llama2.c story models separate stories with BOS, so run.c stops there too.
     if (file.format.rfind("llama2c", 0) == 0) options.stop_tokens.push_back(tokenizer.bos_id());
 
+    if (args.has("--draft-model")) return run_draft_generate(args, file, tokenizer, prompt, options);
     const bool medusa = args.has("--heads") || args.has("--tree") || args.has("--accept");
     if (medusa && args.has("--cpu")) throw UsageError("Medusa decoding runs on the GPU; drop --cpu");
     if (medusa) {
@@ -70,6 +73,7 @@ int run_generate(int argc, char** argv) {
             return true;
         });
         std::fputs("\n", stdout);
+        std::fflush(stdout);  // the text ends before the statistics on stderr
         if (stats.stop_reason == "context")
             std::fprintf(stderr, "note: reached the end of the model's context (%d tokens)\n", model.config().seq_len);
         if (!args.has("--quiet"))
@@ -103,6 +107,7 @@ int run_generate(int argc, char** argv) {
         return true;
     });
     std::fputs("\n", stdout);
+    std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")
         std::fprintf(stderr, "note: reached the end of the model's context (%d tokens)\n", model->config().seq_len);
     if (!args.has("--quiet"))
