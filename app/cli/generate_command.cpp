@@ -11,15 +11,16 @@
 #include "decode/medusa_decoder.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
+#include "chat_prompt.h"
 #include "session.h"
 
 namespace medusa::cli {
 
 int run_generate(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma"},
+    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat"},
               {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
                "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
-               "--draft-model", "--gamma"});
+               "--draft-model", "--gamma", "--system", "--chat-template"});
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
@@ -35,8 +36,15 @@ int run_generate(int argc, char** argv) {
     options.stop_tokens = {tokenizer.eos_id()};
     // llama2.c story models separate stories with BOS, so run.c stops there too.
     if (file.format.rfind("llama2c", 0) == 0) options.stop_tokens.push_back(tokenizer.bos_id());
+    // --chat: the model's chat template makes the prompt; the reply ends at its stop tokens/strings.
+    const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
+    options.stop_tokens.insert(options.stop_tokens.end(), chat.stop_tokens.begin(), chat.stop_tokens.end());
+    StopStringFilter stop_strings(chat.stop_strings);
 
-    if (args.has("--draft-model")) return run_draft_generate(args, file, tokenizer, prompt, options);
+    if (args.has("--draft-model")) {
+        if (chat.kind != ChatTemplate::None) throw UsageError("--chat is not supported with --draft-model yet");
+        return run_draft_generate(args, file, tokenizer, prompt, options);
+    }
     const bool medusa = args.has("--heads") || args.has("--tree") || args.has("--accept");
     if (medusa && args.has("--cpu")) throw UsageError("Medusa decoding runs on the GPU; drop --cpu");
     if (medusa) {
@@ -58,21 +66,21 @@ int run_generate(int argc, char** argv) {
             if (!trace_file) throw UsageError("cannot write the trace file " + args.str("--trace"));
         }
         MedusaDecoder decoder(model, file, heads, tree, mo);
-        std::vector<int> tokens = tokenizer.encode(prompt, true);
-        std::fputs(prompt.c_str(), stdout);
+        std::vector<int> tokens = chat.tokens;
+        std::fputs(chat.shown.c_str(), stdout);
         std::fflush(stdout);
         int prev = tokens.back();
         GenerationStats stats = decoder.generate(tokens, [&](const StepTrace& step) {
             for (int token : step.emitted) {
-                std::string piece = tokenizer.piece_text(prev, token);
+                std::string piece = stop_strings.feed(tokenizer.piece_text(prev, token));
                 std::fwrite(piece.data(), 1, piece.size(), stdout);
                 prev = token;
             }
             std::fflush(stdout);
             if (trace_file.is_open()) trace_file << step.to_json() << "\n";
-            return true;
+            return !stop_strings.stopped();
         });
-        std::fputs("\n", stdout);
+        std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
         std::fflush(stdout);  // the text ends before the statistics on stderr
         if (stats.stop_reason == "context")
             std::fprintf(stderr, "note: reached the end of the model's context (%d tokens)\n", model.config().seq_len);
@@ -95,18 +103,18 @@ int run_generate(int argc, char** argv) {
         gpu = open_gpu(args);
         model = std::make_unique<GpuModel>(*gpu, file);
     }
-    std::vector<int> tokens = tokenizer.encode(prompt, true);
-    std::fputs(prompt.c_str(), stdout);
+    std::vector<int> tokens = chat.tokens;
+    std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);
     int prev = tokens.back();
     GenerationStats stats = generate_autoregressive(*model, tokens, options, [&](int token) {
-        std::string piece = tokenizer.piece_text(prev, token);
+        std::string piece = stop_strings.feed(tokenizer.piece_text(prev, token));
         std::fwrite(piece.data(), 1, piece.size(), stdout);
         std::fflush(stdout);
         prev = token;
-        return true;
+        return !stop_strings.stopped();
     });
-    std::fputs("\n", stdout);
+    std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")
         std::fprintf(stderr, "note: reached the end of the model's context (%d tokens)\n", model->config().seq_len);

@@ -306,6 +306,8 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
             throw FormatError(name + ": the embedded vocabulary has " + std::to_string(n_tokens) +
                               " tokens but the model's embedding has " + std::to_string(c.vocab_size) + " rows");
     }
+    // Kept verbatim; model/chat_template.cpp recognises the families it knows by their markers.
+    m.chat_template = meta.text("tokenizer.chat_template");
     m.storage = bytes;
     return m;
 }

@@ -62,6 +62,7 @@ struct ModelFile {
     LlamaConfig config;
     std::vector<Tensor> tensors;
     std::string embedded_tokenizer;  // serialized sentencepiece ModelProto, empty when the file has none
+    std::string chat_template;       // GGUF tokenizer.chat_template (Jinja text), empty when absent
     std::shared_ptr<const void> storage;  // keeps the bytes behind Tensor::data alive
 
     const Tensor* find(const std::string& name) const;

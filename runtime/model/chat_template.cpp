@@ -1,0 +1,326 @@
+#include "model/chat_template.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+
+namespace medusa {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower((unsigned char)c));
+    return s;
+}
+
+std::string strip(const std::string& s) {
+    const char* ws = " \t\n\r\f\v";
+    const size_t b = s.find_first_not_of(ws);
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+// Builds a prompt part by part, joining neighbouring text.
+struct Builder {
+    ChatPrompt p;
+    Builder& text(const std::string& t) {
+        if (t.empty()) return *this;
+        if (!p.parts.empty() && !p.parts.back().special) p.parts.back().text += t;
+        else p.parts.push_back({false, t});
+        return *this;
+    }
+    Builder& special(const std::string& piece) {
+        p.parts.push_back({true, piece});
+        return *this;
+    }
+};
+
+const char* kBos = "<s>";
+const char* kEos = "</s>";
+const char* kImStart = "<|im_start|>";
+const char* kImEnd = "<|im_end|>";
+
+// FastChat conversation.py, template "vicuna_v1.1", SeparatorStyle.ADD_COLON_TWO with sep=" ",
+// sep2="</s>": system + sep, then "ROLE: message" + (sep after a user message, sep2 after an
+// assistant message), and the open "ASSISTANT:" last.
+ChatPrompt render_vicuna(const Conversation& c) {
+    Builder b;
+    if (!c.system.empty()) b.text(c.system + " ");
+    for (const ChatTurn& t : c.history) {
+        b.text("USER: " + t.user + " ");
+        b.text("ASSISTANT: " + t.assistant).special(kEos);
+    }
+    b.text("USER: " + c.user + " ASSISTANT:");
+    return b.p;
+}
+
+// Meta llama/generation.py chat_completion: the system prompt is wrapped in B_SYS/E_SYS and
+// prepended to the first user message; each answered turn is encode("[INST] {u.strip()} [/INST]
+// {a.strip()} ", bos, eos), the open turn encode("[INST] {u.strip()} [/INST]", bos).
+ChatPrompt render_llama2(const Conversation& c) {
+    std::vector<ChatTurn> turns = c.history;
+    turns.push_back({c.user, ""});
+    if (!c.system.empty()) turns[0].user = "<<SYS>>\n" + c.system + "\n<</SYS>>\n\n" + turns[0].user;
+    Builder b;
+    for (size_t i = 0; i < turns.size(); ++i) {
+        if (i > 0) b.special(kBos);  // the first BOS is the tokenizer's (see the header)
+        b.text("[INST] " + strip(turns[i].user) + " [/INST]");
+        if (i + 1 < turns.size()) b.text(" " + strip(turns[i].assistant) + " ").special(kEos);
+    }
+    return b.p;
+}
+
+// HuggingFaceH4/zephyr-7b-beta (and TinyLlama-1.1B-Chat-v1.0) tokenizer_config.json chat_template,
+// rendered with trim_blocks as transformers does: each message "<|role|>\n" + content + eos_token,
+// then the newline after "}}"; the generation prompt "<|assistant|>" and its newline.
+ChatPrompt render_zephyr(const Conversation& c) {
+    Builder b;
+    auto message = [&](const char* role, const std::string& content) {
+        b.text(std::string("<|") + role + "|>\n" + content).special(kEos).text("\n");
+    };
+    if (!c.system.empty()) message("system", c.system);
+    for (const ChatTurn& t : c.history) {
+        message("user", t.user);
+        message("assistant", t.assistant);
+    }
+    message("user", c.user);
+    b.text("<|assistant|>\n");
+    return b.p;
+}
+
+// ChatML (OpenAI's chatml.md; the chat_template of ChatML fine-tunes): "<|im_start|>" + role +
+// "\n" + content + "<|im_end|>" + "\n" per message, the generation prompt "<|im_start|>assistant\n".
+ChatPrompt render_chatml(const Conversation& c) {
+    Builder b;
+    auto message = [&](const char* role, const std::string& content) {
+        b.special(kImStart).text(std::string(role) + "\n" + content).special(kImEnd).text("\n");
+    };
+    if (!c.system.empty()) message("system", c.system);
+    for (const ChatTurn& t : c.history) {
+        message("user", t.user);
+        message("assistant", t.assistant);
+    }
+    message("user", c.user);
+    b.special(kImStart).text("assistant\n");
+    return b.p;
+}
+
+// The id of a piece spelt exactly `piece`, or -1 (one pass over the vocabulary).
+int find_piece(const Tokenizer& tok, const std::string& piece) {
+    for (int id = 0, n = tok.vocab_size(); id < n; ++id)
+        if (tok.piece(id) == piece) return id;
+    return -1;
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// tokenizer_config.json's chat_template: a string, or (newer transformers) a list of named
+// templates of which "default" is the chat one.
+std::string hf_chat_template(const nlohmann::json& cfg) {
+    auto it = cfg.find("chat_template");
+    if (it == cfg.end()) return "";
+    if (it->is_string()) return it->get<std::string>();
+    if (it->is_array())
+        for (const auto& e : *it)
+            if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
+                return e["template"].get<std::string>();
+    return "";
+}
+
+// Hints in a Hugging Face model name ("lmsys/vicuna-7b-v1.5", "meta-llama/Llama-2-7b-chat-hf",
+// "HuggingFaceH4/zephyr-7b-beta", "TinyLlama/TinyLlama-1.1B-Chat-v1.0").
+ChatTemplate from_model_name(const std::string& name) {
+    const std::string n = lower(name);
+    if (has(n, "vicuna")) return ChatTemplate::VicunaV11;
+    if ((has(n, "llama-2") || has(n, "llama2")) && has(n, "chat")) return ChatTemplate::Llama2Chat;
+    if (has(n, "zephyr")) return ChatTemplate::Zephyr;
+    if (has(n, "tinyllama") && has(n, "chat")) return ChatTemplate::Zephyr;
+    return ChatTemplate::None;
+}
+
+}  // namespace
+
+const char* chat_template_name(ChatTemplate t) {
+    switch (t) {
+        case ChatTemplate::None: return "none";
+        case ChatTemplate::VicunaV11: return "vicuna_v1.1";
+        case ChatTemplate::Llama2Chat: return "llama2_chat";
+        case ChatTemplate::Zephyr: return "zephyr";
+        case ChatTemplate::ChatML: return "chatml";
+    }
+    return "?";
+}
+
+std::optional<ChatTemplate> parse_chat_template(const std::string& name) {
+    const std::string n = lower(name);
+    if (n == "none") return ChatTemplate::None;
+    if (n == "vicuna_v1.1" || n == "vicuna" || n == "vicuna_v1_1" || n == "vicuna-v1.1") return ChatTemplate::VicunaV11;
+    if (n == "llama2_chat" || n == "llama2" || n == "llama-2" || n == "llama2-chat" || n == "llama-2-chat")
+        return ChatTemplate::Llama2Chat;
+    if (n == "zephyr" || n == "tinyllama") return ChatTemplate::Zephyr;
+    if (n == "chatml" || n == "chat-ml") return ChatTemplate::ChatML;
+    return std::nullopt;
+}
+
+ChatTemplate detect_chat_template_jinja(const std::string& j) {
+    if (has(j, "<|im_start|>")) return ChatTemplate::ChatML;
+    if (has(j, "[INST]") && has(j, "<<SYS>>")) return ChatTemplate::Llama2Chat;
+    // Phi-3 also writes <|user|>/<|assistant|>, but ends messages with <|end|>, not eos_token.
+    if (has(j, "<|user|>") && has(j, "<|assistant|>") && !has(j, "<|end|>")) return ChatTemplate::Zephyr;
+    if (has(j, "USER:") && has(j, "ASSISTANT:")) return ChatTemplate::VicunaV11;
+    return ChatTemplate::None;
+}
+
+ChatTemplateDetection detect_chat_template(const ModelFile& m) {
+    auto found = [](ChatTemplate t, const std::string& where) {
+        return ChatTemplateDetection{t, where + ": " + (t == ChatTemplate::None ? std::string("no known chat format")
+                                                                               : std::string(chat_template_name(t)))};
+    };
+    if (m.format.rfind("llama2c", 0) == 0)
+        return {ChatTemplate::None, "llama2.c checkpoint: a story model without a chat format"};
+    if (m.format == "gguf") {
+        if (m.chat_template.empty()) return {ChatTemplate::None, "GGUF file without tokenizer.chat_template"};
+        return found(detect_chat_template_jinja(m.chat_template), "GGUF tokenizer.chat_template");
+    }
+    if (m.format == "safetensors") {
+        std::error_code ec;
+        fs::path dir(m.path);
+        if (!fs::is_directory(dir, ec)) dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
+        try {
+            if (fs::exists(dir / "tokenizer_config.json", ec)) {
+                const std::string jinja = hf_chat_template(nlohmann::json::parse(read_file(dir / "tokenizer_config.json")));
+                if (!jinja.empty()) return found(detect_chat_template_jinja(jinja), "tokenizer_config.json chat_template");
+            }
+            if (fs::exists(dir / "config.json", ec)) {
+                const auto cfg = nlohmann::json::parse(read_file(dir / "config.json"));
+                const std::string name = cfg.value("_name_or_path", "");
+                if (!name.empty()) return found(from_model_name(name), "config.json _name_or_path '" + name + "'");
+            }
+        } catch (const nlohmann::json::exception& e) {
+            return {ChatTemplate::None, dir.string() + ": unreadable JSON (" + e.what() + ")"};
+        }
+        return {ChatTemplate::None, "Hugging Face folder without a chat_template or a model name"};
+    }
+    return {ChatTemplate::None, m.format + " file: no chat format recorded"};
+}
+
+std::string ChatPrompt::text() const {
+    std::string s;
+    for (const ChatPart& p : parts) s += p.text;
+    return s;
+}
+
+std::string default_system_prompt(ChatTemplate t) {
+    if (t == ChatTemplate::VicunaV11)  // FastChat's vicuna_v1.1 system message
+        return "A chat between a curious user and an artificial intelligence assistant. "
+               "The assistant gives helpful, detailed, and polite answers to the user's questions.";
+    return "";
+}
+
+ChatPrompt render_chat(ChatTemplate t, const Conversation& conv) {
+    switch (t) {
+        case ChatTemplate::VicunaV11: return render_vicuna(conv);
+        case ChatTemplate::Llama2Chat: return render_llama2(conv);
+        case ChatTemplate::Zephyr: return render_zephyr(conv);
+        case ChatTemplate::ChatML: return render_chatml(conv);
+        case ChatTemplate::None: break;
+    }
+    throw std::invalid_argument("render_chat: no chat template to render with");
+}
+
+std::vector<int> encode_chat(const ChatPrompt& prompt, const Tokenizer& tok) {
+    // Resolve the specials first; one the vocabulary lacks joins the text around it.
+    std::vector<std::pair<int, std::string>> runs;  // (token id, "") or (-1, text)
+    for (const ChatPart& p : prompt.parts) {
+        int id = -1;
+        if (p.special) id = p.text == kBos ? tok.bos_id() : p.text == kEos ? tok.eos_id() : find_piece(tok, p.text);
+        if (id >= 0) runs.push_back({id, ""});
+        else if (!runs.empty() && runs.back().first < 0) runs.back().second += p.text;
+        else runs.push_back({-1, p.text});
+    }
+    std::vector<int> ids = {tok.bos_id()};
+    for (const auto& [id, text] : runs) {
+        if (id >= 0) {
+            ids.push_back(id);
+        } else {
+            const std::vector<int> t = tok.encode(text, false);
+            ids.insert(ids.end(), t.begin(), t.end());
+        }
+    }
+    return ids;
+}
+
+std::vector<int> chat_stop_tokens(ChatTemplate t, const Tokenizer& tok) {
+    std::vector<int> stops = {tok.eos_id()};
+    if (t == ChatTemplate::ChatML)
+        if (int id = find_piece(tok, kImEnd); id >= 0) stops.push_back(id);
+    return stops;
+}
+
+std::vector<std::string> chat_stop_strings(ChatTemplate t) {
+    switch (t) {
+        case ChatTemplate::VicunaV11: return {kEos, "USER:"};
+        case ChatTemplate::Llama2Chat: return {kEos, "[INST]"};
+        case ChatTemplate::Zephyr: return {kEos, "<|user|>"};
+        case ChatTemplate::ChatML: return {kImEnd, kImStart};
+        case ChatTemplate::None: break;
+    }
+    return {};
+}
+
+StopStringFilter::StopStringFilter(std::vector<std::string> stops) : stops_(std::move(stops)) {
+    std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
+}
+
+std::string StopStringFilter::feed(const std::string& piece) {
+    if (stopped_) return "";
+    pending_ += piece;
+    size_t first = std::string::npos;
+    for (const std::string& s : stops_) first = std::min(first, pending_.find(s));
+    if (first != std::string::npos) {
+        std::string out = pending_.substr(0, first);
+        pending_.clear();
+        stopped_ = true;
+        reply_ += out;
+        return out;
+    }
+    // Hold back the longest tail that a stop string begins with.
+    size_t hold = 0;
+    for (const std::string& s : stops_)
+        for (size_t k = std::min(pending_.size(), s.size() - 1); k > hold; --k)
+            if (pending_.compare(pending_.size() - k, k, s, 0, k) == 0) {
+                hold = k;
+                break;
+            }
+    std::string out = pending_.substr(0, pending_.size() - hold);
+    pending_.erase(0, pending_.size() - hold);
+    reply_ += out;
+    return out;
+}
+
+std::string StopStringFilter::flush() {
+    if (stopped_) return "";
+    std::string out = std::move(pending_);
+    pending_.clear();
+    reply_ += out;
+    return out;
+}
+
+}  // namespace medusa

@@ -1,0 +1,404 @@
+// Chat templates: each family's prompt against its published format, detection from the families'
+// Jinja templates, and a GGUF file written here carrying tokenizer.chat_template.
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "model/chat_template.h"
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+#include "cli_runner.h"
+#include "test_paths.h"
+
+using namespace medusa;
+using medusa::test::model_path;
+namespace fs = std::filesystem;
+
+namespace {
+
+Conversation two_turns(std::string system) {
+    Conversation c;
+    c.system = std::move(system);
+    c.history = {{"Hello!", "Hi there."}};
+    c.user = "How are you?";
+    return c;
+}
+
+size_t count_special(const ChatPrompt& p, const std::string& piece) {
+    return size_t(std::count_if(p.parts.begin(), p.parts.end(),
+                                [&](const ChatPart& x) { return x.special && x.text == piece; }));
+}
+
+}  // namespace
+
+// Expected strings, written out by hand from each family's published format:
+//  Vicuna v1.1: FastChat fastchat/conversation.py, "vicuna_v1.1" (ADD_COLON_TWO, sep " ", sep2 "</s>");
+//    docs/weights_version.md: "the separator has been changed from ### to the EOS token </s>".
+//  Llama-2 chat: huggingface.co/blog/llama2 "How to prompt Llama 2":
+//    <s>[INST] <<SYS>>\n{{ system_prompt }}\n<</SYS>>\n\n{{ user_msg_1 }} [/INST] {{ model_answer_1 }} </s><s>[INST] {{ user_msg_2 }} [/INST]
+//    (Meta's llama/generation.py builds the same tokens: "[INST] u [/INST] a " with bos and eos).
+//  Zephyr: HuggingFaceH4/zephyr-7b-beta model card output of apply_chat_template:
+//    <|system|>\n...</s>\n<|user|>\n...</s>\n<|assistant|>\n
+//  ChatML: openai-python chatml.md and the ChatML chat_template: <|im_start|>role\ncontent<|im_end|>\n
+TEST_CASE("each family renders a conversation in its published format", "[chat-template]") {
+    const Conversation c = two_turns("Be brief.");
+    SECTION("vicuna v1.1") {
+        const ChatPrompt p = render_chat(ChatTemplate::VicunaV11, c);
+        CHECK(p.text() == "Be brief. USER: Hello! ASSISTANT: Hi there.</s>USER: How are you? ASSISTANT:");
+        CHECK(count_special(p, "</s>") == 1);  // the separator is the EOS token, not the five characters
+    }
+    SECTION("llama-2 chat") {
+        const ChatPrompt p = render_chat(ChatTemplate::Llama2Chat, c);
+        CHECK("<s>" + p.text() ==
+              "<s>[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHello! [/INST] Hi there. </s><s>[INST] How are you? [/INST]");
+        CHECK(count_special(p, "<s>") == 1);  // the second turn's; the first is the tokenizer's
+        CHECK(count_special(p, "</s>") == 1);
+    }
+    SECTION("zephyr") {
+        const ChatPrompt p = render_chat(ChatTemplate::Zephyr, c);
+        CHECK(p.text() ==
+              "<|system|>\nBe brief.</s>\n<|user|>\nHello!</s>\n<|assistant|>\nHi there.</s>\n<|user|>\nHow are "
+              "you?</s>\n<|assistant|>\n");
+        CHECK(count_special(p, "</s>") == 4);
+        CHECK(count_special(p, "<|user|>") == 0);  // plain text in Zephyr/TinyLlama vocabularies
+    }
+    SECTION("chatml") {
+        const ChatPrompt p = render_chat(ChatTemplate::ChatML, c);
+        CHECK(p.text() ==
+              "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\nHi "
+              "there.<|im_end|>\n<|im_start|>user\nHow are you?<|im_end|>\n<|im_start|>assistant\n");
+        CHECK(count_special(p, "<|im_start|>") == 5);
+        CHECK(count_special(p, "<|im_end|>") == 4);
+    }
+}
+
+TEST_CASE("a first message without a system prompt", "[chat-template]") {
+    Conversation c;
+    c.user = "What is 2+2?";
+    CHECK(render_chat(ChatTemplate::VicunaV11, c).text() == "USER: What is 2+2? ASSISTANT:");
+    CHECK(render_chat(ChatTemplate::Llama2Chat, c).text() == "[INST] What is 2+2? [/INST]");
+    CHECK(render_chat(ChatTemplate::Zephyr, c).text() == "<|user|>\nWhat is 2+2?</s>\n<|assistant|>\n");
+    CHECK(render_chat(ChatTemplate::ChatML, c).text() ==
+          "<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n");
+    // FastChat's default Vicuna system message.
+    c.system = default_system_prompt(ChatTemplate::VicunaV11);
+    CHECK(render_chat(ChatTemplate::VicunaV11, c).text() ==
+          "A chat between a curious user and an artificial intelligence assistant. The assistant gives helpful, "
+          "detailed, and polite answers to the user's questions. USER: What is 2+2? ASSISTANT:");
+    CHECK(default_system_prompt(ChatTemplate::ChatML).empty());
+    CHECK_THROWS_AS(render_chat(ChatTemplate::None, c), std::invalid_argument);
+}
+
+TEST_CASE("llama-2 strips messages as Meta's chat_completion does", "[chat-template]") {
+    Conversation c;
+    c.history = {{"  Hi \n", " Hello.  "}};
+    c.user = "\tBye ";
+    CHECK(render_chat(ChatTemplate::Llama2Chat, c).text() == "[INST] Hi [/INST] Hello. </s><s>[INST] Bye [/INST]");
+}
+
+TEST_CASE("template names parse both ways", "[chat-template]") {
+    for (ChatTemplate t : {ChatTemplate::None, ChatTemplate::VicunaV11, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr,
+                           ChatTemplate::ChatML})
+        CHECK(parse_chat_template(chat_template_name(t)) == t);
+    CHECK(parse_chat_template("Vicuna") == ChatTemplate::VicunaV11);
+    CHECK(parse_chat_template("llama-2") == ChatTemplate::Llama2Chat);
+    CHECK_FALSE(parse_chat_template("alpaca").has_value());
+}
+
+// Short excerpts of the families' Jinja chat templates as they appear in tokenizer_config.json
+// files and GGUF tokenizer.chat_template keys.
+TEST_CASE("families are recognised from their Jinja chat templates", "[chat-template]") {
+    // meta-llama/Llama-2-7b-chat-hf tokenizer_config.json (excerpt).
+    const std::string llama2 =
+        "{% if messages[0]['role'] == 'system' %}{% set loop_messages = messages[1:] %}{% set system_message = "
+        "messages[0]['content'] %}{% else %}{% set loop_messages = messages %}{% set system_message = false %}{% endif "
+        "%}{% for message in loop_messages %}{% if loop.index0 == 0 and system_message != false %}{% set content = "
+        "'<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}{% else %}{% set content = "
+        "message['content'] %}{% endif %}{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + "
+        "content.strip() + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ ' '  + content.strip() + ' ' + "
+        "eos_token }}{% endif %}{% endfor %}";
+    // HuggingFaceH4/zephyr-7b-beta and TinyLlama/TinyLlama-1.1B-Chat-v1.0 tokenizer_config.json.
+    const std::string zephyr =
+        "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + message['content'] + "
+        "eos_token }}\n{% elif message['role'] == 'system' %}\n{{ '<|system|>\n' + message['content'] + eos_token "
+        "}}\n{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\n'  + message['content'] + eos_token "
+        "}}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor "
+        "%}";
+    // The usual ChatML template (e.g. teknium/OpenHermes-2.5-Mistral-7B).
+    const std::string chatml =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    // A Vicuna v1.1 template in the style GGUF conversions carry (FastChat's format in Jinja).
+    const std::string vicuna =
+        "{% if messages[0]['role'] == 'system' %}{% set system_message = messages[0]['content'] + ' ' %}{% set "
+        "loop_messages = messages[1:] %}{% else %}{% set system_message = '' %}{% set loop_messages = messages %}{% "
+        "endif %}{{ system_message }}{% for message in loop_messages %}{% if message['role'] == 'user' %}{{ 'USER: ' "
+        "+ message['content'] + ' ' }}{% elif message['role'] == 'assistant' %}{{ 'ASSISTANT: ' + "
+        "message['content'] + eos_token }}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% "
+        "endif %}";
+    CHECK(detect_chat_template_jinja(llama2) == ChatTemplate::Llama2Chat);
+    CHECK(detect_chat_template_jinja(zephyr) == ChatTemplate::Zephyr);
+    CHECK(detect_chat_template_jinja(chatml) == ChatTemplate::ChatML);
+    CHECK(detect_chat_template_jinja(vicuna) == ChatTemplate::VicunaV11);
+
+    // Look-alikes of other families are not taken for these.
+    // microsoft/Phi-3-mini: <|user|> ... <|end|>.
+    CHECK(detect_chat_template_jinja("{% for message in messages %}{% if message['role'] == 'user' %}{{'<|user|>' + "
+                                     "'\n' + message['content'] + '<|end|>' + '\n' + '<|assistant|>' + '\n'}}{% "
+                                     "endif %}{% endfor %}") == ChatTemplate::None);
+    // mistralai/Mistral-7B-Instruct-v0.1: [INST] without <<SYS>>.
+    CHECK(detect_chat_template_jinja("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' "
+                                     "%}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% endif %}{% endfor %}") ==
+          ChatTemplate::None);
+    // Llama-3 headers.
+    CHECK(detect_chat_template_jinja("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + "
+                                     "message['content'] | trim + '<|eot_id|>' }}") == ChatTemplate::None);
+    CHECK(detect_chat_template_jinja("") == ChatTemplate::None);
+}
+
+TEST_CASE("stop strings end a streamed reply, across token boundaries", "[chat-template]") {
+    StopStringFilter f(chat_stop_strings(ChatTemplate::VicunaV11));
+    std::string shown;
+    for (const char* piece : {"Fine", ", thanks", ". U", "SE", "R: and you"}) shown += f.feed(piece);
+    CHECK(f.stopped());
+    CHECK(shown == "Fine, thanks. ");
+    CHECK(f.reply() == "Fine, thanks. ");
+    CHECK(f.feed("more") == "");
+    // Held back while it could begin a stop string, released when it does not.
+    StopStringFilter g(chat_stop_strings(ChatTemplate::ChatML));
+    CHECK(g.feed("a <|im") == "a ");
+    CHECK(g.feed("age|>") == "<|image|>");
+    CHECK(g.feed(" <") == " ");
+    CHECK(g.flush() == "<");
+    CHECK_FALSE(g.stopped());
+    CHECK(g.reply() == "a <|image|> <");
+}
+
+// The Llama-2 tokenizer (32000 pieces) turns a rendered prompt into the tokens Meta's
+// chat_completion builds: per answered turn bos + encode("[INST] u [/INST] a ") + eos, then
+// bos + encode("[INST] u [/INST]").
+TEST_CASE("encode_chat gives Llama-2 chat the tokens of Meta's reference code", "[chat-template]") {
+    const Tokenizer tok = Tokenizer::from_file(model_path("llama2-tokenizer.model"));
+    REQUIRE(tok.vocab_size() == 32000);
+    const std::vector<int> ids = encode_chat(render_chat(ChatTemplate::Llama2Chat, two_turns("Be brief.")), tok);
+    std::vector<int> expected = tok.encode("[INST] <<SYS>>\nBe brief.\n<</SYS>>\n\nHello! [/INST] Hi there. ", true);
+    expected.push_back(tok.eos_id());
+    const std::vector<int> second = tok.encode("[INST] How are you? [/INST]", true);
+    expected.insert(expected.end(), second.begin(), second.end());
+    CHECK(ids == expected);
+
+    // Vicuna's "</s>" separator is the EOS id, once, and no piece spells it out.
+    const std::vector<int> v = encode_chat(render_chat(ChatTemplate::VicunaV11, two_turns("Be brief.")), tok);
+    CHECK(v.front() == tok.bos_id());
+    CHECK(std::count(v.begin(), v.end(), tok.eos_id()) == 1);
+    CHECK(std::count(v.begin(), v.end(), tok.bos_id()) == 1);
+    CHECK(tok.decode(v).find("</s>") == std::string::npos);
+    CHECK(chat_stop_tokens(ChatTemplate::VicunaV11, tok) == std::vector<int>{tok.eos_id()});
+    // The Llama-2 vocabulary has no <|im_start|> piece: ChatML falls back to text there.
+    const std::vector<int> m = encode_chat(render_chat(ChatTemplate::ChatML, two_turns("")), tok);
+    CHECK(tok.decode(m).find("<|im_start|>user") != std::string::npos);
+    CHECK(chat_stop_tokens(ChatTemplate::ChatML, tok) == std::vector<int>{tok.eos_id()});
+}
+
+namespace {
+
+// A minimal GGUF v3 writer: a 1-layer llama with dim 8, a byte-fallback vocabulary with ChatML's
+// control tokens, and (when given) tokenizer.chat_template.
+class GgufWriter {
+public:
+    void str(const std::string& s) {
+        u64(s.size());
+        bytes_.insert(bytes_.end(), s.begin(), s.end());
+    }
+    void u32(uint32_t v) { raw(&v, 4); }
+    void i32(int32_t v) { raw(&v, 4); }
+    void u64(uint64_t v) { raw(&v, 8); }
+    void f32(float v) { raw(&v, 4); }
+    void raw(const void* p, size_t n) {
+        const auto* b = static_cast<const uint8_t*>(p);
+        bytes_.insert(bytes_.end(), b, b + n);
+    }
+    std::vector<uint8_t> bytes_;
+};
+
+constexpr uint32_t kU32 = 4, kI32 = 5, kF32 = 6, kString = 8, kArray = 9;
+
+std::vector<std::string> tiny_vocab() {
+    std::vector<std::string> v = {"<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"};
+    char buf[8];
+    for (int b = 0; b < 256; ++b) {
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        v.push_back(buf);
+    }
+    return v;
+}
+
+fs::path write_tiny_gguf(const std::string& name, const std::string* chat_template) {
+    const int dim = 8, hidden = 16;
+    const std::vector<std::string> vocab = tiny_vocab();
+    GgufWriter w;
+    w.u32(0x46554747);
+    w.u32(3);
+    struct T {
+        std::string name;
+        std::vector<uint64_t> dims;  // innermost first
+    };
+    std::vector<T> tensors = {{"token_embd.weight", {uint64_t(dim), vocab.size()}},
+                              {"output_norm.weight", {uint64_t(dim)}},
+                              {"blk.0.attn_norm.weight", {uint64_t(dim)}},
+                              {"blk.0.attn_q.weight", {uint64_t(dim), uint64_t(dim)}},
+                              {"blk.0.attn_k.weight", {uint64_t(dim), uint64_t(dim)}},
+                              {"blk.0.attn_v.weight", {uint64_t(dim), uint64_t(dim)}},
+                              {"blk.0.attn_output.weight", {uint64_t(dim), uint64_t(dim)}},
+                              {"blk.0.ffn_norm.weight", {uint64_t(dim)}},
+                              {"blk.0.ffn_gate.weight", {uint64_t(dim), uint64_t(hidden)}},
+                              {"blk.0.ffn_down.weight", {uint64_t(hidden), uint64_t(dim)}},
+                              {"blk.0.ffn_up.weight", {uint64_t(dim), uint64_t(hidden)}}};
+    w.u64(tensors.size());
+    w.u64(chat_template ? 11 : 10);
+    auto key = [&](const char* k, uint32_t type) {
+        w.str(k);
+        w.u32(type);
+    };
+    key("general.architecture", kString), w.str("llama");
+    key("llama.embedding_length", kU32), w.u32(dim);
+    key("llama.feed_forward_length", kU32), w.u32(hidden);
+    key("llama.block_count", kU32), w.u32(1);
+    key("llama.attention.head_count", kU32), w.u32(2);
+    key("llama.context_length", kU32), w.u32(64);
+    key("tokenizer.ggml.model", kString), w.str("llama");
+    key("tokenizer.ggml.tokens", kArray), w.u32(kString), w.u64(vocab.size());
+    for (const auto& t : vocab) w.str(t);
+    key("tokenizer.ggml.scores", kArray), w.u32(kF32), w.u64(vocab.size());
+    for (size_t i = 0; i < vocab.size(); ++i) w.f32(0.0f);
+    key("tokenizer.ggml.token_type", kArray), w.u32(kI32), w.u64(vocab.size());
+    for (size_t i = 0; i < vocab.size(); ++i) w.i32(i == 0 ? 2 : i < 5 ? 3 : 6);  // unknown, control, byte
+    if (chat_template) key("tokenizer.chat_template", kString), w.str(*chat_template);
+    uint64_t offset = 0;
+    std::vector<uint64_t> sizes;
+    for (const T& t : tensors) {
+        w.str(t.name);
+        w.u32(uint32_t(t.dims.size()));
+        uint64_t n = 1;
+        for (uint64_t d : t.dims) w.u64(d), n *= d;
+        w.u32(0);  // F32
+        w.u64(offset);
+        sizes.push_back(n * 4);
+        offset += (n * 4 + 31) / 32 * 32;
+    }
+    while (w.bytes_.size() % 32) w.bytes_.push_back(0);
+    for (uint64_t s : sizes) {
+        for (uint64_t i = 0; i < s / 4; ++i) w.f32(0.01f * float(i % 7));
+        while (w.bytes_.size() % 32) w.bytes_.push_back(0);
+    }
+    const fs::path p = fs::temp_directory_path() / ("medusa-chat-" + std::to_string(::getpid()) + "-" + name + ".gguf");
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(w.bytes_.data()), std::streamsize(w.bytes_.size()));
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("a GGUF's tokenizer.chat_template survives loading and selects the template", "[chat-template]") {
+    const std::string chatml =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const fs::path p = write_tiny_gguf("chatml", &chatml);
+    const ModelFile m = load_model(p.string());
+    fs::remove(p);
+    CHECK(m.format == "gguf");
+    CHECK(m.chat_template == chatml);
+    const ChatTemplateDetection d = detect_chat_template(m);
+    CHECK(d.kind == ChatTemplate::ChatML);
+    CHECK_THAT(d.reason, Catch::Contains("tokenizer.chat_template"));
+
+    // The embedded vocabulary has <|im_start|> = 3 and <|im_end|> = 4 as control pieces: the
+    // prompt uses those ids (sentencepiece alone would spell control pieces out byte by byte).
+    const Tokenizer tok = Tokenizer::from_serialized(m.embedded_tokenizer, m.path);
+    Conversation c;
+    c.user = "Hi";
+    const std::vector<int> ids = encode_chat(render_chat(d.kind, c), tok);
+    REQUIRE(ids.size() > 3);
+    CHECK(ids[0] == tok.bos_id());
+    CHECK(ids[1] == 3);
+    CHECK(std::count(ids.begin(), ids.end(), 3) == 2);
+    CHECK(std::count(ids.begin(), ids.end(), 4) == 1);
+    CHECK(tok.encode("<|im_start|>", false) != std::vector<int>{3});
+    CHECK(chat_stop_tokens(ChatTemplate::ChatML, tok) == std::vector<int>{tok.eos_id(), 4});
+
+    const std::string llama2 = "{{ bos_token + '[INST] ' + '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' }}";
+    const fs::path q = write_tiny_gguf("llama2", &llama2);
+    const ModelFile ml = load_model(q.string());
+    fs::remove(q);
+    CHECK(detect_chat_template(ml).kind == ChatTemplate::Llama2Chat);
+
+    const fs::path r = write_tiny_gguf("none", nullptr);
+    const ModelFile mn = load_model(r.string());
+    fs::remove(r);
+    CHECK(mn.chat_template.empty());
+    CHECK(detect_chat_template(mn).kind == ChatTemplate::None);
+}
+
+TEST_CASE("the shared story models have no chat template", "[chat-template]") {
+    const ModelFile g = load_model(model_path("gguf/stories260K-f32.gguf"));
+    CHECK(g.chat_template.empty());
+    const ChatTemplateDetection dg = detect_chat_template(g);
+    CHECK(dg.kind == ChatTemplate::None);
+    CHECK_THAT(dg.reason, Catch::Contains("without tokenizer.chat_template"));
+    const ChatTemplateDetection db = detect_chat_template(load_model(model_path("stories260K.bin")));
+    CHECK(db.kind == ChatTemplate::None);
+    CHECK_THAT(db.reason, Catch::Contains("story model"));
+}
+
+TEST_CASE("a Hugging Face folder is recognised by its tokenizer_config.json or model name", "[chat-template]") {
+    const fs::path dir = fs::temp_directory_path() / ("medusa-hf-chat-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    ModelFile m;
+    m.format = "safetensors";
+    m.path = (dir / "model.safetensors").string();
+    std::ofstream(dir / "config.json") << R"({"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"]})";
+    CHECK(detect_chat_template(m).kind == ChatTemplate::VicunaV11);
+    // tokenizer_config.json's chat_template wins over the name.
+    std::ofstream(dir / "tokenizer_config.json")
+        << R"({"add_bos_token": true, "chat_template": "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + message['content'] + eos_token }}\n{% endif %}{% if loop.last and add_generation_prompt %}\n{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}"})";
+    m.path = dir.string();
+    const ChatTemplateDetection d = detect_chat_template(m);
+    CHECK(d.kind == ChatTemplate::Zephyr);
+    CHECK_THAT(d.reason, Catch::Contains("tokenizer_config.json"));
+    std::ofstream(dir / "tokenizer_config.json") << R"({"add_bos_token": true})";
+    std::ofstream(dir / "config.json") << R"({"_name_or_path": "meta-llama/Llama-2-7b-chat-hf"})";
+    CHECK(detect_chat_template(m).kind == ChatTemplate::Llama2Chat);
+    std::ofstream(dir / "config.json") << R"({"_name_or_path": "meta-llama/Llama-2-7b-hf"})";
+    CHECK(detect_chat_template(m).kind == ChatTemplate::None);  // the base model is not a chat model
+    fs::remove_all(dir);
+}
+
+TEST_CASE("medusa generate --chat: story models continue the prompt, --chat-template forces a format",
+          "[chat-template][cli]") {
+    using medusa::test::run_medusa;
+    const std::string base = "generate -m " + model_path("stories260K.bin") + " --tokenizer " +
+                             model_path("tok512.model") + " -p 'Once upon a time' -n 12 --temp 0 --cpu";
+    const auto plain = run_medusa(base);
+    REQUIRE(plain.exit_code == 0);
+    const auto chat = run_medusa(base + " --chat");
+    REQUIRE(chat.exit_code == 0);
+    CHECK_THAT(chat.err, Catch::Contains("no chat template") && Catch::Contains("story model"));
+    CHECK(chat.out == plain.out);  // the same continuation as without --chat
+
+    const auto forced = run_medusa(base + " --chat-template chatml --system 'Tell stories.'");
+    REQUIRE(forced.exit_code == 0);
+    CHECK_THAT(forced.err, Catch::Contains("chat template: chatml"));
+    CHECK_THAT(forced.out, Catch::StartsWith("<|im_start|>system\nTell stories.<|im_end|>\n<|im_start|>user\nOnce "
+                                             "upon a time<|im_end|>\n<|im_start|>assistant\n"));
+    CHECK(forced.out != plain.out);
+
+    const auto bad = run_medusa(base + " --chat-template alpaca");
+    CHECK(bad.exit_code != 0);
+    CHECK_THAT(bad.err, Catch::Contains("unknown --chat-template 'alpaca'"));
+    const auto sys = run_medusa(base + " --system hi");
+    CHECK(sys.exit_code != 0);
+    CHECK_THAT(sys.err, Catch::Contains("--system needs --chat"));
+}
