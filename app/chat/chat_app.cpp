@@ -9,6 +9,7 @@ ChatApp::ChatApp(gpu::Context& c) : ctx(c), worker(c, log) {}
 bool ChatApp::send(const std::string& prompt) {
     if (!worker.generate(prompt, settings)) return false;
     last_prompt = prompt;
+    last_settings = settings;
     selected_step = -1;
     scroll_chat = true;
     return true;
@@ -18,6 +19,12 @@ void ChatApp::regenerate() {
     if (last_prompt.empty() || worker.busy()) return;
     ++settings.seed;
     send(last_prompt);
+}
+
+bool ChatApp::measure_speedup() {
+    const auto& turns = reader.turns();
+    if (turns.empty() || !turns.back().done || turns.back().new_tokens < 2) return false;
+    return worker.measure_speedup(turns.back().prompt, last_settings, turns.back().new_tokens);
 }
 
 void ChatApp::clear() {

@@ -23,6 +23,9 @@ struct ChatApp {
     void regenerate();  // the last prompt again, with the next seed
     void clear();
     void load() { worker.load(settings); }
+    // The last finished turn's prompt, decoded again with its settings and with plain decoding for
+    // as many tokens, on the worker; the result shows in the metrics panel, not in the chat.
+    bool measure_speedup();
 
     // Per frame: pull new steps, then draw every panel into a window of this size.
     void poll();
@@ -38,9 +41,12 @@ struct ChatApp {
     DecodeWorker worker;
     std::string input = "Once upon a time";
     std::string last_prompt;
+    DecodeSettings last_settings;  // what the last turn was sent with
+    std::string defaults_note;  // which heads and tree the app started with, and why
     int selected_step = -1;  // index into reader.steps(); -1 follows the latest
     float tree_zoom = 1.0f;
     bool tree_fit = true;
+    bool tree_all = false;  // every node of the tree, not just the accepted path and the guesses under it
     bool scroll_chat = false;
     // Where the panels landed this frame (for the screenshot's sidecar and its test).
     Rect tree_rect, chat_rect;

@@ -76,9 +76,15 @@ private:
     float x_ = 0, y_ = 0;
 };
 
-void legend() {
+// Medusa turns colour accepted guesses by head, draft turns by one "draft token" colour; the
+// legend names what the chat holds (or, before anything is sent, what the settings will make).
+void legend(bool heads, bool draft) {
     ImGui::TextDisabled("Colours:");
-    for (int o = 0; o <= 4; ++o) {
+    std::vector<int> origins = {0};
+    if (heads)
+        for (int o = 1; o <= 4; ++o) origins.push_back(o);
+    if (draft) origins.push_back(kDraftOrigin);
+    for (int o : origins) {
         const char* name = o == 0 ? "model's own token" : origin_name(o);
         const float need = ImGui::GetTextLineHeight() + 12 + ImGui::CalcTextSize(name).x;
         ImGui::SameLine();
@@ -91,14 +97,26 @@ void legend() {
         ImGui::TextUnformatted(name);
     }
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
+    if (heads) ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
+    if (draft)
+        ImGui::TextDisabled("Draft token = proposed by the small draft model, checked and accepted by the target.");
     ImGui::PopTextWrapPos();
 }
 
 }  // namespace
 
 void draw_chat_panel(ChatApp& app) {
-    legend();
+    bool heads = false, draft = false;
+    for (const auto& t : app.reader.turns()) {
+        const bool d = t.mode.rfind("draft", 0) == 0;
+        draft = draft || d;
+        heads = heads || (!d && t.mode.rfind("medusa", 0) == 0);
+    }
+    if (!heads && !draft) {
+        heads = app.settings.mode == DecodeMode::Medusa;
+        draft = app.settings.mode == DecodeMode::Draft;
+    }
+    legend(heads, draft);
     ImGui::Separator();
     const float input_h = ImGui::GetFrameHeightWithSpacing() * 2 + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
@@ -114,7 +132,7 @@ void draw_chat_panel(ChatApp& app) {
         spans.push_back({turn.prompt, kPromptText});
         for (; si < steps.size() && steps[si].turn == turn.id; ++si)
             for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
-                const int origin = token_origin(steps[si].trace, int(k));
+                const int origin = token_origin(steps[si], int(k));
                 spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
             }
         if (turn.done) {
@@ -130,8 +148,9 @@ void draw_chat_panel(ChatApp& app) {
     if (hovered >= 0 && spans[hovered].step >= 0) {
         const Span& sp = spans[hovered];
         ImGui::SetTooltip("step %d: %s\n%s\n(click to show this step's tree)", steps[sp.step].trace.step,
-                          sp.origin == 0 ? "the model's own token (one per step)"
-                                         : (std::string("guessed by ") + origin_name(sp.origin) + ", accepted").c_str(),
+                          sp.origin == 0               ? "the model's own token (one per step)"
+                          : sp.origin == kDraftOrigin ? "proposed by the draft model, accepted by the target"
+                                                       : (std::string("guessed by ") + origin_name(sp.origin) + ", accepted").c_str(),
                           step_caption(steps[sp.step]).c_str());
         if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
     }

@@ -30,45 +30,74 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::Separator();
 
     ImGui::TextUnformatted("Decoding");
-    int mode = s.medusa ? 1 : 0;
-    ImGui::RadioButton("plain", &mode, 0);
+    int mode = int(s.mode);
+    ImGui::RadioButton("plain", &mode, int(DecodeMode::Plain));
     ImGui::SameLine();
-    ImGui::RadioButton("Medusa", &mode, 1);
+    ImGui::RadioButton("Medusa", &mode, int(DecodeMode::Medusa));
+    ImGui::SameLine();
+    ImGui::RadioButton("draft model", &mode, int(DecodeMode::Draft));
     help("Plain: one forward pass per token.\nMedusa: extra heads guess the next tokens; one pass checks all the "
-         "guesses at once (a tree of candidates) and keeps those the model agrees with.");
-    s.medusa = mode == 1;
+         "guesses at once (a tree of candidates) and keeps those the model agrees with.\nDraft model: a small "
+         "model writes gamma tokens ahead one by one; the big model checks the whole chain in one pass and keeps "
+         "the prefix it agrees with.");
+    s.mode = DecodeMode(mode);
+    const bool medusa = s.mode == DecodeMode::Medusa, draft = s.mode == DecodeMode::Draft;
 
-    ImGui::BeginDisabled(!s.medusa);
-    const char* rules[] = {"greedy", "typical", "sample"};
-    int rule = std::min(int(s.rule), 2);
-    ImGui::SetNextItemWidth(120);
-    if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
-    help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
-         "probability (threshold from eps and delta).\nsample: lossless speculative sampling.");
-    ImGui::BeginDisabled(s.rule == AcceptRule::Greedy);
+    if (draft) {
+        const char* drules[] = {"greedy", "sample"};
+        int dr = s.draft_rule == DraftRule::Greedy ? 0 : 1;
+        ImGui::SetNextItemWidth(120);
+        if (ImGui::Combo("acceptance", &dr, drules, 2)) s.draft_rule = dr == 0 ? DraftRule::Greedy : DraftRule::Sample;
+        help("greedy: keep a drafted token while it is the target's argmax.\nsample: keep token x with probability "
+             "min(1, p(x)/q(x)) (p: target, q: draft); at the first rejection draw from max(0, p - q). Lossless: the "
+             "text has exactly the target's distribution.");
+    } else {
+        ImGui::BeginDisabled(!medusa);
+        const char* rules[] = {"greedy", "typical", "sample"};
+        int rule = std::min(int(s.rule), 2);
+        ImGui::SetNextItemWidth(120);
+        if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
+        help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
+             "probability (threshold from eps and delta).\nsample: lossless speculative sampling.");
+        ImGui::EndDisabled();
+    }
+    const bool greedy = draft ? s.draft_rule == DraftRule::Greedy : s.rule == AcceptRule::Greedy;
+    ImGui::BeginDisabled(greedy || s.mode == DecodeMode::Plain);
     ImGui::SliderFloat("temperature", &s.temperature, 0.05f, 2.0f, "%.2f");
-    ImGui::EndDisabled();
-    ImGui::BeginDisabled(s.rule != AcceptRule::Typical);
-    ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
-    ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
     ImGui::EndDisabled();
     int seed = int(s.seed);
     if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
 
-    static const std::vector<std::string> presets = tree_preset_names();
-    ImGui::SetNextItemWidth(160);
-    if (ImGui::BeginCombo("tree", s.tree.c_str())) {
-        for (const auto& p : presets)
-            if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
-        ImGui::EndCombo();
+    if (draft) {
+        ImGui::InputText("draft", &s.draft_path);
+        help("The draft model file: a smaller model with the target's tokenizer (for stories260K, its q8_0 copy "
+             "stories260K_q80.bin).");
+        ImGui::SliderInt("gamma", &s.gamma, 1, 16);
+        help("Tokens the draft proposes per step (the chain's length).");
+        ImGui::Checkbox("adaptive gamma", &s.adaptive_gamma);
+        help("Grow gamma by one after a step that accepted every drafted token, shrink it by one when fewer than "
+             "half were accepted.");
+    } else {
+        ImGui::BeginDisabled(!medusa);
+        ImGui::BeginDisabled(s.rule != AcceptRule::Typical);
+        ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
+        ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
+        ImGui::EndDisabled();
+        static const std::vector<std::string> presets = tree_preset_names();
+        ImGui::SetNextItemWidth(160);
+        if (ImGui::BeginCombo("tree", s.tree.c_str())) {
+            for (const auto& p : presets)
+                if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
+            ImGui::EndCombo();
+        }
+        ImGui::SetNextItemWidth(160);
+        ImGui::InputText("##treespec", &s.tree);
+        help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
+             "medusa_choices (scripts/train_default_heads.sh writes a tuned one).");
+        ImGui::SliderInt("heads", &s.num_heads, 1, 7);
+        help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
+        ImGui::EndDisabled();
     }
-    ImGui::SetNextItemWidth(160);
-    ImGui::InputText("##treespec", &s.tree);
-    help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
-         "medusa_choices.");
-    ImGui::SliderInt("heads", &s.num_heads, 1, 7);
-    help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
-    ImGui::EndDisabled();
     ImGui::SliderInt("max tokens", &s.max_new_tokens, 8, 1024);
 
     ImGui::Separator();
@@ -93,6 +122,11 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::EndDisabled();
     const std::string status = app.worker.status(), error = app.worker.last_error();
     if (!status.empty()) ImGui::TextWrapped("%s", status.c_str());
+    if (!app.defaults_note.empty()) {
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("%s", app.defaults_note.c_str());
+        ImGui::PopTextWrapPos();
+    }
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
         ImGui::TextWrapped("%s", error.c_str());

@@ -1,18 +1,73 @@
 #include "decode_settings.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace medusa::chat {
 
+namespace {
+
+std::string file_stem(const std::string& path) {
+    return std::filesystem::path(path).stem().string();
+}
+
+std::string short_float(float v) { return std::to_string(v).substr(0, 4); }
+
+}  // namespace
+
 std::string DecodeSettings::decoder_key() const {
-    return model_path + "|" + tokenizer_path + "|" + heads_path + "|" + (medusa ? "m" : "p") + "|" + tree + "|" +
-           std::to_string(num_heads) + "|" + accept_rule_name(rule) + "|" + std::to_string(temperature) + "|" +
-           std::to_string(typical_eps) + "|" + std::to_string(typical_delta) + "|" + std::to_string(max_new_tokens);
+    std::string k = model_path + "|" + tokenizer_path + "|" + std::to_string(int(mode)) + "|" +
+                    std::to_string(temperature) + "|" + std::to_string(max_new_tokens) + "|";
+    if (mode == DecodeMode::Draft)
+        return k + draft_path + "|" + std::to_string(gamma) + "|" + (adaptive_gamma ? "a" : "f") + "|" +
+               draft_rule_name(draft_rule);
+    return k + heads_path + "|" + tree + "|" + std::to_string(num_heads) + "|" + accept_rule_name(rule) + "|" +
+           std::to_string(typical_eps) + "|" + std::to_string(typical_delta);
 }
 
 std::string DecodeSettings::mode_name() const {
-    if (!medusa) return "plain decoding";
+    if (mode == DecodeMode::Plain) return "plain decoding";
+    if (mode == DecodeMode::Draft) {
+        std::string r = draft_rule_name(draft_rule);
+        if (draft_rule != DraftRule::Greedy) r += " T=" + short_float(temperature);
+        return "draft (" + file_stem(draft_path) + ", gamma " + std::to_string(gamma) +
+               (adaptive_gamma ? " adaptive" : "") + ", " + r + ")";
+    }
     std::string r = accept_rule_name(rule);
-    if (rule != AcceptRule::Greedy) r += " T=" + std::to_string(temperature).substr(0, 4);
-    return "medusa (" + tree + ", " + std::to_string(num_heads) + " heads, " + r + ")";
+    if (rule != AcceptRule::Greedy) r += " T=" + short_float(temperature);
+    std::string t = tree;
+    if (t.find('/') != std::string::npos) t = std::filesystem::path(t).filename().string();  // a JSON file
+    return "medusa (" + t + ", " + std::to_string(num_heads) + " heads, " + r + ")";
+}
+
+std::string default_cache_dir() {
+    if (const char* c = std::getenv("MEDUSA_CACHE"); c && *c) return c;
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/medusa-vk";
+    return "";
+}
+
+TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::string& model_name) {
+    namespace fs = std::filesystem;
+    TrainedDefaults d;
+    if (cache_dir.empty()) return d;
+    d.cache_dir = cache_dir + "/" + model_name;
+    std::error_code ec;
+    if (fs::is_regular_file(d.cache_dir + "/heads/medusa_lm_head.safetensors", ec)) d.heads_path = d.cache_dir + "/heads";
+    if (fs::is_regular_file(d.cache_dir + "/tree.json", ec)) d.tree_path = d.cache_dir + "/tree.json";
+    return d;
+}
+
+std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
+                                   bool tree_chosen) {
+    const DecodeSettings defaults;
+    if (s.model_path != defaults.model_path) return "";
+    const TrainedDefaults d = find_trained_defaults(cache_dir, "stories260K");
+    if (!d.found())
+        return "No trained heads in " + (d.cache_dir.empty() ? std::string("the cache") : d.cache_dir) +
+               " (scripts/train_default_heads.sh makes them): untrained init heads, tree " + s.tree + ".";
+    if (!heads_chosen) s.heads_path = d.heads_path;
+    if (!tree_chosen) s.tree = d.tree_path;
+    return "Trained heads and the tree tuned for this device, from " + d.cache_dir + ".";
 }
 
 }  // namespace medusa::chat

@@ -3,18 +3,31 @@
 #include <cstdint>
 #include <string>
 
+#include "decode/draft_decoder.h"
 #include "decode/step_trace.h"
 
 namespace medusa::chat {
+
+enum class DecodeMode {
+    Plain,   // one forward pass per token (a one-node tree through the Medusa pipeline)
+    Medusa,  // heads guess a tree of tokens, one pass verifies it
+    Draft,   // a small draft model proposes a chain of gamma tokens, one target pass verifies it
+};
 
 struct DecodeSettings {
     std::string model_path = MEDUSA_SHARED_DIR "/models/stories260K.bin";
     std::string tokenizer_path = MEDUSA_SHARED_DIR "/models/tok512.model";
     std::string heads_path;  // empty: Medusa's initialisation from the model (no trained heads yet)
-    bool medusa = true;      // false: plain decoding (a one-node tree through the same pipeline)
+    DecodeMode mode = DecodeMode::Medusa;
     std::string tree = "mc_sim_7b_63";  // preset, "dense:W1,W2,..", "chain:N" or a JSON file
     int num_heads = 4;                  // deeper tree levels are cut off
     AcceptRule rule = AcceptRule::Greedy;
+    // Draft mode: the draft model (same tokenizer as the target), tokens drafted per step, and
+    // greedy matching or lossless speculative sampling.
+    std::string draft_path = MEDUSA_SHARED_DIR "/models/stories260K_q80.bin";
+    int gamma = 4;
+    bool adaptive_gamma = false;
+    DraftRule draft_rule = DraftRule::Greedy;
     float temperature = 0.7f;  // typical and sample
     float typical_eps = 0.09f;
     float typical_delta = 0.3f;
@@ -24,8 +37,25 @@ struct DecodeSettings {
 
     // Everything the loaded decoder depends on; a change means rebuilding it.
     std::string decoder_key() const;
-    // "medusa (mc_sim_7b_63, 4 heads, greedy)" or "plain"
+    // "medusa (mc_sim_7b_63, 4 heads, greedy)", "draft (stories260K_q80, gamma 4, greedy)" or "plain decoding"
     std::string mode_name() const;
 };
+
+// The trained defaults scripts/train_default_heads.sh leaves in the cache
+// (${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K/{heads,tree.json}).
+struct TrainedDefaults {
+    std::string cache_dir;   // <cache>/stories260K
+    std::string heads_path;  // empty when missing
+    std::string tree_path;   // empty when missing
+    bool found() const { return !heads_path.empty() && !tree_path.empty(); }
+};
+// Where the cache is: $MEDUSA_CACHE, else $HOME/.cache/medusa-vk.
+std::string default_cache_dir();
+TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::string& model_name);
+// When `s` names the default stories260K model and the cache holds its trained heads and tuned
+// tree, uses them (unless the caller already chose heads or a tree). Returns a line for the
+// status: what was chosen and why.
+std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
+                                   bool tree_chosen);
 
 }  // namespace medusa::chat

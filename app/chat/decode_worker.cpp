@@ -1,8 +1,10 @@
 #include "decode_worker.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
+#include "decode/draft_decoder.h"
 #include "decode/medusa_decoder.h"
 #include "llm/medusa_heads_io.h"
 #include "model/model_file.h"
@@ -18,7 +20,16 @@ struct DecodeWorker::Loaded {
     std::unique_ptr<GpuModel> model;
     MedusaHeads heads;
     TreeBuffers tree;
-    std::unique_ptr<MedusaDecoder> decoder;
+    std::unique_ptr<MedusaDecoder> decoder;  // plain and Medusa modes
+    // Draft mode: the draft model and the decoder over both models.
+    std::string draft_path;
+    ModelFile draft_file;
+    std::unique_ptr<GpuModel> draft_model;
+    std::unique_ptr<DraftDecoder> draft;
+    // Plain decoding for the speedup measurement; built on first use, dropped with the decoder.
+    TreeBuffers plain_tree;
+    MedusaHeads no_heads;  // a one-node tree needs none
+    std::unique_ptr<MedusaDecoder> plain;
     std::vector<int> stop_tokens;
 };
 
@@ -26,13 +37,27 @@ namespace {
 
 // The preset cut to `heads` levels, so "how many heads" really limits the guesses.
 TreeBuffers tree_for(const DecodeSettings& s) {
-    if (!s.medusa) return build_tree_buffers(load_tree("1"));
+    if (s.mode != DecodeMode::Medusa) return build_tree_buffers(load_tree("1"));
     MedusaTree t = load_tree(s.tree);
     std::vector<std::vector<int>> kept;
     for (const auto& c : t.choices)
         if (int(c.size()) <= s.num_heads) kept.push_back(c);
     return build_tree_buffers(make_tree(kept, t.name));
 }
+
+// The draft must share the target's tokenizer: the same vocabulary size, and the same embedded
+// tokenizer when both files carry one (as the CLI's --draft-model checks).
+ModelFile open_draft(const std::string& path, const ModelFile& target) {
+    ModelFile draft = load_model(path);
+    check_draft_compatible(target.config, draft.config, target.path, path);
+    if (!target.embedded_tokenizer.empty() && !draft.embedded_tokenizer.empty() &&
+        target.embedded_tokenizer != draft.embedded_tokenizer)
+        throw std::invalid_argument("the draft model " + path + " embeds a different tokenizer from the target model " +
+                                    target.path + ": a draft model must use the target's tokenizer");
+    return draft;
+}
+
+std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 }  // namespace
 
@@ -54,7 +79,7 @@ DecodeWorker::~DecodeWorker() {
 bool DecodeWorker::generate(const std::string& prompt, const DecodeSettings& settings) {
     std::lock_guard lock(mutex_);
     if (busy_) return false;
-    job_ = Job{prompt, settings, true};
+    job_ = Job{prompt, settings, JobKind::Generate};
     busy_ = true;  // set here, so busy() is true from the moment the UI asked
     cv_.notify_all();
     return true;
@@ -63,15 +88,31 @@ bool DecodeWorker::generate(const std::string& prompt, const DecodeSettings& set
 void DecodeWorker::load(const DecodeSettings& settings) {
     std::lock_guard lock(mutex_);
     if (busy_) return;
-    job_ = Job{"", settings, false};
+    job_ = Job{"", settings, JobKind::Load};
     busy_ = true;
     cv_.notify_all();
+}
+
+bool DecodeWorker::measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens) {
+    std::lock_guard lock(mutex_);
+    if (busy_ || new_tokens < 1) return false;
+    job_ = Job{prompt, settings, JobKind::Measure, new_tokens};
+    busy_ = true;
+    measuring_ = true;
+    speedup_ = {};
+    cv_.notify_all();
+    return true;
+}
+
+SpeedupResult DecodeWorker::speedup() const {
+    std::lock_guard lock(mutex_);
+    return speedup_;
 }
 
 void DecodeWorker::stop() {
     {
         std::lock_guard lock(mutex_);
-        if (job_) job_.reset(), busy_ = false;  // not started yet: drop it
+        if (job_) job_.reset(), busy_ = false, measuring_ = false;  // not started yet: drop it
     }
     stop_ = true;
     cv_.notify_all();
@@ -129,7 +170,8 @@ void DecodeWorker::thread_main() {
         stop_ = false;
         try {
             set_error("");
-            if (job.generate) run(job);
+            if (job.kind == JobKind::Generate) run(job);
+            else if (job.kind == JobKind::Measure) measure(job);
             else ensure_loaded(job.settings);
         } catch (const std::exception& e) {
             set_error(e.what());
@@ -138,6 +180,7 @@ void DecodeWorker::thread_main() {
         {
             std::lock_guard lock(mutex_);
             busy_ = false;
+            measuring_ = false;
         }
         cv_.notify_all();
     }
@@ -147,11 +190,15 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     if (!loaded_) loaded_ = std::make_unique<Loaded>();
     Loaded& L = *loaded_;
     if (L.decoder_key == s.decoder_key()) return;
-    L.decoder.reset();  // it refers to the model, heads and tree below
+    L.decoder.reset();  // they refer to the models, heads and trees below
+    L.draft.reset();
+    L.plain.reset();
     L.decoder_key.clear();
     if (L.model_path != s.model_path) {
         set_status("loading " + s.model_path);
         L.model.reset();
+        L.draft_model.reset();  // checked against the target: reopen it
+        L.draft_path.clear();
         L.model_path.clear();
         L.heads_key.clear();
         L.file = load_model(s.model_path);
@@ -169,6 +216,37 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
         L.stop_tokens = {L.tokenizer->eos_id()};
         // llama2.c story models separate stories with BOS, as run.c does.
         if (L.file.format.rfind("llama2c", 0) == 0) L.stop_tokens.push_back(L.tokenizer->bos_id());
+    }
+    const auto& c = L.file.config;
+    const std::string model_line = file_name(L.file.path) + " (" + L.file.format + ", " + std::to_string(c.n_layers) +
+                                   " layers, dim " + std::to_string(c.dim) + ", vocab " +
+                                   std::to_string(c.vocab_size) + ")";
+    if (s.mode == DecodeMode::Draft) {
+        if (L.draft_path != s.draft_path) {
+            set_status("loading the draft model " + s.draft_path);
+            L.draft_model.reset();
+            L.draft_path.clear();
+            L.draft_file = open_draft(s.draft_path, L.file);
+            L.draft_model = std::make_unique<GpuModel>(ctx_, L.draft_file);
+            L.draft_path = s.draft_path;
+        }
+        DraftOptions o;
+        o.gamma = std::clamp(s.gamma, 1, TokenBlock::kMaxTokens - 1);
+        o.adaptive_gamma = s.adaptive_gamma;
+        o.max_gamma = std::max(o.gamma, 16);
+        o.rule = s.draft_rule;
+        o.temperature = s.draft_rule == DraftRule::Greedy ? 0.0f : s.temperature;
+        o.seed = s.seed;
+        o.max_new_tokens = s.max_new_tokens;
+        o.stop_tokens = L.stop_tokens;
+        L.draft = std::make_unique<DraftDecoder>(*L.model, *L.draft_model, o);
+        L.decoder_key = s.decoder_key();
+        const auto& d = L.draft_file.config;
+        set_status(model_line + ", draft model " + file_name(L.draft_file.path) + " (" + L.draft_file.format + ", " +
+                   std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
+                   std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") + ", " +
+                   draft_rule_name(o.rule));
+        return;
     }
     const std::string heads_key = s.heads_path + "|" + std::to_string(s.num_heads);
     if (L.heads_key != heads_key) {
@@ -188,12 +266,14 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     mo.timestamps = ctx_.timestamps_supported();
     L.decoder = std::make_unique<MedusaDecoder>(*L.model, L.file, L.heads, L.tree, mo);
     L.decoder_key = s.decoder_key();
-    const auto& c = L.file.config;
-    set_status(L.file.path.substr(L.file.path.find_last_of('/') + 1) + " (" + L.file.format + ", " +
-               std::to_string(c.n_layers) + " layers, dim " + std::to_string(c.dim) + ", vocab " +
-               std::to_string(c.vocab_size) + "), " + std::to_string(L.heads.count()) + " heads (" +
-               (s.heads_path.empty() ? "untrained: init from the model" : L.heads.source) + "), " +
-               std::to_string(L.tree.num_nodes) + "-node tree");
+    if (s.mode == DecodeMode::Plain) {
+        set_status(model_line + ", plain decoding");
+        return;
+    }
+    set_status(model_line + ", " + std::to_string(L.heads.count()) + " heads (" +
+               (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
+               std::to_string(L.tree.num_nodes) + "-node tree" +
+               (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree));
 }
 
 bool DecodeWorker::hold_before_step() {
@@ -210,16 +290,20 @@ bool DecodeWorker::hold_before_step() {
 void DecodeWorker::run(const Job& job) {
     ensure_loaded(job.settings);
     Loaded& L = *loaded_;
-    L.decoder->reseed(job.settings.seed);
+    const bool draft = job.settings.mode == DecodeMode::Draft;
+    if (draft) L.draft->reseed(job.settings.seed);
+    else L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
     std::vector<int> prompt = L.tokenizer->encode(job.prompt, true);
     int prev = prompt.back();
     int steps = 0;
     auto t0 = std::chrono::steady_clock::now();
-    GenerationStats stats = L.decoder->generate(prompt, [&](const StepTrace& tr) {
+    auto on_step = [&](const StepTrace& tr) {
         StepRecord r;
         r.turn = turn;
         r.trace = tr;
+        r.source = draft ? StepSource::Draft : StepSource::Medusa;
+        r.sampled = draft && job.settings.draft_rule != DraftRule::Greedy;
         for (size_t i = 0; i < tr.nodes.size(); ++i) {
             const int parent = tr.nodes[i].parent >= 0 ? tr.nodes[tr.nodes[i].parent].token : prev;
             r.node_text.push_back(L.tokenizer->piece_text(parent, tr.nodes[i].token));
@@ -234,8 +318,64 @@ void DecodeWorker::run(const Job& job) {
         ++steps;
         if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
         return hold_before_step();
-    });
+    };
+    GenerationStats stats = draft ? L.draft->generate(prompt, on_step) : L.decoder->generate(prompt, on_step);
     log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.forward_passes, stats.decode_ms);
+}
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+void DecodeWorker::measure(const Job& job) {
+    const DecodeSettings& s = job.settings;
+    ensure_loaded(s);
+    Loaded& L = *loaded_;
+    const std::string loaded_status = status();
+    std::vector<int> prompt = L.tokenizer->encode(job.prompt, true);
+    // Both runs stop after the same number of new tokens (a step may overshoot by its accepted
+    // guesses; tokens/s counts what was produced). Nothing is logged and nobody waits between steps.
+    auto until = [&](int n) {
+        return [this, n, count = 0](const StepTrace& tr) mutable {
+            count += int(tr.emitted.size());
+            return count < n && !stop_;
+        };
+    };
+    if (!L.plain) {
+        L.plain_tree = build_tree_buffers(load_tree("1"));
+        MedusaOptions mo;
+        const bool sample = s.mode == DecodeMode::Draft ? s.draft_rule != DraftRule::Greedy : s.rule != AcceptRule::Greedy;
+        mo.rule = s.mode == DecodeMode::Draft ? (sample ? AcceptRule::Sample : AcceptRule::Greedy) : s.rule;
+        mo.temperature = sample ? s.temperature : 0.0f;
+        mo.seed = s.seed;
+        mo.max_new_tokens = s.max_new_tokens;
+        mo.stop_tokens = L.stop_tokens;
+        L.plain = std::make_unique<MedusaDecoder>(*L.model, L.file, L.no_heads, L.plain_tree, mo);
+        set_status("measuring: warming up plain decoding");
+        L.plain->generate(prompt, until(8));
+    }
+    SpeedupResult r;
+    r.mode = s.mode_name();
+    set_status("measuring: " + r.mode);
+    GenerationStats a;
+    if (s.mode == DecodeMode::Draft) {
+        L.draft->reseed(s.seed);
+        a = L.draft->generate(prompt, until(job.new_tokens));
+    } else {
+        L.decoder->reseed(s.seed);
+        a = L.decoder->generate(prompt, until(job.new_tokens));
+    }
+    set_status("measuring: plain decoding");
+    L.plain->reseed(s.seed);
+    const GenerationStats b = L.plain->generate(prompt, until(job.new_tokens));
+    set_status(loaded_status);
+    if (stop_) return;  // stopped: no result
+    r.tokens = a.new_tokens, r.plain_tokens = b.new_tokens;
+    r.tokens_per_s = a.decode_tokens_per_s(), r.plain_tokens_per_s = b.decode_tokens_per_s();
+    r.forward_passes = a.forward_passes, r.plain_forward_passes = b.forward_passes;
+    r.valid = true;
+    std::lock_guard lock(mutex_);
+    speedup_ = r;
 }
 
 }  // namespace medusa::chat

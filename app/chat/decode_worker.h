@@ -1,5 +1,6 @@
-// Decoding on its own thread: loads the model, tokenizer, heads and tree the settings name, runs
-// MedusaDecoder::generate and appends every step to the StepLog. The UI thread only calls the
+// Decoding on its own thread: loads the model, tokenizer, heads and tree (or the draft model) the
+// settings name, runs MedusaDecoder::generate (or DraftDecoder::generate) and appends every step
+// to the StepLog. The UI thread only calls the
 // small control methods below, which never wait for the GPU.
 #pragma once
 #include <atomic>
@@ -16,6 +17,17 @@
 
 namespace medusa::chat {
 
+// "Measure speedup vs plain": the same prompt decoded twice on the worker, with the settings'
+// mode and with plain decoding, for the same number of new tokens. Neither run enters the chat.
+struct SpeedupResult {
+    bool valid = false;
+    std::string mode;        // the settings' mode_name()
+    int tokens = 0, plain_tokens = 0;
+    double tokens_per_s = 0, plain_tokens_per_s = 0;
+    int forward_passes = 0, plain_forward_passes = 0;
+    double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
+};
+
 class DecodeWorker {
 public:
     DecodeWorker(gpu::Context& ctx, StepLog& log);
@@ -27,6 +39,10 @@ public:
     bool generate(const std::string& prompt, const DecodeSettings& settings);
     // Loads (or reloads) what the settings name without generating.
     void load(const DecodeSettings& settings);
+    // Queues a speedup measurement (see SpeedupResult) of `new_tokens` tokens; false while busy.
+    bool measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens);
+    SpeedupResult speedup() const;
+    bool measuring() const { return measuring_.load(); }
     void stop();  // the running generation ends after its current step
     bool busy() const { return busy_.load(); }
     // Blocks until no job is queued or running (tests and the screenshot mode).
@@ -42,15 +58,18 @@ public:
     std::string last_error() const;  // empty when the last job succeeded
 
 private:
+    enum class JobKind { Generate, Load, Measure };
     struct Job {
         std::string prompt;
         DecodeSettings settings;
-        bool generate = true;
+        JobKind kind = JobKind::Generate;
+        int new_tokens = 0;  // Measure
     };
     struct Loaded;
     void thread_main();
     void ensure_loaded(const DecodeSettings& s);
     void run(const Job& job);
+    void measure(const Job& job);
     bool hold_before_step();  // teaching mode; false when stopped meanwhile
     void set_status(std::string s);
     void set_error(std::string s);
@@ -63,7 +82,8 @@ private:
     std::optional<Job> job_;
     bool quit_ = false;
     int step_tokens_ = 0;  // single steps released while paused
-    std::atomic<bool> busy_{false}, stop_{false}, paused_{false};
+    std::atomic<bool> busy_{false}, stop_{false}, paused_{false}, measuring_{false};
+    SpeedupResult speedup_;
     std::atomic<int> delay_ms_{0};
     std::string status_, error_;
     std::thread thread_;

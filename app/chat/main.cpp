@@ -12,6 +12,7 @@
 
 #include "chat_app.h"
 #include "png_file.h"
+#include "step_explain.h"
 #include "window_renderer.h"
 
 using namespace medusa;
@@ -27,6 +28,8 @@ struct Options {
     int width = 1440, height = 880;
     std::string show = "last";  // which step the screenshot's tree shows: last or best
     DecodeSettings settings;
+    bool heads_chosen = false, tree_chosen = false;
+    std::string accept;  // the rule's name; its meaning depends on the mode
 };
 
 Options parse(int argc, char** argv) {
@@ -45,20 +48,33 @@ Options parse(int argc, char** argv) {
         else if (a == "--show") o.show = value();
         else if (a == "--model") o.settings.model_path = value();
         else if (a == "--tokenizer") o.settings.tokenizer_path = value();
-        else if (a == "--heads") o.settings.heads_path = value();
-        else if (a == "--tree") o.settings.tree = value();
-        else if (a == "--plain") o.settings.medusa = false;
-        else if (a == "--accept") o.settings.rule = parse_accept_rule(value());
+        else if (a == "--heads") o.settings.heads_path = value(), o.heads_chosen = true;
+        else if (a == "--tree") o.settings.tree = value(), o.tree_chosen = true;
+        else if (a == "--plain") o.settings.mode = DecodeMode::Plain;
+        else if (a == "--draft-model") o.settings.draft_path = value(), o.settings.mode = DecodeMode::Draft;
+        else if (a == "--gamma") o.settings.gamma = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
+        else if (a == "--adaptive-gamma") o.settings.adaptive_gamma = true, o.settings.mode = DecodeMode::Draft;
+        else if (a == "--accept") o.accept = value();
         else if (a == "--temp") o.settings.temperature = std::stof(value());
         else if (a == "--seed") o.settings.seed = std::stoull(value());
         else if (a == "--help" || a == "-h") {
             std::puts("medusa-chat [--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
-                      "            [--temp T] [--seed N] [--size WxH]\n"
-                      "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best]   decode N steps, save the window\n"
+                      "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--temp T] [--seed N] [--size WxH]\n"
+                      "  --draft-model, --gamma, --adaptive-gamma select draft-model speculative decoding\n"
+                      "      (--accept greedy|sample); otherwise Medusa (--accept greedy|typical|sample)\n"
+                      "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
+                      "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
+                      "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
+                      "                 window (rejection: the latest step with a rejected draft token)\n"
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages");
             std::exit(0);
         } else throw std::runtime_error("unknown argument " + a + " (see --help)");
     }
+    if (!o.accept.empty()) {
+        if (o.settings.mode == DecodeMode::Draft) o.settings.draft_rule = parse_draft_rule(o.accept);
+        else o.settings.rule = parse_accept_rule(o.accept);
+    }
+    if (o.settings.gamma < 1 || o.settings.gamma > 16) throw std::runtime_error("--gamma must be in 1..16");
     return o;
 }
 
@@ -115,8 +131,34 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
     if (!frames_until(window, r, app, [&] { return idle() && !app.reader.turns().empty() && app.reader.turns()[0].done; }, 120))
         return fail("second generation did not finish");
     if (app.reader.steps().empty() || !app.worker.last_error().empty()) return fail("second generation produced nothing");
-    std::printf("smoke: ok, %zu steps in the second turn, %d validation messages\n", app.reader.steps().size(),
-                app.ctx.validation_messages());
+    const size_t medusa_steps = app.reader.steps().size();
+    // The speedup measurement: both runs on the worker, nothing added to the chat.
+    if (!app.measure_speedup()) return fail("speedup measurement refused");
+    if (!frames_until(window, r, app, [&] { return idle(); }, 120)) return fail("speedup measurement did not finish");
+    const SpeedupResult sp = app.worker.speedup();
+    if (!sp.valid || sp.tokens_per_s <= 0 || sp.plain_tokens_per_s <= 0 || sp.plain_tokens < sp.tokens - 8)
+        return fail("speedup measurement gave no result");
+    if (app.reader.steps().size() != medusa_steps || app.reader.turns().size() != 1)
+        return fail("the speedup measurement leaked into the chat");
+    // Draft-model mode: switch, generate once, and check the steps are draft chains.
+    app.settings.mode = DecodeMode::Draft;
+    app.settings.gamma = 4;
+    if (!app.send("The little dog")) return fail("draft send refused");
+    if (!frames_until(window, r, app, [&] { return idle() && app.reader.turns().size() == 2 && app.reader.turns()[1].done; }, 120))
+        return fail("draft generation did not finish");
+    if (!app.worker.last_error().empty()) return fail("draft generation failed");
+    if (app.reader.turns()[1].mode.rfind("draft (", 0) != 0) return fail("the draft turn is not named draft");
+    size_t chains = 0;
+    for (size_t i = medusa_steps; i < app.reader.steps().size(); ++i) {
+        const StepRecord& s = app.reader.steps()[i];
+        if (s.source != StepSource::Draft) return fail("a draft-mode step is not marked as a draft step");
+        if (s.trace.nodes.size() > 1) ++chains;
+    }
+    if (chains == 0) return fail("draft mode produced no drafted chains");
+    std::printf("smoke: ok, %zu Medusa steps, %zu draft steps; %s %.0f tok/s vs plain %.0f tok/s; %d validation "
+                "messages\n",
+                medusa_steps, app.reader.steps().size() - medusa_steps, sp.mode.c_str(), sp.tokens_per_s,
+                sp.plain_tokens_per_s, app.ctx.validation_messages());
     return 0;
 }
 
@@ -126,6 +168,20 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
     int settle = 0;  // ImGui sizes some things from the previous frame: draw a few after the last step
     const bool ok = frames_until(window, r, app, [&] {
         if (app.worker.busy() || app.reader.turns().empty() || !app.reader.turns()[0].done) return false;
+        if (o.show == "rejection" && settle == 0) {
+            // The latest step that rejected a drafted token (or a Medusa step that accepted some guesses and
+            // turned down the next):
+            // the picture with the most to explain.
+            for (int i = int(app.reader.steps().size()) - 1; i >= 0 && app.selected_step < 0; --i) {
+                const StepRecord& s = app.reader.steps()[i];
+                bool guess_rejected = false;  // Medusa: a guess under the last accepted node was turned down
+                for (const auto& n : s.trace.nodes)
+                    guess_rejected = guess_rejected || (!s.trace.path.empty() && n.parent == s.trace.path.back());
+                if (s.trace.step > 0 && (s.source == StepSource::Draft ? rejected_node(s.trace) > 0
+                                                                       : s.trace.accepted > 0 && guess_rejected))
+                    app.selected_step = i;
+            }
+        }
         if (o.show == "best" && settle == 0) {
             int best = -1;
             for (size_t i = 0; i < app.reader.steps().size(); ++i)
@@ -161,6 +217,9 @@ int main(int argc, char** argv) {
             {
                 ChatApp app(ctx);
                 app.settings = o.settings;
+                app.defaults_note =
+                    apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen, o.tree_chosen);
+                if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
                 glfwSetWindowUserPointer(window, &app);
                 glfwSetDropCallback(window, on_drop);
                 if (o.smoke) rc = run_smoke(window, renderer, app);

@@ -1,5 +1,5 @@
-// What Medusa bought: tokens per step (tau), forward passes saved, live tokens/s, and where the
-// GPU time of the last step went.
+// What Medusa (or the draft model) bought: tokens per step (tau), forward passes saved, live
+// tokens/s, where the GPU time of the last step went, and the measured speedup against plain decoding.
 #include <imgui.h>
 
 #include <algorithm>
@@ -9,6 +9,44 @@
 #include "chat_app.h"
 
 namespace medusa::chat {
+
+namespace {
+
+// "measure speedup vs plain": the last turn's prompt again in its mode and in plain decoding, on
+// the worker, for as many tokens; neither run goes into the chat.
+void draw_speedup(ChatApp& app) {
+    const bool busy = app.worker.busy();
+    const auto& turns = app.reader.turns();
+    const bool can = !busy && !turns.empty() && turns.back().done && turns.back().new_tokens >= 2 &&
+                     app.last_settings.mode != DecodeMode::Plain;
+    ImGui::BeginDisabled(!can);
+    if (ImGui::Button("measure speedup vs plain")) app.measure_speedup();
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Decodes the last prompt again, once as the last turn did and once with plain decoding (one "
+                          "forward pass per token), for the same number of new tokens, with no pauses; the results "
+                          "are not added to the chat.");
+    ImGui::SameLine();
+    if (app.worker.measuring()) {
+        ImGui::TextDisabled("measuring...");
+        return;
+    }
+    const SpeedupResult r = app.worker.speedup();
+    if (!r.valid) {
+        ImGui::TextDisabled(app.last_settings.mode == DecodeMode::Plain ? "(send a Medusa or draft turn first)" : "");
+        return;
+    }
+    const std::string name = r.mode.substr(0, r.mode.find(' '));
+    ImGui::NewLine();
+    ImGui::PushStyleColor(ImGuiCol_Text, r.speedup() >= 1 ? IM_COL32(140, 230, 140, 255) : IM_COL32(255, 170, 120, 255));
+    ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", name == "medusa" ? "Medusa" : name.c_str(),
+                       r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
+    ImGui::PopStyleColor();
+    ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.forward_passes + 1, r.plain_tokens,
+                        r.plain_forward_passes + 1, r.mode.c_str());
+}
+
+}  // namespace
 
 void draw_metrics_panel(ChatApp& app) {
     const auto& steps = app.reader.steps();
@@ -25,7 +63,7 @@ void draw_metrics_panel(ChatApp& app) {
     int tokens = 0, tree_steps = 0, tree_tokens = 0;
     for (const auto* s : cur) {
         tokens += int(s->trace.emitted.size());
-        if (!s->trace.nodes.empty()) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
+        if (s->trace.step > 0 && !s->trace.nodes.empty()) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
     }
     const double tau = tree_steps ? double(tree_tokens) / tree_steps : 0;
     ImGui::Text("tokens per step (tau):  %.2f", tau);
@@ -48,6 +86,7 @@ void draw_metrics_panel(ChatApp& app) {
         ImGui::PlotLines("##rate", rate.data(), int(rate.size()), 0, "tokens/s (rolling, per step)", 0, top,
                          ImVec2(ImGui::GetContentRegionAvail().x, 60));
     }
+    draw_speedup(app);
     // GPU time per stage of the last step (needs timestamp queries).
     const auto& stages = steps.back().trace.stage_ms;
     if (!stages.empty()) {
@@ -69,12 +108,12 @@ void draw_metrics_panel(ChatApp& app) {
     } else {
         ImGui::TextDisabled("(no per-stage GPU times on this device)");
     }
-    // Finished turns side by side: run one plain and one Medusa turn to compare speed.
+    // Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
     if (ImGui::BeginTable("turns", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-        ImGui::TableSetupColumn("turn / mode");
-        ImGui::TableSetupColumn("tokens");
-        ImGui::TableSetupColumn("tok/pass");
-        ImGui::TableSetupColumn("tok/s");
+        ImGui::TableSetupColumn("turn / mode", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("tokens", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("tok/pass", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("tok/s", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
         for (const auto& t : turns) {
             if (!t.done) continue;

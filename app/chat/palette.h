@@ -6,8 +6,12 @@
 
 namespace medusa::chat {
 
+// Tokens a draft model proposed and the target accepted (draft mode has one origin, not one per head).
+constexpr int kDraftOrigin = 100;
+
 inline ImU32 origin_color(int origin, float alpha = 1.0f) {
     // origin 0: the model's own token (root or bonus); k: accepted from Medusa head k.
+    if (origin == kDraftOrigin) return ImGui::ColorConvertFloat4ToU32(ImVec4(0.30f, 0.86f, 0.70f, alpha));
     static const ImVec4 colors[] = {
         {0.47f, 0.71f, 1.00f, 1}, {0.40f, 0.86f, 0.45f, 1}, {0.95f, 0.85f, 0.30f, 1}, {0.95f, 0.47f, 0.80f, 1},
         {0.68f, 0.56f, 1.00f, 1}, {0.30f, 0.86f, 0.86f, 1}, {0.85f, 0.85f, 0.85f, 1}, {0.60f, 0.80f, 0.60f, 1},
@@ -23,6 +27,7 @@ constexpr ImU32 kNodeFill = IM_COL32(38, 40, 52, 255);
 constexpr ImU32 kCanvasBg = IM_COL32(24, 25, 32, 255);
 
 inline const char* origin_name(int origin) {
+    if (origin == kDraftOrigin) return "draft token";
     static const char* names[] = {"model", "head 1", "head 2", "head 3", "head 4", "head 5", "head 6", "head 7"};
     return names[origin < 0 ? 0 : origin % 8];
 }

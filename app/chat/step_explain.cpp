@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "palette.h"
+
 namespace medusa::chat {
 
 namespace {
@@ -22,7 +24,68 @@ std::string plural(int n, const char* one, const char* many) { return std::to_st
 
 int token_origin(const StepTrace& step, int i) { return i < step.accepted ? i + 1 : 0; }
 
+int token_origin(const StepRecord& r, int i) {
+    if (r.source == StepSource::Draft) return i < r.trace.accepted ? kDraftOrigin : 0;
+    return token_origin(r.trace, i);
+}
+
+int rejected_node(const StepTrace& step) {
+    for (int i = 1; i < int(step.nodes.size()); ++i)
+        if (step.nodes[i].tried && !step.nodes[i].passes) return i;
+    return -1;
+}
+
+namespace {
+
+std::string fixed2(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+// A draft step: node d (1..gamma) is the draft's d-th token; the target checked them in order.
+std::string draft_caption(const StepRecord& r) {
+    const StepTrace& s = r.trace;
+    const int emitted = int(s.emitted.size());
+    const std::string head = "Step " + std::to_string(s.step) + ": ";
+    const int gamma = int(s.nodes.size()) - 1;
+    if (s.step == 0 && gamma == 0)
+        return head + "the prompt's forward pass gives the first token " + quoted(r.bonus_text) +
+               "; the draft model starts proposing from the next step.";
+    if (gamma == 0)
+        return head + "nothing left to draft; the target's own token " + quoted(r.bonus_text) + ".";
+    std::string out = head + "the draft proposed " + plural(gamma, "token", "tokens") + " (";
+    for (int d = 1; d <= gamma; ++d) {
+        if (d > 6) {
+            out += " ...";
+            break;
+        }
+        out += (d > 1 ? " " : "") + quoted(text_of(r, d));
+    }
+    out += "); ";
+    const int rej = rejected_node(s);
+    if (rej < 0) {
+        out += "the target accepted all " + std::to_string(s.accepted) + " and added its own next token " +
+               quoted(r.bonus_text);
+    } else {
+        out += "the target accepted " + std::to_string(s.accepted) + "; at position " + std::to_string(rej) +
+               " it rejected " + quoted(text_of(r, rej));
+        const TreeNodeTrace& n = s.nodes[rej];
+        if (r.sampled) {
+            out += " (p/q = " + fixed2(n.head_prob > 0 ? n.model_prob / n.head_prob : 0) + ") and resampled " +
+                   quoted(r.bonus_text) + " from max(0, p - q)";
+        } else {
+            out += " (not the target's top choice) and took the target's " + quoted(r.bonus_text) + " instead";
+        }
+    }
+    out += "; " + plural(emitted, "token", "tokens") + " from one target pass.";
+    return out;
+}
+
+}  // namespace
+
 std::string step_caption(const StepRecord& r) {
+    if (r.source == StepSource::Draft) return draft_caption(r);
     const StepTrace& s = r.trace;
     const int emitted = int(s.emitted.size());
     if (s.nodes.empty())

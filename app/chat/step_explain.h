@@ -6,11 +6,18 @@
 
 namespace medusa::chat {
 
-// Where emitted token i of a step came from: 0 = the model's own (first token or bonus),
+// Where emitted token i of a Medusa step came from: 0 = the model's own (first token or bonus),
 // k >= 1 = guessed by Medusa head k and accepted by the model.
 int token_origin(const StepTrace& step, int i);
+// The same for any step: draft steps give kDraftOrigin (palette.h) for accepted drafted tokens.
+int token_origin(const StepRecord& r, int i);
 
-// One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step".
+// The first drafted node the target rejected (a draft step), or -1 when all were accepted.
+int rejected_node(const StepTrace& step);
+
+// One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step",
+// or for a draft step "the draft proposed 4 tokens ...; the target accepted 2; at position 3 it
+// rejected 'x' (p/q = 0.31) and resampled 'y'".
 std::string step_caption(const StepRecord& r);
 
 }  // namespace medusa::chat

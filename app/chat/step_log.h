@@ -11,10 +11,16 @@
 
 namespace medusa::chat {
 
+// Who proposed a step's candidates: Medusa heads (a tree; also plain decoding's one-node tree)
+// or a draft model (a chain: node d is the draft's d-th token, head_prob its q, model_prob p).
+enum class StepSource { Medusa, Draft };
+
 // One decoding step with the text of its tokens (decoded on the worker: the tokenizer stays there).
 struct StepRecord {
     int turn = 0;
     StepTrace trace;
+    StepSource source = StepSource::Medusa;
+    bool sampled = false;  // draft steps: speculative sampling (q and p known) rather than greedy matching
     std::vector<std::string> node_text;     // per tree node
     std::vector<std::string> emitted_text;  // per emitted token
     std::string bonus_text;

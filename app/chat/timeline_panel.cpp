@@ -1,5 +1,5 @@
 // One bar per step, as tall as the tokens it produced and stacked by origin (the model's own
-// token at the bottom, then head 1, head 2 ... guesses it accepted). Click a bar to inspect it.
+// token at the bottom, then head 1, head 2 ... guesses (or draft tokens) it accepted). Click a bar to inspect it.
 #include <imgui.h>
 
 #include <algorithm>
@@ -37,7 +37,7 @@ void draw_timeline_panel(ChatApp& app) {
         const float y = o.y + h - k * unit;
         dl->AddLine(ImVec2(o.x, y), ImVec2(o.x + std::max(400.0f, steps.size() * (bar_w + gap)), y),
                     IM_COL32(70, 70, 80, 90));
-        char buf[8];
+        char buf[16];
         std::snprintf(buf, sizeof buf, "%d", k);
         dl->AddText(ImVec2(o.x, y), IM_COL32(120, 120, 130, 255), buf);
     }
@@ -50,7 +50,8 @@ void draw_timeline_panel(ChatApp& app) {
         const int n = int(t.emitted.size());
         // Bottom: the model's own token; above it the accepted guesses by head.
         for (int k = 0; k < n; ++k) {
-            const int origin = k == 0 ? 0 : k;  // draw order: own token first, then head 1..
+            // Draw order: own token first, then head 1.. (or the accepted draft tokens).
+            const int origin = k == 0 ? 0 : steps[i].source == StepSource::Draft ? kDraftOrigin : k;
             const float y1 = o.y + h - k * unit, y0 = y1 - unit + 1;
             dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + bar_w, y1), origin_color(origin, 0.9f), 1);
         }

@@ -1,6 +1,8 @@
 // The candidate tree of one step: one row per Medusa head (depth), siblings left to right by
-// the head's rank. The accepted path is outlined in orange, rejected guesses are faded, and the
-// model's own bonus token hangs off the last accepted node. Hover a node for its numbers.
+// the head's rank; or, in draft mode, the draft model's chain, one row per drafted position. The
+// accepted path is outlined in orange, rejected guesses are faded, the first rejection of a
+// draft chain is marked in red, and the model's own bonus (or resampled) token hangs off the last
+// accepted node. Hover a node for its numbers.
 #include <imgui.h>
 
 #include <algorithm>
@@ -16,6 +18,8 @@ namespace medusa::chat {
 
 namespace {
 
+constexpr ImU32 kRejected = IM_COL32(235, 70, 70, 255);
+
 std::string label_text(std::string s) {
     for (auto& c : s)
         if (c == '\n') c = ' ';
@@ -23,7 +27,7 @@ std::string label_text(std::string s) {
     return "'" + s + "'";
 }
 
-void node_tooltip(const StepRecord& r, int i) {
+void medusa_tooltip(const StepRecord& r, int i) {
     const TreeNodeTrace& n = r.trace.nodes[i];
     ImGui::BeginTooltip();
     if (i == 0) {
@@ -42,22 +46,62 @@ void node_tooltip(const StepRecord& r, int i) {
     ImGui::EndTooltip();
 }
 
+void draft_tooltip(const StepRecord& r, int i) {
+    const TreeNodeTrace& n = r.trace.nodes[i];
+    ImGui::BeginTooltip();
+    if (i == 0) {
+        ImGui::Text("root %s: the last token so far; the draft continues from it", label_text(r.node_text[i]).c_str());
+    } else {
+        ImGui::Text("%s: the draft model's token for position %d", label_text(r.node_text[i]).c_str(), n.depth);
+        ImGui::Separator();
+        if (r.sampled) {
+            ImGui::Text("q (draft probability):   %.3f", n.head_prob);
+            if (n.tried) {
+                ImGui::Text("p (target probability):  %.3f", n.model_prob);
+                ImGui::Text("acceptance probability min(1, p/q) = %.3f",
+                            n.head_prob > 0 ? std::min(1.0f, n.model_prob / n.head_prob) : 0.0f);
+            }
+        } else if (n.tried) {
+            ImGui::Text("greedy: accepted only if it is the target's most likely token (%s)",
+                        n.passes ? "it is" : "it is not");
+        }
+        ImGui::Text("%s", n.accepted ? "ACCEPTED by the target"
+                          : n.tried  ? "REJECTED: the target put its own token here (blue box) and the rest of the "
+                                       "chain is discarded"
+                                     : "never checked: an earlier drafted token was rejected");
+    }
+    ImGui::EndTooltip();
+}
+
 }  // namespace
 
 void draw_tree_panel(ChatApp& app) {
     const auto& steps = app.reader.steps();
     const int shown = app.shown_step();
     if (shown < 0) {
-        ImGui::TextWrapped("No steps yet. Type the start of a story and press Send: each Medusa step proposes a tree "
-                           "of guesses for the next tokens, verifies all of them in one forward pass, and keeps the "
-                           "longest path the model agrees with.");
+        ImGui::TextWrapped(
+            app.settings.mode == DecodeMode::Draft
+                ? "No steps yet. Type the start of a story and press Send: each step, the small draft model writes "
+                  "a few tokens ahead, the target model checks all of them in one forward pass, and keeps the "
+                  "prefix it agrees with."
+                : "No steps yet. Type the start of a story and press Send: each Medusa step proposes a tree of "
+                  "guesses for the next tokens, verifies all of them in one forward pass, and keeps the longest "
+                  "path the model agrees with.");
         return;
     }
     const StepRecord& r = steps[shown];
+    const bool draft = r.source == StepSource::Draft;
     ImGui::Text("Step %d of turn %d%s", r.trace.step, r.turn, app.selected_step < 0 ? " (latest)" : " (selected)");
     ImGui::SameLine();
     if (app.selected_step >= 0 && ImGui::SmallButton("follow latest")) app.selected_step = -1;
     ImGui::SameLine();
+    if (!draft) {
+        ImGui::Checkbox("all nodes", &app.tree_all);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Off: the accepted path and every guess under it (folded subtrees show +n).\n"
+                              "On: the whole tree; zoom and scroll for large trees.");
+        ImGui::SameLine();
+    }
     ImGui::Checkbox("fit", &app.tree_fit);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(110);
@@ -68,24 +112,35 @@ void draw_tree_panel(ChatApp& app) {
     ImGui::TextWrapped("%s", step_caption(r).c_str());
     ImGui::PopStyleColor();
     ImGui::PushTextWrapPos(0);
-    ImGui::TextDisabled("Row k: head k's top guesses for the token k places ahead, best rank on the left. Orange: the "
-                        "accepted path. Faded: rejected. Blue: the model's own bonus token.");
+    if (draft)
+        ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
+                            "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
+                            "target's own token (resampled after a rejection). Boxes show q, the draft's probability.");
+    else if (app.tree_all)
+        ImGui::TextDisabled("Row k: head k's top guesses for the token k places ahead, best rank on the left. Orange: "
+                            "the accepted path. Faded: rejected. Blue: the model's own bonus token.");
+    else
+        ImGui::TextDisabled("Row k: head k's guesses for the token k places ahead that follow the accepted path, best "
+                            "rank on the left (+n: guesses folded under a rejected one). Orange: accepted. Faded: "
+                            "rejected. Blue: the model's own bonus token.");
     ImGui::PopTextWrapPos();
 
     const auto& nodes = r.trace.nodes;
     ImGui::BeginChild("tree canvas", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-    if (nodes.empty()) {
-        ImGui::TextWrapped("Step 0 is the prompt's own forward pass: it gives the first token %s and the hidden "
-                           "state the Medusa heads guess from. Trees start at step 1.",
+    if (nodes.empty() || (draft && r.trace.step == 0)) {
+        ImGui::TextWrapped(draft ? "Step 0 is the prompt's own forward pass: the target gives the first token %s. The "
+                                   "draft model has read the prompt too and starts proposing at step 1."
+                                 : "Step 0 is the prompt's own forward pass: it gives the first token %s and the "
+                                   "hidden state the Medusa heads guess from. Trees start at step 1.",
                            label_text(r.bonus_text).c_str());
         ImGui::EndChild();
         return;
     }
-    const TreeLayout L = layout_tree(nodes);
-    const float gutter = 58;      // row labels ("head 2")
+    const TreeLayout L = draft || app.tree_all ? layout_tree(nodes) : layout_accepted_view(nodes);
+    const float gutter = 58;         // row labels ("head 2", "draft 2")
     const int rows = L.rows + 1;     // and one row below the deepest guess
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    // Fit: the whole tree across the panel; nodes shrink, but the accepted path stays full size.
+    // Fit: the whole width across the panel; nodes shrink, but the accepted path stays full size.
     const float left = gutter + 80;  // the spare column, wide enough for the bonus box at any zoom
     if (app.tree_fit) app.tree_zoom = std::clamp((avail.x - left - 8) / (L.columns * 78.0f), 0.1f, 1.4f);
     if (ImGui::IsWindowHovered() && ImGui::GetIO().KeyCtrl && ImGui::GetIO().MouseWheel != 0) {
@@ -106,16 +161,18 @@ void draw_tree_panel(ChatApp& app) {
 
     for (int d = 0; d < L.rows; ++d) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, d == 0 ? "root" : "head %d", d);
+        std::snprintf(buf, sizeof buf, d == 0 ? "root" : draft ? "draft %d" : "head %d", d);
         dl->AddText(ImVec2(o.x + 4, center(0, d).y - font * 0.5f), IM_COL32(150, 150, 160, 255), buf);
     }
     for (size_t i = 1; i < nodes.size(); ++i) {
+        if (!L.visible[i]) continue;
         const int p = nodes[i].parent;
         const ImVec2 a = center(L.column[p], nodes[p].depth), b = center(L.column[i], nodes[i].depth);
         const bool acc = nodes[i].accepted;
-        dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, 90), acc ? 3.5f : 1.0f);
+        dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, draft ? 160 : 90), acc ? 3.5f : 1.0f);
     }
     const int last = r.trace.path.empty() ? 0 : r.trace.path.back();
+    const int rejected = draft ? rejected_node(r.trace) : -1;
     // The bonus token: the model's own next token after the accepted path, in the spare column.
     const ImVec2 bonus_c = center(-1.0f, nodes[last].depth + 1);
     dl->AddLine(center(L.column[last], nodes[last].depth), bonus_c, origin_color(0), 2.5f);
@@ -138,26 +195,57 @@ void draw_tree_panel(ChatApp& app) {
     // Rejected guesses first, then the accepted path on top of them.
     for (int pass = 0; pass < 2; ++pass)
         for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!L.visible[i]) continue;
             const TreeNodeTrace& n = nodes[i];
             const bool acc = n.accepted || i == 0;
             if (acc != (pass == 1)) continue;
-            const float alpha = acc ? 1.0f : n.passes ? 0.75f : 0.45f;
+            const bool is_rejected = int(i) == rejected;
+            const float alpha = acc || is_rejected ? 1.0f : n.passes ? 0.75f : draft ? 0.55f : 0.45f;
             char prob[24];
-            std::snprintf(prob, sizeof prob, i == 0 ? "root" : "%.2f", n.head_prob);
-            const ImU32 border = acc ? kAcceptedPath : origin_color(n.depth, alpha);
+            if (i == 0) std::snprintf(prob, sizeof prob, "root");
+            else if (draft && !r.sampled) std::snprintf(prob, sizeof prob, "%s", n.tried ? "" : "unchecked");
+            else std::snprintf(prob, sizeof prob, draft ? "q %.2f" : "%.2f", n.head_prob);
+            const ImU32 border = acc ? kAcceptedPath : is_rejected ? kRejected : origin_color(draft ? kDraftOrigin : n.depth, alpha);
             const ImU32 fill = acc ? IM_COL32(70, 50, 20, 255) : IM_COL32(38, 40, 52, int(255 * alpha));
-            if (box(center(L.column[i], n.depth), acc ? full_hw : small_hw, acc ? full_hh : small_hh, fill, border,
-                    acc ? 3.0f : 1.0f, label_text(r.node_text[i]), prob, IM_COL32(235, 235, 240, int(255 * alpha))))
+            const bool big = acc || draft;  // a chain is narrow: every drafted token gets a full box
+            const ImVec2 c = center(L.column[i], n.depth);
+            if (box(c, big ? full_hw : small_hw, big ? full_hh : small_hh, fill, border,
+                    acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]), prob,
+                    IM_COL32(235, 235, 240, int(255 * alpha))))
                 hovered = int(i);
+            if (is_rejected) {
+                char why[48];
+                if (r.sampled)
+                    std::snprintf(why, sizeof why, "rejected (p/q = %.2f)", n.head_prob > 0 ? n.model_prob / n.head_prob : 0.0f);
+                else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
+                dl->AddText(ImVec2(c.x + full_hw + 8, c.y - font * 0.5f), kRejected, why);
+            }
+            if (L.hidden[i] > 0 && small_hw >= 14) {
+                char more[16];
+                std::snprintf(more, sizeof more, "+%d", L.hidden[i]);
+                const ImVec2 sz = ImGui::CalcTextSize(more);
+                dl->AddText(ImVec2(c.x - sz.x * 0.5f, c.y + small_hh + 1), IM_COL32(150, 150, 165, 220), more);
+            }
         }
+    const char* bonus_label = !draft || rejected < 0 ? "bonus" : r.sampled ? "resampled" : "target's";
     const bool bonus_hover = box(bonus_c, full_hw, full_hh, origin_color(0, 0.30f), origin_color(0), 2.0f,
-                                 label_text(r.bonus_text), "bonus", IM_COL32(235, 235, 240, 255));
-    ImGui::Dummy(ImVec2(left + L.columns * col_w + 8, rows * row_h + 8));
-    if (hovered >= 0) node_tooltip(r, hovered);
-    else if (bonus_hover)
-        ImGui::SetTooltip("bonus %s: the model's own next token after the accepted path.\nEvery step adds one, so a "
-                          "step never yields fewer tokens than plain decoding.",
-                          label_text(r.bonus_text).c_str());
+                                 label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
+    ImGui::Dummy(ImVec2(left + L.columns * col_w + (draft ? 260 : 8), rows * row_h + 8));
+    if (hovered >= 0) {
+        if (draft) draft_tooltip(r, hovered);
+        else medusa_tooltip(r, hovered);
+    } else if (bonus_hover) {
+        if (draft && rejected >= 0)
+            ImGui::SetTooltip(r.sampled ? "resampled %s: after rejecting the draft's token the target draws its own "
+                                          "from max(0, p - q), renormalised.\nThis keeps the output distributed "
+                                          "exactly as the target alone would sample it."
+                                        : "%s: the target's own most likely token, in place of the rejected draft token.",
+                              label_text(r.bonus_text).c_str());
+        else
+            ImGui::SetTooltip("bonus %s: the model's own next token after the accepted path.\nEvery step adds one, so a "
+                              "step never yields fewer tokens than plain decoding.",
+                              label_text(r.bonus_text).c_str());
+    }
     ImGui::EndChild();
 }
 

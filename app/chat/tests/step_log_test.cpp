@@ -27,8 +27,16 @@ TEST_CASE("the reader sees every step exactly once while the writer runs", "[cha
     StepLogReader reader;
     constexpr int kTurns = 5, kSteps = 2000;
     std::atomic<bool> done{false};
+    std::atomic<size_t> polls_seen{0};
+    // The writer waits for the reader between turns now and then, so the two really interleave
+    // (on two cores an unhindered writer can finish before the reader's first poll).
+    auto wait_for_poll = [&] {
+        const size_t seen = polls_seen.load();
+        while (polls_seen.load() == seen) std::this_thread::yield();
+    };
     std::thread writer([&] {
         for (int t = 0; t < kTurns; ++t) {
+            if (t % 2 == 0) wait_for_poll();
             const int id = log.begin_turn("prompt " + std::to_string(t), "test");
             for (int s = 0; s < kSteps; ++s) log.append(record(id, s));
             log.end_turn(id, "length", kSteps, kSteps, 1.0);
@@ -40,6 +48,7 @@ TEST_CASE("the reader sees every step exactly once while the writer runs", "[cha
     while (!done) {
         reader.poll(log);
         ++polls;
+        polls_seen.store(polls);
         if (reader.steps().size() < last_size) monotonic = false;
         last_size = reader.steps().size();
     }
