@@ -106,7 +106,8 @@ void draw_metrics_panel(ChatApp& app) {
             ImGui::EndTable();
         }
     } else {
-        ImGui::TextDisabled("(no per-stage GPU times on this device)");
+        ImGui::TextDisabled(steps.back().source == StepSource::Draft ? "(per-stage GPU times: Medusa steps only)"
+                                                                      : "(no per-stage GPU times on this device)");
     }
     // Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
     if (ImGui::BeginTable("turns", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {

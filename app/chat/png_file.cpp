@@ -19,7 +19,8 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"height", image.height},
                      {"tree", rect(app.tree_rect)},
                      {"chat", rect(app.chat_rect)},
-                     {"steps", app.reader.steps().size()}};
+                     {"steps", app.reader.steps().size()},
+                     {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     std::ofstream f(path);
     if (!(f << j.dump(2) << "\n")) throw std::runtime_error("cannot write " + path);
 }

@@ -1,5 +1,6 @@
 // Checks a medusa-chat screenshot: the expected size, not blank, the accepted-path orange drawn
-// inside the tree panel, and text drawn inside the chat history. Exit 0 only if all hold.
+// inside the tree panel, text drawn inside the chat history, and (given MODE) that the last turn
+// ran in that mode, per the sidecar JSON. Exit 0 only if all hold.
 #include <stb/stb_image.h>
 
 #include <cstdio>
@@ -8,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string>
 
 namespace {
 
@@ -24,8 +26,8 @@ void expect(bool ok, const char* what, long value) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::fprintf(stderr, "usage: %s SHOT.png LAYOUT.json WIDTH HEIGHT\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        std::fprintf(stderr, "usage: %s SHOT.png LAYOUT.json WIDTH HEIGHT [MODE]\n", argv[0]);
         return 2;
     }
     int w = 0, h = 0, n = 0;
@@ -73,6 +75,11 @@ int main(int argc, char** argv) {
     const int bl = ((bg >> 16) + ((bg >> 8) & 255) + (bg & 255)) / 3;
     auto [text, chat_px] = region("chat", [&](Px p) { return (p.r + p.g + p.b) / 3 > bl + 60; });
     expect(text >= 400, "chat panel: text pixels", text);
+    if (argc == 6) {
+        const std::string mode = layout.value("mode", std::string());
+        std::printf("     last turn's mode: %s\n", mode.c_str());
+        expect(mode.rfind(argv[5], 0) == 0, "the last turn ran in the expected mode", long(mode.size()));
+    }
     stbi_image_free(data);
     return fails ? 1 : 0;
 }

@@ -1,8 +1,10 @@
-# chat.screenshot: run the app under Xvfb for a few decoding steps, then check the PNG it wrote.
+# chat.screenshot and chat.screenshot_draft: run the app under Xvfb for a few decoding steps,
+# then check the PNG it wrote. -DARGS adds flags (a ;-list), -DMODE is the prefix the last turn's
+# mode must have in the sidecar JSON (what the flags were meant to select).
 file(REMOVE ${SHOT} ${SHOT}.json)
 execute_process(
   COMMAND ${XVFB_RUN} -a -s "-screen 0 1600x1000x24" ${APP} --prompt "Once upon a time" --steps 12
-          --screenshot ${SHOT} --size 1440x880
+          --screenshot ${SHOT} --size 1440x880 ${ARGS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "medusa-chat --screenshot exited with ${rc}")
@@ -10,7 +12,7 @@ endif()
 if(NOT EXISTS ${SHOT} OR NOT EXISTS ${SHOT}.json)
   message(FATAL_ERROR "no screenshot or layout file was written")
 endif()
-execute_process(COMMAND ${CHECK} ${SHOT} ${SHOT}.json 1440 880 RESULT_VARIABLE rc)
+execute_process(COMMAND ${CHECK} ${SHOT} ${SHOT}.json 1440 880 ${MODE} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "the screenshot check failed")
 endif()

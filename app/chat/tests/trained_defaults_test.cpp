@@ -1,0 +1,90 @@
+// The app's start-up choice of heads and tree: the cache that scripts/train_default_heads.sh
+// fills is used for the default model when it is complete, and ignored otherwise. Each case
+// builds its own cache folder, so nothing depends on ~/.cache.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "decode/tree.h"
+#include "decode_settings.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempCache {
+    fs::path dir = fs::temp_directory_path() / ("medusa-chat-cache-" + std::to_string(::getpid()));
+    TempCache() { fs::remove_all(dir); }
+    ~TempCache() { fs::remove_all(dir); }
+    void write(const std::string& rel, const std::string& text) const {
+        fs::create_directories((dir / rel).parent_path());
+        std::ofstream(dir / rel) << text;
+    }
+};
+
+// What tune-tree writes: medusa_choices plus the budget/time table.
+const char* kTreeJson = R"({"device": "test", "medusa_choices": [[0], [0, 0], [1], [0, 0, 0]], "nodes": 5,
+  "table": [{"nodes": 1, "step_ms": 2.5, "expected_tokens_per_s": 390.0, "expected_tokens_per_step": 1.0}]})";
+
+}  // namespace
+
+TEST_CASE("trained defaults: a complete cache gives the default model its heads and tuned tree", "[chat]") {
+    TempCache c;
+    c.write("stories260K/heads/medusa_lm_head.safetensors", "x");
+    c.write("stories260K/tree.json", kTreeJson);
+    DecodeSettings s;
+    const std::string note = apply_trained_defaults(s, c.dir.string(), false, false);
+    CHECK(s.heads_path == (c.dir / "stories260K/heads").string());
+    CHECK(s.tree == (c.dir / "stories260K/tree.json").string());
+    CHECK_THAT(note, Catch::Contains("Trained heads"));
+    // The tree file as the tuner writes it is a tree the decoder accepts.
+    const MedusaTree t = load_tree(s.tree);
+    CHECK(t.choices.size() == 4);
+    CHECK(build_tree_buffers(t).num_nodes == 5);
+    CHECK_THAT(s.mode_name(), Catch::Contains("tree.json"));
+}
+
+TEST_CASE("trained defaults: missing pieces, other models and explicit choices keep the untrained defaults",
+          "[chat]") {
+    TempCache c;
+    const DecodeSettings untouched;
+    DecodeSettings s;
+    CHECK_THAT(apply_trained_defaults(s, c.dir.string(), false, false), Catch::Contains("No trained heads"));
+    CHECK(s.heads_path.empty());
+    CHECK(s.tree == untouched.tree);
+
+    c.write("stories260K/tree.json", kTreeJson);  // a tree without heads is not enough
+    apply_trained_defaults(s, c.dir.string(), false, false);
+    CHECK(s.heads_path.empty());
+    CHECK(s.tree == untouched.tree);
+
+    c.write("stories260K/heads/medusa_lm_head.safetensors", "x");
+    DecodeSettings other;
+    other.model_path = "/somewhere/else.gguf";
+    CHECK(apply_trained_defaults(other, c.dir.string(), false, false).empty());
+    CHECK(other.heads_path.empty());
+
+    DecodeSettings chosen;
+    chosen.tree = "chain:3";
+    apply_trained_defaults(chosen, c.dir.string(), false, true);
+    CHECK(chosen.tree == "chain:3");          // --tree given: kept
+    CHECK_FALSE(chosen.heads_path.empty());  // heads not given: the trained ones
+}
+
+TEST_CASE("mode names for the turn table", "[chat]") {
+    DecodeSettings s;
+    CHECK(s.mode_name() == "medusa (mc_sim_7b_63, 4 heads, greedy)");
+    s.mode = DecodeMode::Plain;
+    CHECK(s.mode_name() == "plain decoding");
+    s.mode = DecodeMode::Draft;
+    s.gamma = 5;
+    s.adaptive_gamma = true;
+    CHECK(s.mode_name() == "draft (stories260K_q80, gamma 5 adaptive, greedy)");
+    const std::string key = s.decoder_key();
+    s.draft_rule = DraftRule::Sample;
+    CHECK_THAT(s.mode_name(), Catch::StartsWith("draft (stories260K_q80, gamma 5 adaptive, sample T="));
+    CHECK(s.decoder_key() != key);
+}
