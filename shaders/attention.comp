@@ -1,6 +1,7 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 // One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix
 // [0, base) and the block tokens the mask lets this token see (itself and, in a tree, its
 // ancestors; in a prompt, everything before it). Subgroup reductions only: no workgroup
@@ -29,6 +30,36 @@ bool visible(uint t, uint s, uint base) {
     return (P[P_MASK + t * MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
 }
 
+// CPU drivers: the head size, and one pass with a running (online) softmax per lane, merged
+// across the subgroup at the end. No scores buffer and no barrier; each lane keeps its own
+// output row. 0: GPUs, three passes over the scores buffer (few registers per lane).
+layout(constant_id = 0) const uint ONE_PASS_HEAD_DIM = 0;
+
+void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, float scale) {
+    const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+    float o[ONE_PASS_HEAD_DIM + 1];
+    [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) o[d] = 0.0;
+    float m = -3.0e38, l = 0.0;
+    for (uint s = lane; s < n_keys; s += S) {
+        if (!visible(t, s, base)) continue;
+        const uint k = kv_off + s * p.kv_dim;
+        float score = 0.0;
+        [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) score += qkv[q_off + d] * kc[k + d];
+        score *= scale;
+        const float m_new = max(m, score);
+        const float c = exp(m - m_new), e = exp(score - m_new);
+        l = l * c + e;
+        [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) o[d] = o[d] * c + e * vc[k + d];
+        m = m_new;
+    }
+    const float c = exp(m - subgroupMax(m));  // 0 for a lane that saw no key
+    const float inv = 1.0 / subgroupAdd(l * c);
+    [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) {
+        const float v = subgroupAdd(o[d] * c);
+        if (subgroupElect()) O[t * p.dim + h * p.head_dim + d] = v * inv;
+    }
+}
+
 void main() {
     const uint pair = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
     const uint t = pair / p.n_heads, h = pair % p.n_heads;
@@ -40,6 +71,10 @@ void main() {
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
     const uint a_off = (t * p.n_heads + h) * p.ctx;
     const float scale = inversesqrt(float(p.head_dim));
+    if (ONE_PASS_HEAD_DIM != 0) {
+        one_pass(t, h, base, n_keys, q_off, kv_off, scale);
+        return;
+    }
 
     float local_max = -3.0e38;
     for (uint s = lane; s < n_keys; s += S) {

@@ -44,11 +44,12 @@ TEST_CASE("GPU forward equals the CPU reference on every shipped model file", "[
     // on both sides, so they too differ only by summation order.
     const char* files[] = {"stories260K.bin", "llama2xs.bin", "stories260K_q80.bin", "gguf/stories260K-f32.gguf",
                            "gguf/stories260K-f16.gguf", "gguf/llama2xs-q8_0.gguf", "gguf/llama2xs-q4_0.gguf"};
-    for (const char* name : files) {
-        CAPTURE(name);
+    for (const char* name : files)
+    for (KernelLayouts layouts : {KernelLayouts::Gpu, KernelLayouts::Cpu}) {  // both, whatever the device
+        CAPTURE(name, layouts == KernelLayouts::Cpu);
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
-        GpuModel gpu(gpu_context(), file);
+        GpuModel gpu(gpu_context(), file, {.layouts = layouts});
         const std::vector<int> prompt = {1, 403, 407, 261, 378, 3, 81, 70};
         cpu.forward(TokenBlock::causal(0, prompt));
         gpu.forward(TokenBlock::causal(0, prompt));

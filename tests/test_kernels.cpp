@@ -102,9 +102,10 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                           {DType::Q4_0, "q4", 1e-4f}};
     const int rows = 40, cols = 96;
     for (const Case& c : cases) {
-        for (int T : {1, 3, 8, 13}) {
+        for (int T : {1, 3, 8, 13})
+        for (bool lane_per_row : {false, true})  // both row layouts run on any device
             for (uint32_t flags : {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu}) {
-                CAPTURE(dtype_name(c.type), T, flags);
+                CAPTURE(dtype_name(c.type), T, lane_per_row, flags);
                 std::vector<uint8_t> storage;
                 Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
                 GpuMatrix m = upload_matrix(ctx, {&w});
@@ -115,13 +116,13 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 auto y0 = random_floats(size_t(T) * out_rows, 3);
                 auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
 
-                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush), {matmul_tile(T)});
+                const MatmulGeometry g = matmul_geometry(ctx, uint32_t(out_rows), T, lane_per_row);
+                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush), g.spec);
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
                 MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), m.group_shift(), flags,
                                 uint32_t(cols), uint32_t(out_rows), 1e-5f};
-                seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, matmul_row_groups(ctx, out_rows),
-                             div_up(T, matmul_tile(T)));
+                seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
                 seq.end();
                 seq.run();
                 auto got = read(*yb, y0.size());
@@ -144,7 +145,6 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 for (float v : want) scale = std::max(scale, std::abs(v));
                 CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= c.tol * std::max(1.0f, scale) * 10);
             }
-        }
     }
 }
 

@@ -79,7 +79,7 @@ int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
-               "--draft-model", "--gamma"});
+               "--draft-model", "--gamma", "--kernel-layouts"});
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));
@@ -89,6 +89,13 @@ int run_bench(int argc, char** argv) {
     for (int i = 1; i < n_prompt; ++i) prompt.push_back((i * 7919 + 3) % c.vocab_size);
 
     auto gpu = open_gpu(args);
+    // Which shader layouts to time: the device's own choice, or the other one for comparison.
+    const std::string layouts_name = args.str("--kernel-layouts", "auto");
+    if (layouts_name != "auto" && layouts_name != "gpu" && layouts_name != "cpu")
+        throw UsageError("--kernel-layouts must be auto, gpu or cpu, got '" + layouts_name + "'");
+    const KernelLayouts layouts = layouts_name == "gpu"   ? KernelLayouts::Gpu
+                                  : layouts_name == "cpu" ? KernelLayouts::Cpu
+                                                          : KernelLayouts::Auto;
     const bool big = file.config.dim >= 1024;
     // Synthetic 7B shapes would need gigabytes of cache for their full context: cap it.
     const int context = args.integer("--context", file.format == "synthetic" ? 1024 : 0);
@@ -100,11 +107,12 @@ int run_bench(int argc, char** argv) {
     out["device"] = {{"name", gpu->info().name}, {"vendor", gpu->info().vendor}, {"driver", gpu->info().driver},
                      {"type", gpu->info().type}};
     out["prompt_tokens"] = n_prompt;
+    out["kernel_layouts"] = layouts_name;
 
     json g;
     {
         std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
-        GpuModel model(*gpu, file, {.context = context});
+        GpuModel model(*gpu, file, {.context = context, .layouts = layouts});
         const uint64_t submits_before = model.submits();
         Timing t = time_engine(model, prompt, n_decode, runs, "vulkan");
         const double forwards = double(model.submits() - submits_before);
@@ -129,7 +137,7 @@ int run_bench(int argc, char** argv) {
         if (args.has("--compare")) out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
     }
     {
-        GpuModel profiled(*gpu, file, {.timestamps = true, .context = context});
+        GpuModel profiled(*gpu, file, {.timestamps = true, .context = context, .layouts = layouts});
         profiled.forward(TokenBlock::causal(0, prompt));
         int token = profiled.argmax(n_prompt - 1);
         for (int i = 0; i < 8; ++i) {

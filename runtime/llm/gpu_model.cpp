@@ -21,7 +21,11 @@ constexpr int kParamWords = 4 + 2 * kTMax + kTMax * kMaskWords;
 }  // namespace
 
 GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions options)
-    : ctx_(ctx), cfg_(file.config), options_(options) {
+    : ctx_(ctx),
+      cfg_(file.config),
+      options_(options),
+      cpu_layouts_(options.layouts == KernelLayouts::Auto ? prefers_cpu_layouts(ctx)
+                                                          : options.layouts == KernelLayouts::Cpu) {
     if (options_.context > 0) cfg_.seq_len = std::min(cfg_.seq_len, options_.context);
     const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), ctx_len = cfg_.seq_len;
     auto dev = gpu::MemoryKind::Device;
@@ -61,16 +65,19 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         throw gpu::VulkanError("the device offers no host-visible memory for step parameters and logits");
 
     kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 4, sizeof(RopePush));
-    kernels_["attention"] = std::make_unique<gpu::Kernel>(ctx, "attention", 6, sizeof(AttentionPush));
+    kernels_["attention"] = std::make_unique<gpu::Kernel>(
+        ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{cpu_layouts_ ? uint32_t(cfg_.head_dim()) : 0u});
     kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 3, sizeof(RmsnormPush));
     kernels_["argmax"] = std::make_unique<gpu::Kernel>(ctx, "argmax", 2, sizeof(ArgmaxPush));
 }
 
 GpuModel::~GpuModel() = default;
 
-const gpu::Kernel& GpuModel::matmul_kernel(const std::string& variant, uint32_t tile) {
-    auto& k = kernels_["matmul_" + variant + "/" + std::to_string(tile)];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush), std::vector<uint32_t>{tile});
+const gpu::Kernel& GpuModel::matmul_kernel(const std::string& variant, const std::vector<uint32_t>& spec) {
+    std::string key = "matmul_" + variant;
+    for (uint32_t c : spec) key += "/" + std::to_string(c);
+    auto& k = kernels_[key];
+    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush), spec);
     return *k;
 }
 
@@ -85,9 +92,9 @@ void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu:
                              uint32_t x_stride, uint32_t y_stride) {
     MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), w.group_shift(), flags,
                     x_stride,         y_stride,           cfg_.rms_eps};
-    const uint32_t tile = matmul_tile(n_tokens);
-    seq.dispatch(matmul_kernel(w.variant, tile), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
-                 matmul_row_groups(ctx_, uint32_t(out_rows)), div_up(uint32_t(n_tokens), tile));
+    const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(out_rows), n_tokens, cpu_layouts_);
+    seq.dispatch(matmul_kernel(w.variant, g.spec), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
+                 g.groups_x, g.groups_y);
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {

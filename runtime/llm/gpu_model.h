@@ -14,9 +14,14 @@
 
 namespace medusa {
 
+// Which shader layouts the forward uses (see prefers_cpu_layouts): the device's own choice, or
+// either one forced, so tests check both against the CPU reference on any device.
+enum class KernelLayouts { Auto, Gpu, Cpu };
+
 struct GpuModelOptions {
     bool timestamps = false;  // per-stage GPU time (bench)
     int context = 0;          // 0: the model's own context length
+    KernelLayouts layouts = KernelLayouts::Auto;
 };
 
 class GpuModel : public LanguageModel {
@@ -64,12 +69,13 @@ private:
         std::unique_ptr<gpu::Buffer> attention_norm, ffn_norm;
         GpuMatrix wqkv, wo, w13, w2;
     };
-    const gpu::Kernel& matmul_kernel(const std::string& variant, uint32_t tile);
+    const gpu::Kernel& matmul_kernel(const std::string& variant, const std::vector<uint32_t>& spec);
     const gpu::Kernel& embed_kernel(const std::string& variant);
 
     gpu::Context& ctx_;
     LlamaConfig cfg_;
     GpuModelOptions options_;
+    bool cpu_layouts_;  // matmul one lane per row, attention in one pass (see prefers_cpu_layouts)
     GpuMatrix embeddings_, classifier_;
     std::unique_ptr<gpu::Buffer> final_norm_;
     std::vector<Layer> layers_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gpu/context.h"
 
@@ -39,10 +40,23 @@ struct ArgmaxPush {
 
 inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-// matmul.comp gives each output row one subgroup of a 64-wide workgroup.
-inline uint32_t matmul_row_groups(const gpu::Context& ctx, uint32_t rows) {
-    const uint32_t rows_per_group = std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size));
-    return std::min(div_up(rows, rows_per_group), 65535u);
+// CPU drivers (lavapipe) execute a subgroup as one SIMD register and turn per-lane addresses
+// into gathers, so they get shader layouts whose inputs are uniform loads (matmul's LANE_PER_ROW,
+// attention's ONE_PASS_HEAD_DIM); GPUs get layouts whose weight reads coalesce.
+inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().type == "cpu"; }
+
+// The pipeline's specialization constants (TILE, LANE_PER_ROW) and its workgroup grid.
+struct MatmulGeometry {
+    std::vector<uint32_t> spec;
+    uint32_t groups_x, groups_y;
+};
+inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, int n_tokens,
+                                      bool lane_per_row) {
+    const uint32_t tile = matmul_tile(n_tokens);
+    const uint32_t rows_per_group =
+        lane_per_row ? 64u : std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size));
+    return {{tile, lane_per_row ? 1u : 0u}, std::min(div_up(rows, rows_per_group), 65535u),
+            div_up(uint32_t(n_tokens), tile)};
 }
 
 // attention.comp gives each (token, head) pair one subgroup of a 64-wide workgroup.
