@@ -9,6 +9,8 @@
 // Fused options: RMSNorm of X with gain G (the norm before q/k/v, the FFN and the classifier),
 // accumulate into Y (residual adds), SwiGLU over rows o and o+out (w1 and w3 stacked), and the
 // Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G.
+// Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
+// row b and write output row b, so K stacked Medusa heads run as one dispatch.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
 layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
@@ -24,6 +26,7 @@ layout(push_constant) uniform Push {
     uint x_stride;
     uint y_stride;
     float eps;
+    uint block_rows;  // out_dim, or the rows of one stacked matrix (see above)
 } p;
 #include "weights.glsl"
 #define FLAG_NORM 1u
@@ -38,33 +41,35 @@ layout(constant_id = 0) const uint TILE = 8;
 // with a tile of tokens those gathers, not the weights, would cost the most.
 layout(constant_id = 1) const uint LANE_PER_ROW = 0;
 
-float finish(float a, float b, float s, uint row, uint t) {
+// `t`: the token, or in row-block mode the block; `r`: the row within it; `row`: the flat row.
+float finish(float a, float b, float s, uint row, uint r, uint t) {
     const bool norm = (p.flags & FLAG_NORM) != 0;
     const bool swiglu = (p.flags & FLAG_SWIGLU) != 0;
-    float r = norm ? inversesqrt(s / float(p.in_dim) + p.eps) : 1.0;
-    float v = a * r;
-    if (swiglu) v = v / (1.0 + exp(-v)) * (b * r);
+    const float rms = norm ? inversesqrt(s / float(p.in_dim) + p.eps) : 1.0;
+    float v = a * rms;
+    if (swiglu) v = v / (1.0 + exp(-v)) * (b * rms);
     if ((p.flags & FLAG_RESBLOCK) != 0) {
         v += G[row];
-        v = X[t * p.x_stride + row] + v / (1.0 + exp(-v));
+        v = X[t * p.x_stride + r] + v / (1.0 + exp(-v));
     }
     return v;
 }
 
-void store(uint row, uint t, float v) {
-    const uint yi = t * p.y_stride + row;
+void store(uint r, uint t, float v) {
+    const uint yi = t * p.y_stride + r;
     if ((p.flags & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
 }
 
 void lane_per_row() {
     const uint row = gl_GlobalInvocationID.x;
     if (row >= p.out_dim) return;
-    const uint t0 = gl_WorkGroupID.y * TILE;
+    const uint blk = row / p.block_rows, r = row - blk * p.block_rows;
+    const uint t0 = gl_WorkGroupID.y * TILE + blk;
     const bool norm = (p.flags & FLAG_NORM) != 0;
     const bool swiglu = (p.flags & FLAG_SWIGLU) != 0;
     const uint words_per_row = p.in_dim / EPW;
     const uint row2 = row + p.out_dim;
-    const uint tokens = min(TILE, p.n_tokens - t0);
+    const uint tokens = min(TILE, p.n_tokens + blk - t0);
     float acc[8], acc2[8], ss[8];
     [[unroll]] for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
     for (uint wi = 0; wi < words_per_row; ++wi) {
@@ -87,7 +92,7 @@ void lane_per_row() {
         }
     }
     [[unroll]] for (uint j = 0; j < TILE; ++j)
-        if (j < tokens) store(row, t0 + j, finish(acc[j], acc2[j], ss[j], row, t0 + j));
+        if (j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
 }
 
 void main() {
@@ -96,12 +101,13 @@ void main() {
         return;
     }
     const uint lane = gl_SubgroupInvocationID;
-    const uint t0 = gl_WorkGroupID.y * TILE;
     const bool norm = (p.flags & FLAG_NORM) != 0;
     const bool swiglu = (p.flags & FLAG_SWIGLU) != 0;
     const uint words_per_row = p.in_dim / EPW;
     const uint row_step = gl_NumWorkGroups.x * gl_NumSubgroups;
     for (uint row = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; row < p.out_dim; row += row_step) {
+        const uint blk = row / p.block_rows, r = row - blk * p.block_rows;
+        const uint t0 = gl_WorkGroupID.y * TILE + blk, t_end = p.n_tokens + blk;
         float acc[8], acc2[8], ss[8];
         [[unroll]] for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
         const uint row2 = row + p.out_dim;
@@ -111,7 +117,7 @@ void main() {
             decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group_shift, w);
             if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group_shift, w2);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
-                if (t0 + j >= p.n_tokens) continue;
+                if (t0 + j >= t_end) continue;
                 const uint xb = (t0 + j) * p.x_stride + i0;
                 [[unroll]] for (uint k = 0; k < EPW; ++k) {
                     float x = X[xb + k];
@@ -125,11 +131,11 @@ void main() {
             }
         }
         [[unroll]] for (uint j = 0; j < TILE; ++j) {
-            if (t0 + j >= p.n_tokens) continue;
+            if (t0 + j >= t_end) continue;
             float a = subgroupAdd(acc[j]);
             float b = swiglu ? subgroupAdd(acc2[j]) : 0.0;
             float s = norm ? subgroupAdd(ss[j]) : 0.0;
-            if (subgroupElect()) store(row, t0 + j, finish(a, b, s, row, t0 + j));
+            if (subgroupElect()) store(r, t0 + j, finish(a, b, s, row, r, t0 + j));
         }
     }
 }

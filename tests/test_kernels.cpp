@@ -121,7 +121,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
                 MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), m.group_shift(), flags,
-                                uint32_t(cols), uint32_t(out_rows), 1e-5f};
+                                uint32_t(cols), uint32_t(out_rows), 1e-5f, uint32_t(out_rows)};
                 seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
                 seq.end();
                 seq.run();

@@ -1,6 +1,7 @@
 // Medusa decoding on the GPU against plain decoding and against the model's own distribution.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -139,5 +140,53 @@ TEST_CASE("every tree node carries its own head's candidate of its rank", "[medu
             return true;
         });
         CHECK(steps > 0);
+    }
+}
+
+TEST_CASE("the first step's candidates are the CPU reference heads' top-k, also for two-layer heads", "[medusa]") {
+    // Step 1's heads read the prompt's last hidden state, which the CPU reference also has, so
+    // every node at depth d and rank r must hold head d-1's rank-r token with its probability.
+    test::ValidationGuard guard;
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    GpuModel gpu(gpu_context(), file);
+    CpuReferenceModel cpu(file);
+    const std::vector<int>& prompt = kPrompts[0];
+    cpu.forward(TokenBlock::causal(0, prompt));
+    const auto h = cpu.hidden(int(prompt.size()) - 1);
+    MedusaHeads two_layer = MedusaHeads::init_from_model(file, 3, 2);
+    uint32_t seed = 40;
+    for (auto& head : two_layer.heads) {
+        for (int l = 0; l < 2; ++l) {
+            head.w1[l] = test::random_floats(head.w1[l].size(), seed++, 0.3f);
+            head.b1[l] = test::random_floats(head.b1[l].size(), seed++, 0.3f);
+        }
+        head.w2 = test::random_floats(head.w2.size(), seed++, 0.5f);
+    }
+    const MedusaHeads shared = MedusaHeads::init_from_model(file, 3);  // all share the classifier
+    for (const MedusaHeads* heads : {static_cast<const MedusaHeads*>(&two_layer), &shared}) {
+        CAPTURE(heads == &shared ? "init heads (shared classifier)" : "random two-layer heads");
+        TreeBuffers tree = build_tree_buffers(load_tree("dense:3,3,3"), 10);
+        MedusaDecoder d(gpu, file, *heads, tree, MedusaOptions{.max_new_tokens = 8});
+        int checked = 0;
+        d.generate(prompt, [&](const StepTrace& st) {
+            if (st.step != 1) return true;
+            for (size_t i = 1; i < st.nodes.size(); ++i) {
+                const TreeNodeTrace& n = st.nodes[i];
+                auto logits = heads->logits(n.depth - 1, h);
+                std::vector<int> order(logits.size());
+                for (size_t v = 0; v < order.size(); ++v) order[v] = int(v);
+                std::partial_sort(order.begin(), order.begin() + 3, order.end(),
+                                  [&](int a, int b) { return logits[a] > logits[b]; });
+                double z = 0;
+                const float top = logits[order[0]];
+                for (float l : logits) z += std::exp(double(l) - top);
+                CAPTURE(i, n.depth, n.rank);
+                CHECK(n.token == order[n.rank]);
+                CHECK(n.head_prob == Approx(std::exp(double(logits[n.token]) - top) / z).margin(1e-4));
+                ++checked;
+            }
+            return false;
+        });
+        CHECK(checked == 39);
     }
 }

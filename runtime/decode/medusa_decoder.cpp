@@ -60,11 +60,14 @@ std::unique_ptr<gpu::Buffer> device_buffer(gpu::Context& ctx, size_t bytes) {
 
 }  // namespace
 
-struct MedusaDecoder::Head {
+// The K heads a tree uses, stacked so that each of their layers is one dispatch: layer l's W1 of
+// every head as one matrix of K*dim rows (and its biases), and the K vocabulary projections.
+struct MedusaDecoder::Heads {
+    int count = 0;
     std::vector<GpuMatrix> w1;
     std::vector<std::unique_ptr<gpu::Buffer>> b1;
-    GpuMatrix w2;            // empty when the head shares the model's classifier
-    bool shares_classifier = false;
+    GpuMatrix w2;                    // empty when every head shares the model's classifier
+    bool shares_classifier = false;  // then the classifier runs once over K rows of input
 };
 
 MedusaDecoder::MedusaDecoder(GpuModel& model, const ModelFile& file, const MedusaHeads& heads,
@@ -89,26 +92,36 @@ MedusaDecoder::MedusaDecoder(GpuModel& model, const ModelFile& file, const Medus
     if (topk_ > 32) throw std::invalid_argument("tree ranks must be below 32");
 
     const int n_heads_used = n_nodes_ > 1 ? depth : 0;
-    for (int k = 0; k < n_heads_used; ++k) {
-        auto h = std::make_unique<Head>();
-        const MedusaHead& src = heads.heads[k];
+    heads_ = std::make_unique<Heads>();
+    heads_->count = n_heads_used;
+    if (n_heads_used > 0) {
         for (int l = 0; l < heads.layers; ++l) {
-            Tensor w = f32_view(src.w1[l], cfg.dim, cfg.dim);
-            h->w1.push_back(upload_matrix(ctx, {&w}));
-            h->b1.push_back(device_buffer(ctx, cfg.dim * 4));
-            h->b1.back()->upload(src.b1[l].data(), cfg.dim * 4);
+            std::vector<Tensor> views;
+            std::vector<float> bias;
+            for (int k = 0; k < n_heads_used; ++k) {
+                views.push_back(f32_view(heads.heads[k].w1[l], cfg.dim, cfg.dim));
+                bias.insert(bias.end(), heads.heads[k].b1[l].begin(), heads.heads[k].b1[l].end());
+            }
+            std::vector<const Tensor*> parts;
+            for (const Tensor& v : views) parts.push_back(&v);
+            heads_->w1.push_back(upload_matrix(ctx, parts));
+            heads_->b1.push_back(device_buffer(ctx, bias.size() * 4));
+            heads_->b1.back()->upload(bias.data(), bias.size() * 4);
         }
-        h->shares_classifier = heads.w2_is_classifier(k, file);
-        if (!h->shares_classifier) {
-            Tensor w = f32_view(src.w2, cfg.vocab_size, cfg.dim);
-            h->w2 = upload_matrix(ctx, {&w});
+        heads_->shares_classifier = true;
+        for (int k = 0; k < n_heads_used; ++k) heads_->shares_classifier &= heads.w2_is_classifier(k, file);
+        if (!heads_->shares_classifier) {
+            std::vector<Tensor> views;
+            for (int k = 0; k < n_heads_used; ++k) views.push_back(f32_view(heads.heads[k].w2, cfg.vocab_size, cfg.dim));
+            std::vector<const Tensor*> parts;
+            for (const Tensor& v : views) parts.push_back(&v);
+            heads_->w2 = upload_matrix(ctx, parts);
         }
-        heads_.push_back(std::move(h));
     }
     vocab_stride_ = (cfg.vocab_size + 63) / 64 * 64;  // keeps each head's logits 256-byte aligned
     head_in_ = device_buffer(ctx, cfg.dim * 4);
-    head_tmp_[0] = device_buffer(ctx, cfg.dim * 4);
-    head_tmp_[1] = device_buffer(ctx, cfg.dim * 4);
+    head_tmp_[0] = device_buffer(ctx, size_t(std::max(1, n_heads_used)) * cfg.dim * 4);
+    head_tmp_[1] = device_buffer(ctx, size_t(std::max(1, n_heads_used)) * cfg.dim * 4);
     head_logits_ = device_buffer(ctx, size_t(std::max(1, n_heads_used)) * vocab_stride_ * 4);
     cand_tokens_ = device_buffer(ctx, size_t(1 + std::max(1, n_heads_used) * topk_) * 4);
     cand_probs_ = device_buffer(ctx, size_t(1 + std::max(1, n_heads_used) * topk_) * 4);
@@ -165,23 +178,27 @@ void MedusaDecoder::record_step() {
     const uint32_t dim = cfg.dim, vocab = cfg.vocab_size;
     auto& seq = *step_;
     seq.begin();
-    if (!heads_.empty()) {
+    if (const int K = heads_->count; K > 0) {
         seq.stage("heads");
-        for (size_t k = 0; k < heads_.size(); ++k) {
-            const Head& h = *heads_[k];
-            const gpu::Buffer* x = head_in_.get();
-            for (size_t l = 0; l < h.w1.size(); ++l) {
-                const gpu::Buffer* y = head_tmp_[l % 2].get();
-                model_.record_matmul(seq, h.w1[l], *x, *y, h.b1[l].get(), kMatmulResblock, dim, 1, dim, dim);
-                x = y;
-            }
-            const GpuMatrix& w2 = h.shares_classifier ? model_.classifier() : h.w2;
-            model_.record_matmul(seq, w2, *x, gpu::BufferRef(*head_logits_, k * vocab_stride_ * 4, vocab * 4), nullptr,
-                                 0, vocab, 1, dim, vocab);
+        // Every head starts from the same hidden state (input stride 0), then reads its own row.
+        const gpu::Buffer* x = head_in_.get();
+        uint32_t x_stride = 0;
+        for (size_t l = 0; l < heads_->w1.size(); ++l) {
+            const gpu::Buffer* y = head_tmp_[l % 2].get();
+            model_.record_matmul(seq, heads_->w1[l], *x, *y, heads_->b1[l].get(), kMatmulResblock, K * dim, 1,
+                                 x_stride, dim, int(dim));
+            x = y;
+            x_stride = dim;
         }
+        if (heads_->shares_classifier)  // K rows through the classifier, as a block of K tokens
+            model_.record_matmul(seq, model_.classifier(), *x, *head_logits_, nullptr, 0, vocab, K, x_stride,
+                                 uint32_t(vocab_stride_));
+        else
+            model_.record_matmul(seq, heads_->w2, *x, *head_logits_, nullptr, 0, K * vocab, 1, x_stride,
+                                 uint32_t(vocab_stride_), int(vocab));
         seq.stage("topk");
         seq.dispatch(*kernels_["medusa_topk"], {*head_logits_, *cand_tokens_, *cand_probs_},
-                     TopkPush{vocab, uint32_t(vocab_stride_), uint32_t(topk_)}, uint32_t(heads_.size()));
+                     TopkPush{vocab, uint32_t(vocab_stride_), uint32_t(topk_)}, uint32_t(K));
     }
     seq.stage("gather");
     seq.dispatch_raw(*kernels_["medusa_gather"], {*tree_buf_, *cand_tokens_, *state_, buf.params}, nullptr, 0, 1);

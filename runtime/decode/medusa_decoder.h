@@ -39,7 +39,7 @@ public:
     void reseed(uint64_t seed) { options_.seed = seed; }
 
 private:
-    struct Head;
+    struct Heads;
     void record_step();
     StepTrace read_trace(int step) const;
 
@@ -49,7 +49,7 @@ private:
     int topk_ = 1;
     int n_nodes_ = 1;
     int vocab_stride_ = 0;
-    std::vector<std::unique_ptr<Head>> heads_;
+    std::unique_ptr<Heads> heads_;
     std::unique_ptr<gpu::Buffer> head_in_, head_tmp_[2], head_logits_, cand_tokens_, cand_probs_, tree_buf_, stats_,
         state_, trace_;
     std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;

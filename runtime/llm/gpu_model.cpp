@@ -89,9 +89,11 @@ const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
 
 void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu::BufferRef x, gpu::BufferRef y,
                              const gpu::Buffer* extra, uint32_t flags, int out_rows, int n_tokens,
-                             uint32_t x_stride, uint32_t y_stride) {
+                             uint32_t x_stride, uint32_t y_stride, int block_rows) {
+    if (block_rows > 0 && (n_tokens != 1 || out_rows % block_rows != 0))
+        throw std::invalid_argument("row blocks need one token and a whole number of blocks");
     MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), w.group_shift(), flags,
-                    x_stride,         y_stride,           cfg_.rms_eps};
+                    x_stride,         y_stride,           cfg_.rms_eps,         uint32_t(block_rows > 0 ? block_rows : out_rows)};
     const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(out_rows), n_tokens, cpu_layouts_);
     seq.dispatch(matmul_kernel(w.variant, g.spec), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
                  g.groups_x, g.groups_y);

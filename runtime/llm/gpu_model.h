@@ -42,9 +42,11 @@ public:
     void record_forward(gpu::CommandSequence& seq, int n_tokens);
     // Writes a block into the parameter buffer (what forward() does before submitting).
     void write_params(const TokenBlock& block);
+    // block_rows > 0 (with n_tokens 1): w stacks out_rows / block_rows matrices; block b reads
+    // x row b and writes y row b (strides in floats; x_stride 0 gives every block the same input).
     void record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu::BufferRef x, gpu::BufferRef y,
                        const gpu::Buffer* extra, uint32_t flags, int out_rows, int n_tokens, uint32_t x_stride,
-                       uint32_t y_stride);
+                       uint32_t y_stride, int block_rows = 0);
     struct Buffers {
         gpu::Buffer &params, &hidden, &logits, &argmax, &key_cache, &value_cache;
     };

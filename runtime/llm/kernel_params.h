@@ -18,6 +18,7 @@ inline uint32_t matmul_tile(int n_tokens) { return n_tokens < int(kMatmulTile) ?
 struct MatmulPush {
     uint32_t in_dim, out_dim, n_tokens, group_shift, flags, x_stride, y_stride;
     float eps;
+    uint32_t block_rows;  // out_dim, or the rows of each stacked matrix (one input row per block)
 };
 struct EmbedPush {
     uint32_t dim, group_shift;
