@@ -125,8 +125,12 @@ TEST_CASE("sampled draft speculation on the GPU is seeded and mostly accepts its
 
 namespace {
 
-// Below 1 and with a nucleus cut, so both are checked to apply to p and q alike.
-constexpr float kTemperature = 0.8f, kTopP = 0.95f;
+// Below 1, with top-k and nucleus cuts and a repetition penalty, so all are checked to apply to p
+// and q alike.
+constexpr float kTemperature = 0.8f, kTopP = 0.95f, kPenalty = 1.3f;
+constexpr int kTopK = 40;
+
+SamplingParams sampling() { return {kTemperature, kTopP, 0, kTopK, kPenalty, 64}; }
 
 // Chi-squared statistic of observed triples against expected probabilities; rare ones pooled.
 struct TripleTest {
@@ -153,7 +157,7 @@ struct TripleTest {
 
 std::vector<float> next_dist(CpuReferenceModel& m, const std::vector<int>& seq) {
     m.forward(TokenBlock::causal(0, seq));
-    return Sampler({kTemperature, kTopP, 0}).distribution(m.logits(int(seq.size()) - 1));
+    return Sampler(sampling()).distribution(m.logits(int(seq.size()) - 1), seq);
 }
 
 std::vector<int> top(const std::vector<float>& p, int k) {
@@ -193,6 +197,8 @@ std::map<std::vector<int>, int> sample_triples(LanguageModel& target, LanguageMo
     o.rule = rule;
     o.temperature = kTemperature;
     o.top_p = kTopP;
+    o.top_k = kTopK;
+    o.repeat_penalty = kPenalty;
     o.max_new_tokens = 64;
     o.gamma = 1;
     DraftDecoder g1(target, draft, o);
@@ -237,6 +243,27 @@ TEST_CASE("draft rejection sampling is lossless; resampling without the residual
         INFO("broken variant: chi2 " << chi2 << " with " << dof << " dof, critical " << TripleTest::critical(dof));
         CHECK(chi2 > TripleTest::critical(dof));
     }
+}
+
+TEST_CASE("greedy draft speculation with a repetition penalty reproduces penalised greedy decoding", "[draft]") {
+    test::ValidationGuard guard;
+    ModelFile target_file = load_model(model_path("stories260K.bin"));
+    ModelFile draft_file = load_model(model_path("stories260K_q80.bin"));
+    GpuModel target(gpu_context(), target_file), draft(gpu_context(), draft_file);
+    GenerationOptions ar;
+    ar.max_new_tokens = 80;
+    ar.sampling = {0.0f, 1.0f, 0, 0, 1.5f, 32};
+    std::vector<int> expected, plain;
+    generate_autoregressive(target, kPrompts[0], ar, [&](int t) { return expected.push_back(t), true; });
+    plain = greedy_ar(target, kPrompts[0], 80);
+    REQUIRE(expected != plain);  // the penalty changes the text, so the comparison below means something
+    DraftOptions o;
+    o.gamma = 4;
+    o.max_new_tokens = 80;
+    o.repeat_penalty = 1.5f;
+    o.repeat_last_n = 32;
+    DraftDecoder d(target, draft, o);
+    CHECK(run_draft(d, kPrompts[0]) == expected);
 }
 
 TEST_CASE("a draft model with another vocabulary is refused", "[draft]") {

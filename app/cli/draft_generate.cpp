@@ -42,6 +42,9 @@ int run_draft_generate(const Args& args, const ModelFile& target_file, const Tok
     }
     o.temperature = options.sampling.temperature;
     o.top_p = options.sampling.top_p;
+    o.top_k = options.sampling.top_k;
+    o.repeat_penalty = options.sampling.repeat_penalty;
+    o.repeat_last_n = options.sampling.repeat_last_n;
     o.seed = options.sampling.seed;
     o.max_new_tokens = options.max_new_tokens;
     o.stop_tokens = options.stop_tokens;

@@ -20,7 +20,8 @@ int run_generate(int argc, char** argv) {
     Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat"},
               {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
                "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
-               "--draft-model", "--gamma", "--system", "--chat-template"});
+               "--draft-model", "--gamma", "--system", "--chat-template", "--top-k", "--repeat-penalty",
+               "--repeat-last-n"});
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
@@ -33,6 +34,12 @@ int run_generate(int argc, char** argv) {
     if (options.max_new_tokens < 0) throw UsageError("-n must be >= 0");
     if (options.sampling.temperature < 0) throw UsageError("--temp must be >= 0");
     if (options.sampling.top_p <= 0 || options.sampling.top_p > 1) throw UsageError("--top-p must be in (0, 1]");
+    options.sampling.top_k = args.integer("--top-k", 0);
+    options.sampling.repeat_penalty = args.number("--repeat-penalty", 1.0f);
+    options.sampling.repeat_last_n = args.integer("--repeat-last-n", 64);
+    if (options.sampling.top_k < 0) throw UsageError("--top-k must be >= 0 (0: off)");
+    if (options.sampling.repeat_penalty <= 0) throw UsageError("--repeat-penalty must be > 0 (1: off)");
+    if (options.sampling.repeat_last_n < 0) throw UsageError("--repeat-last-n must be >= 0");
     options.stop_tokens = {tokenizer.eos_id()};
     // llama2.c story models separate stories with BOS, so run.c stops there too.
     if (file.format.rfind("llama2c", 0) == 0) options.stop_tokens.push_back(tokenizer.bos_id());
@@ -47,6 +54,10 @@ int run_generate(int argc, char** argv) {
     }
     const bool medusa = args.has("--heads") || args.has("--tree") || args.has("--accept");
     if (medusa && args.has("--cpu")) throw UsageError("Medusa decoding runs on the GPU; drop --cpu");
+    for (const char* flag : {"--top-p", "--top-k", "--repeat-penalty"})
+        if (medusa && args.has(flag))
+            throw UsageError(std::string("Medusa's acceptance on the GPU uses the temperature only; ") + flag +
+                             " works with plain decoding and --draft-model");
     if (medusa) {
         auto gpu = open_gpu(args);
         GpuModel model(*gpu, file);

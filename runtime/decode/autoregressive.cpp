@@ -40,9 +40,12 @@ GenerationStats generate_autoregressive(LanguageModel& model, const std::vector<
 
     t0 = std::chrono::steady_clock::now();
     int pos = int(prompt.size());
+    std::vector<int> history = prompt;  // for the repetition penalty
     stats.stop_reason = "length";
     while (stats.new_tokens < options.max_new_tokens) {
-        const int token = sampler.greedy() ? model.argmax(row) : sampler.sample(model.logits(row));
+        const int token = sampler.greedy() && !sampler.penalizes() ? model.argmax(row)
+                                                                    : sampler.sample(model.logits(row), history);
+        history.push_back(token);
         if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), token) != options.stop_tokens.end()) {
             stats.stop_reason = "stop-token";
             break;

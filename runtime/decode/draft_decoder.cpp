@@ -47,7 +47,13 @@ DraftDecoder::DraftDecoder(LanguageModel& target, LanguageModel& draft, DraftOpt
     gamma_ = std::min(options_.gamma, TokenBlock::kMaxTokens - 1);
 }
 
-std::vector<float> DraftDecoder::dist(std::span<const float> logits) const { return sampler_.distribution(logits); }
+std::vector<float> DraftDecoder::dist(LanguageModel& model, int row, std::span<const int> context) const {
+    return sampler_.distribution(model.logits(row), context);
+}
+
+int DraftDecoder::greedy_pick(LanguageModel& model, int row, std::span<const int> context) const {
+    return sampler_.penalizes() ? argmax(dist(model, row, context)) : model.argmax(row);
+}
 
 // Feeds the draft the tokens it has not seen, seq[draft_valid_ .. upto), in causal chunks.
 // Returns the cache slot the last block started at.
@@ -79,6 +85,8 @@ StepTrace DraftDecoder::step(int base, int root, int gamma, std::vector<int>& se
     if (draft_valid_ > base) draft_valid_ = base;  // never trust slots at or past the root
     int row = 0;  // the root's row in the draft's catch-up block
     if (gamma > 0) row = base - sync_draft(seq, base + 1);
+    // The context of drafted position i: the sequence up to the root, then x1..xi.
+    std::vector<int> context = seq;
     for (int i = 0; i < gamma; ++i) {
         if (i > 0) {
             draft_.forward(TokenBlock::causal(base + i, {xs.back()}));
@@ -86,13 +94,15 @@ StepTrace DraftDecoder::step(int base, int root, int gamma, std::vector<int>& se
             row = 0;
         }
         if (greedy) {
-            xs.push_back(draft_.argmax(row));
+            xs.push_back(greedy_pick(draft_, row, context));
             qs.emplace_back();
         } else {
-            qs.push_back(dist(draft_.logits(row)));
+            qs.push_back(dist(draft_, row, context));
             xs.push_back(sampler_.draw(qs.back()));
         }
+        context.push_back(xs.back());
     }
+    context.resize(seq.size());
     dstats_.draft_ms += ms_since(t0);
 
     // Verify: one causal block; logits row i predicts the token after block token i.
@@ -111,11 +121,12 @@ StepTrace DraftDecoder::step(int base, int root, int gamma, std::vector<int>& se
         node.depth = i + 1;
         node.tried = true;
         if (greedy) {
-            node.passes = xs[i] == target_.argmax(i);
+            const int choice = greedy_pick(target_, i, context);
+            node.passes = xs[i] == choice;
             node.model_prob = node.passes ? 1.0f : 0.0f;
-            if (!node.passes) next = target_.argmax(i);
+            if (!node.passes) next = choice;
         } else {
-            const auto p = dist(target_.logits(i));
+            const auto p = dist(target_, i, context);
             const auto& q = qs[i];
             node.head_prob = q[xs[i]];
             node.model_prob = p[xs[i]];
@@ -132,6 +143,7 @@ StepTrace DraftDecoder::step(int base, int root, int gamma, std::vector<int>& se
         tr.nodes.push_back(node);
         if (!node.passes) break;
         tr.nodes.back().accepted = true;
+        context.push_back(xs[i]);
         ++n;
     }
     // The remaining drafted tokens were never tried: show them in the chain all the same.
@@ -143,7 +155,7 @@ StepTrace DraftDecoder::step(int base, int root, int gamma, std::vector<int>& se
         if (!greedy) node.head_prob = qs[i][xs[i]];
         tr.nodes.push_back(node);
     }
-    if (n == gamma) next = greedy ? target_.argmax(gamma) : sampler_.draw(dist(target_.logits(gamma)));
+    if (n == gamma) next = greedy ? greedy_pick(target_, gamma, context) : sampler_.draw(dist(target_, gamma, context));
 
     for (int d = 0; d <= n; ++d) tr.path.push_back(d);
     tr.accepted = n;
@@ -170,7 +182,7 @@ GenerationStats DraftDecoder::generate(const std::vector<int>& prompt,
     stats.prompt_tokens = int(prompt.size());
     dstats_ = {};
     sampler_ = Sampler({options_.rule == DraftRule::Greedy ? 0.0f : options_.temperature, options_.top_p,
-                        options_.seed});
+                        options_.seed, options_.top_k, options_.repeat_penalty, options_.repeat_last_n});
     // Adaptive gamma restarts from the option each time, so a seed always gives the same text.
     gamma_ = std::min(options_.gamma, TokenBlock::kMaxTokens - 1);
     const int target_ctx = target_.config().seq_len, draft_ctx = draft_.config().seq_len;
@@ -178,7 +190,7 @@ GenerationStats DraftDecoder::generate(const std::vector<int>& prompt,
     auto t0 = Clock::now();
     const int row = prefill(target_, prompt);
     // The first token comes from the prompt's own logits, exactly as plain decoding takes it.
-    const int first = sampler_.greedy() ? target_.argmax(row) : sampler_.draw(dist(target_.logits(row)));
+    const int first = sampler_.greedy() ? greedy_pick(target_, row, prompt) : sampler_.draw(dist(target_, row, prompt));
     draft_valid_ = 0;
     if (int(prompt.size()) < draft_ctx) sync_draft(prompt, int(prompt.size()));
     stats.prefill_ms = ms_since(t0);

@@ -29,8 +29,13 @@ struct DraftOptions {
     bool adaptive_gamma = false;  // +1 after full acceptance, -1 after a rejection in the first half
     int min_gamma = 1, max_gamma = 16;
     DraftRule rule = DraftRule::Greedy;
-    float temperature = 0.0f;  // Sample: applied to p and q alike, through Sampler::distribution
+    // Applied to p and q alike (Sampler::distribution over the same context): temperature, top-k,
+    // top-p, and the repetition penalty, which greedy matching honours too.
+    float temperature = 0.0f;
     float top_p = 1.0f;
+    int top_k = 0;
+    float repeat_penalty = 1.0f;
+    int repeat_last_n = 64;
     uint64_t seed = 0;
     int max_new_tokens = 256;
     std::vector<int> stop_tokens;
@@ -66,7 +71,10 @@ public:
 private:
     StepTrace step(int base, int root, int gamma, std::vector<int>& seq);
     int sync_draft(const std::vector<int>& seq, int upto);
-    std::vector<float> dist(std::span<const float> logits) const;
+    // The rule's distribution of `model`'s block row given the tokens before it (`context`), and
+    // its greedy choice (the GPU's argmax unless a repetition penalty reshapes the logits).
+    std::vector<float> dist(LanguageModel& model, int row, std::span<const int> context) const;
+    int greedy_pick(LanguageModel& model, int row, std::span<const int> context) const;
 
     LanguageModel& target_;
     LanguageModel& draft_;

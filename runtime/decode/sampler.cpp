@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 namespace medusa {
@@ -18,8 +19,22 @@ float Sampler::uniform() {
     return float((state_ * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
 }
 
-std::vector<float> Sampler::distribution(std::span<const float> logits) const {
-    const size_t n = logits.size();
+std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<const int> history) const {
+    const size_t n = raw.size();
+    std::vector<float> logits(raw.begin(), raw.end());
+    if (penalizes()) {
+        // Each recent token once, however often it occurred (as llama.cpp does).
+        std::vector<bool> seen(n, false);
+        const size_t from = history.size() > size_t(std::max(0, params_.repeat_last_n))
+                                ? history.size() - size_t(std::max(0, params_.repeat_last_n))
+                                : 0;
+        for (size_t i = from; i < history.size(); ++i) {
+            const int t = history[i];
+            if (t < 0 || size_t(t) >= n || seen[t]) continue;
+            seen[t] = true;
+            logits[t] = logits[t] > 0 ? logits[t] / params_.repeat_penalty : logits[t] * params_.repeat_penalty;
+        }
+    }
     std::vector<float> p(n, 0.0f);
     if (greedy()) {
         p[argmax(logits)] = 1.0f;
@@ -29,6 +44,20 @@ std::vector<float> Sampler::distribution(std::span<const float> logits) const {
     double sum = 0;
     for (size_t i = 0; i < n; ++i) sum += p[i] = std::exp((logits[i] - m) / params_.temperature);
     for (auto& x : p) x = float(x / sum);
+    if (params_.top_k > 0 && size_t(params_.top_k) < n) {
+        std::vector<float> sorted = p;
+        std::nth_element(sorted.begin(), sorted.begin() + (params_.top_k - 1), sorted.end(), std::greater<float>());
+        const float kth = sorted[params_.top_k - 1];
+        // Ties at the k-th value: keep the lowest ids, so exactly k tokens survive.
+        int kept_at_kth = 0, above = 0;
+        for (float x : p) above += x > kth;
+        double kept = 0;
+        for (size_t i = 0; i < n; ++i) {
+            if (p[i] < kth || (p[i] == kth && above + kept_at_kth++ >= params_.top_k)) p[i] = 0.0f;
+            kept += p[i];
+        }
+        for (auto& x : p) x = float(x / kept);
+    }
     if (params_.top_p < 1.0f) {
         std::vector<int> order(n);
         std::iota(order.begin(), order.end(), 0);
@@ -57,10 +86,10 @@ int Sampler::draw(std::span<const float> weights) {
     return last;  // rounding left r just past the total
 }
 
-int Sampler::sample(std::span<const float> logits) {
-    if (greedy()) return argmax(logits);
-    auto p = distribution(logits);
-    return draw(p);
+int Sampler::sample(std::span<const float> logits, std::span<const int> history) {
+    if (greedy() && !penalizes()) return argmax(logits);
+    auto p = distribution(logits, history);
+    return greedy() ? argmax(p) : draw(p);
 }
 
 }  // namespace medusa

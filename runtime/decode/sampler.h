@@ -1,5 +1,6 @@
-// Turns logits into a token: argmax at temperature 0, else temperature + top-p (nucleus)
-// sampling with a seeded generator, so a seed always gives the same text.
+// Turns logits into a token: argmax at temperature 0, else temperature + top-k + top-p (nucleus)
+// sampling with a seeded generator, so a seed always gives the same text. A repetition penalty
+// (llama.cpp's) reshapes the logits of recently seen tokens first, at any temperature.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -11,15 +12,21 @@ struct SamplingParams {
     float temperature = 0.8f;
     float top_p = 0.95f;  // 1 disables the nucleus cut
     uint64_t seed = 0;
+    int top_k = 0;                 // 0 disables the cut to the k most likely tokens
+    float repeat_penalty = 1.0f;   // 1 disables: a recent token's logit is divided (>0) or multiplied (<0) by it
+    int repeat_last_n = 64;        // how many of the latest tokens count as recent
 };
 
 class Sampler {
 public:
     explicit Sampler(SamplingParams params);
-    int sample(std::span<const float> logits);
-    // The distribution sample() draws from: softmax(logits / T), cut to the top-p nucleus and
-    // renormalised (one-hot at the argmax when T == 0).
-    std::vector<float> distribution(std::span<const float> logits) const;
+    // `history`: the tokens so far (prompt included), for the repetition penalty.
+    int sample(std::span<const float> logits, std::span<const int> history = {});
+    // The distribution sample() draws from: the penalised logits' softmax(logits / T), cut to the
+    // top-k and then the top-p nucleus and renormalised (one-hot at the argmax when T == 0).
+    std::vector<float> distribution(std::span<const float> logits, std::span<const int> history = {}) const;
+    // Whether the token depends on more than the logits' argmax at T == 0 (a repetition penalty).
+    bool penalizes() const { return params_.repeat_penalty != 1.0f; }
     // Draws an index from a (not necessarily normalised) non-negative weight vector.
     int draw(std::span<const float> weights);
     float uniform();  // in [0, 1)

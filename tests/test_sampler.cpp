@@ -1,0 +1,66 @@
+// The sampler's distribution against a direct computation of each step: repetition penalty,
+// temperature, top-k, top-p.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "decode/sampler.h"
+#include "gpu_fixture.h"
+
+using namespace medusa;
+
+namespace {
+
+std::vector<double> softmax(const std::vector<float>& logits, double temperature) {
+    const double m = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> p(logits.size());
+    double z = 0;
+    for (size_t i = 0; i < p.size(); ++i) z += p[i] = std::exp((logits[i] - m) / temperature);
+    for (auto& x : p) x /= z;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("top-k keeps exactly the k most likely tokens, renormalised", "[sampler]") {
+    const auto logits = test::random_floats(300, 3, 4.0f);
+    const auto got = Sampler({0.7f, 1.0f, 0, 25}).distribution(logits);
+    const auto p = softmax(logits, 0.7);
+    std::vector<int> order(p.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return p[a] > p[b]; });
+    double kept = 0;
+    for (int i = 0; i < 25; ++i) kept += p[order[i]];
+    for (size_t r = 0; r < order.size(); ++r) {
+        const int t = order[r];
+        CAPTURE(r, t);
+        CHECK(got[t] == Approx(r < 25 ? p[t] / kept : 0.0).margin(1e-6));
+    }
+}
+
+TEST_CASE("the repetition penalty divides positive and multiplies negative logits of recent tokens", "[sampler]") {
+    std::vector<float> logits = test::random_floats(64, 9, 3.0f);
+    logits[5] = 2.0f, logits[6] = -1.5f, logits[7] = 1.0f;
+    const std::vector<int> history = {7, 5, 6, 6, 5};  // 7 falls outside the last 4
+    const auto got = Sampler({1.0f, 1.0f, 0, 0, 2.0f, 4}).distribution(logits, history);
+    auto shaped = logits;
+    shaped[5] = 1.0f, shaped[6] = -3.0f;
+    const auto want = softmax(shaped, 1.0);
+    for (size_t i = 0; i < logits.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
+    // At temperature 0 the penalty can change the greedy choice.
+    std::vector<float> two = {3.0f, 2.0f};
+    Sampler greedy({0.0f, 1.0f, 0, 0, 2.0f, 4});
+    CHECK(greedy.sample(two) == 0);
+    CHECK(greedy.sample(two, std::vector<int>{0}) == 1);
+}
+
+TEST_CASE("top-p keeps the smallest most likely set reaching p", "[sampler]") {
+    const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+    const auto got = Sampler({1.0f, 0.75f, 0}).distribution(logits);
+    CHECK(got[0] == Approx(0.5 / 0.8).margin(1e-6));
+    CHECK(got[1] == Approx(0.3 / 0.8).margin(1e-6));
+    CHECK(got[2] == 0.0f);
+    CHECK(got[3] == 0.0f);
+}
