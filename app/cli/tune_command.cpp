@@ -2,7 +2,6 @@
 // greedy sparse tree for every budget up to 128 nodes, times each budget's step on this device
 // and writes the tree with the most expected tokens per second as a medusa_choices JSON file.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,10 +22,6 @@ using namespace medusa::train;
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // Milliseconds per Medusa step (heads, top-k, verify, accept, commit) with a given tree.
 double time_medusa_step(GpuModel& model, const ModelFile& file, const MedusaHeads& heads,
                         const std::vector<std::vector<int>>& choices, const std::vector<int>& prompt) {
@@ -38,11 +33,14 @@ double time_medusa_step(GpuModel& model, const ModelFile& file, const MedusaHead
     MedusaOptions o;
     o.max_new_tokens = 48;
     MedusaDecoder d(model, file, heads, tree, o);
-    const GenerationStats s = d.generate(prompt, [](const StepTrace&) { return true; });
-    if (getenv("MEDUSA_TUNE_VERBOSE"))
-        std::fprintf(stderr, "%3zu nodes: %.2f tokens/step measured\n", choices.size() + 1,
-                     double(s.new_tokens) / std::max(1, s.forward_passes));
-    return s.decode_ms / std::max(1, s.forward_passes);
+    // The fastest of three runs: other work on the machine only ever adds time.
+    double best = 0;
+    for (int run = 0; run < 3; ++run) {
+        const GenerationStats s = d.generate(prompt, [](const StepTrace&) { return true; });
+        const double ms = s.decode_ms / std::max(1, s.forward_passes);
+        if (run == 0 || ms < best) best = ms;
+    }
+    return best;
 }
 
 }  // namespace
