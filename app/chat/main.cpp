@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "chat_app.h"
 #include "png_file.h"
@@ -26,7 +27,9 @@ struct Options {
     std::string screenshot;
     bool smoke = false;
     int width = 1440, height = 880;
-    std::string show = "last";  // which step the screenshot's tree shows: last or best
+    std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
+    bool all_nodes = false;     // the tree panel draws every node, not the accepted view
+    bool measure = false;       // the screenshot also shows "measure speedup vs plain"
     DecodeSettings settings;
     bool heads_chosen = false, tree_chosen = false;
     std::string accept;  // the rule's name; its meaning depends on the mode
@@ -46,6 +49,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--smoke") o.smoke = true;
         else if (a == "--size") std::sscanf(value().c_str(), "%dx%d", &o.width, &o.height);
         else if (a == "--show") o.show = value();
+        else if (a == "--all-nodes") o.all_nodes = true;
+        else if (a == "--measure") o.measure = true;
         else if (a == "--model") o.settings.model_path = value();
         else if (a == "--tokenizer") o.settings.tokenizer_path = value();
         else if (a == "--heads") o.settings.heads_path = value(), o.heads_chosen = true;
@@ -66,6 +71,8 @@ Options parse(int argc, char** argv) {
                       "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
                       "                 window (rejection: the latest step with a rejected draft token)\n"
+                      "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
+                      "  --measure      before the screenshot, measure the speedup against plain decoding\n"
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages");
             std::exit(0);
         } else throw std::runtime_error("unknown argument " + a + " (see --help)");
@@ -164,6 +171,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
 
 int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Options& o) {
     app.settings.max_steps = o.steps;
+    app.input = o.prompt;
     if (!app.send(o.prompt)) throw std::runtime_error("could not start generating");
     int settle = 0;  // ImGui sizes some things from the previous frame: draw a few after the last step
     const bool ok = frames_until(window, r, app, [&] {
@@ -192,6 +200,22 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
     }, 300);
     if (!ok) throw std::runtime_error("decoding did not finish in time: " + app.worker.last_error());
     if (!app.worker.last_error().empty()) throw std::runtime_error(app.worker.last_error());
+    if (o.measure) {
+        app.worker.set_delay_ms(0);
+        if (!app.measure_speedup()) throw std::runtime_error("could not start the speedup measurement");
+        int frames = 0;
+        // Few frames while it runs: drawing competes with decoding for the (CPU) device.
+        auto done = [&] {
+            if (app.worker.busy()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            return !app.worker.busy() && ++frames > 3;
+        };
+        if (!frames_until(window, r, app, done, 300))
+            throw std::runtime_error("the speedup measurement did not finish in time");
+        const SpeedupResult sp = app.worker.speedup();
+        if (!sp.valid) throw std::runtime_error("the speedup measurement gave no result");
+        std::printf("%s: %.0f tok/s vs plain %.0f tok/s = %.2fx\n", sp.mode.c_str(), sp.tokens_per_s,
+                    sp.plain_tokens_per_s, sp.speedup());
+    }
     Image image;
     frames_until(window, r, app, [] { return true; }, 1, &image);
     write_png(o.screenshot, image);
@@ -217,6 +241,7 @@ int main(int argc, char** argv) {
             {
                 ChatApp app(ctx);
                 app.settings = o.settings;
+                app.tree_all = o.all_nodes;
                 app.defaults_note =
                     apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen, o.tree_chosen);
                 if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
@@ -227,7 +252,8 @@ int main(int argc, char** argv) {
                 else {
                     while (!glfwWindowShouldClose(window)) {
                         // Redraw continuously while decoding; otherwise wake on input (or 10 times a second).
-                        if (app.worker.busy()) glfwPollEvents();
+                        // (not while measuring the speedup: drawing would compete with the measured decoding).
+                        if (app.worker.busy() && !app.worker.measuring()) glfwPollEvents();
                         else glfwWaitEventsTimeout(0.1);
                         app.poll();
                         int w, h;
