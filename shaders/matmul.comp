@@ -17,6 +17,11 @@ layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
 layout(std430, binding = 2) readonly buffer Input { float X[]; };
 layout(std430, binding = 3) buffer Output { float Y[]; };
 layout(std430, binding = 4) readonly buffer Gain { float G[]; };
+// The same buffers read four words at a time (LANE_PER_ROW on CPU drivers, where every load is
+// an instruction per lane: a 16-byte load costs about what a 4-byte one does).
+layout(std430, binding = 0) readonly buffer Weights4 { uvec4 W4[]; };
+layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
+layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
 layout(push_constant) uniform Push {
     uint in_dim;
     uint out_dim;   // rows written (for SwiGLU: half the rows of W)
@@ -72,7 +77,37 @@ void lane_per_row() {
     const uint tokens = min(TILE, p.n_tokens + blk - t0);
     float acc[8], acc2[8], ss[8];
     [[unroll]] for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
-    for (uint wi = 0; wi < words_per_row; ++wi) {
+    // Four words (4*EPW inputs) at a time where rows and input rows are 16-byte aligned.
+    const bool quads = words_per_row % 4u == 0u && p.x_stride % 4u == 0u;
+    for (uint wq = 0; quads && wq < words_per_row / 4u; ++wq) {
+        const uint i0 = wq * 4u * EPW;
+        const uvec4 ww = W4[row * (words_per_row / 4u) + wq];
+        const uvec4 ww2 = swiglu ? W4[row2 * (words_per_row / 4u) + wq] : uvec4(0u);
+        vec4 w[EPW], w2[EPW];
+        [[unroll]] for (uint q = 0; q < 4u; ++q) {
+            float v[EPW], v2[EPW];
+            decode_word(ww[q], row * p.in_dim + i0 + q * EPW, p.group_shift, v);
+            if (swiglu) decode_word(ww2[q], row2 * p.in_dim + i0 + q * EPW, p.group_shift, v2);
+            [[unroll]] for (uint k = 0; k < EPW; ++k) {
+                const uint e = q * EPW + k;  // element e of the quad is component e % 4 of vec4 e / 4
+                w[e / 4u][e % 4u] = v[k];
+                if (swiglu) w2[e / 4u][e % 4u] = v2[k];
+            }
+        }
+        [[unroll]] for (uint j = 0; j < TILE; ++j) {
+            const uint xb = ((t0 + min(j, tokens - 1)) * p.x_stride + i0) / 4u;
+            [[unroll]] for (uint q = 0; q < EPW; ++q) {
+                vec4 x = X4[xb + q];
+                if (norm) {
+                    ss[j] += dot(x, x);
+                    x *= G4[i0 / 4u + q];
+                }
+                acc[j] += dot(w[q], x);
+                if (swiglu) acc2[j] += dot(w2[q], x);
+            }
+        }
+    }
+    for (uint wi = 0; !quads && wi < words_per_row; ++wi) {
         const uint i0 = wi * EPW;
         float w[EPW], w2[EPW];
         decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group_shift, w);

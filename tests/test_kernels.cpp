@@ -104,14 +104,17 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     for (const Case& c : cases) {
         for (int T : {1, 3, 8, 13})
         for (bool lane_per_row : {false, true})  // both row layouts run on any device
+        // An input row stride that is not a multiple of 4 takes the one-word-at-a-time path.
+        for (int pad : {0, 1})
             for (uint32_t flags : {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu}) {
-                CAPTURE(dtype_name(c.type), T, lane_per_row, flags);
+                CAPTURE(dtype_name(c.type), T, lane_per_row, pad, flags);
+                const int x_stride = cols + pad;
                 std::vector<uint8_t> storage;
                 Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
                 GpuMatrix m = upload_matrix(ctx, {&w});
                 REQUIRE(m.variant == c.variant);
                 const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
-                auto x = random_floats(size_t(T) * cols, 11 + T);
+                auto x = random_floats(size_t(T) * x_stride, 11 + T);
                 auto gain = random_floats(cols, 5, 1.0f);
                 auto y0 = random_floats(size_t(T) * out_rows, 3);
                 auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
@@ -121,7 +124,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
                 MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), m.group_shift(), flags,
-                                uint32_t(cols), uint32_t(out_rows), 1e-5f, uint32_t(out_rows)};
+                                uint32_t(x_stride), uint32_t(out_rows), 1e-5f, uint32_t(out_rows)};
                 seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
                 seq.end();
                 seq.run();
@@ -130,7 +133,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 auto wf = dequantize(w);
                 std::vector<float> want = y0, xn(cols), acc(rows);
                 for (int t = 0; t < T; ++t) {
-                    const float* xt = &x[size_t(t) * cols];
+                    const float* xt = &x[size_t(t) * x_stride];
                     if (flags & kMatmulNorm) rmsnorm(xn.data(), xt, gain.data(), cols, 1e-5f);
                     else std::copy(xt, xt + cols, xn.begin());
                     matvec(acc.data(), xn.data(), wf.data(), cols, rows);
