@@ -88,7 +88,7 @@ int run_bench(int argc, char** argv) {
     std::vector<int> prompt = {1};
     for (int i = 1; i < n_prompt; ++i) prompt.push_back((i * 7919 + 3) % c.vocab_size);
 
-    auto gpu = open_gpu(args);
+    auto gpu = open_gpu(args, &file);
     // Which shader layouts to time: the device's own choice, or the other one for comparison.
     const std::string layouts_name = args.str("--kernel-layouts", "auto");
     if (layouts_name != "auto" && layouts_name != "gpu" && layouts_name != "cpu")

@@ -60,7 +60,7 @@ int run_draft_generate(const Args& args, const ModelFile& target_file, const Tok
         target = std::make_unique<CpuReferenceModel>(target_file);
         draft = std::make_unique<CpuReferenceModel>(draft_file);
     } else {
-        gpu = open_gpu(args);
+        gpu = open_gpu(args, &target_file);
         target = std::make_unique<GpuModel>(*gpu, target_file);
         draft = std::make_unique<GpuModel>(*gpu, draft_file);
     }

@@ -59,7 +59,7 @@ int run_generate(int argc, char** argv) {
             throw UsageError(std::string("Medusa's acceptance on the GPU uses the temperature only; ") + flag +
                              " works with plain decoding and --draft-model");
     if (medusa) {
-        auto gpu = open_gpu(args);
+        auto gpu = open_gpu(args, &file);
         GpuModel model(*gpu, file);
         MedusaHeads heads = open_heads(args, file);
         TreeBuffers tree = open_tree(args);
@@ -111,7 +111,7 @@ int run_generate(int argc, char** argv) {
     if (args.has("--cpu")) {
         model = std::make_unique<CpuReferenceModel>(file);
     } else {
-        gpu = open_gpu(args);
+        gpu = open_gpu(args, &file);
         model = std::make_unique<GpuModel>(*gpu, file);
     }
     std::vector<int> tokens = chat.tokens;

@@ -61,10 +61,15 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
     }
 }
 
-std::unique_ptr<gpu::Context> open_gpu(const Args& args) {
+std::unique_ptr<gpu::Context> open_gpu(const Args& args, const ModelFile* model) {
     gpu::ContextOptions o;
     o.device = args.integer("--device", -1);
     o.validation = args.has("--validate");
+    if (model) {
+        size_t bytes = 0;
+        for (const Tensor& t : model->tensors) bytes += t.nbytes;
+        if (bytes < (size_t(16) << 20)) o.cpu_driver_threads = 0;
+    }
     return std::make_unique<gpu::Context>(o);
 }
 

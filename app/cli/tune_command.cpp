@@ -51,7 +51,7 @@ int run_tune_tree(int argc, char** argv) {
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
-    auto gpu = open_gpu(args);
+    auto gpu = open_gpu(args, &file);
     GpuModel model(*gpu, file);
     const MedusaHeads heads = load_medusa_heads(args.str("--heads"), model.config());
     const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);

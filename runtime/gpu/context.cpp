@@ -171,6 +171,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Context::on_message(VkDebugUtilsMessageSeverityFl
 }
 
 Context::Context(ContextOptions options) {
+    if (options.cpu_driver_threads >= 0)
+        setenv("LP_NUM_THREADS", std::to_string(options.cpu_driver_threads).c_str(), /*overwrite=*/0);
     validation_ = options.validation || env_flag("MEDUSA_VALIDATION");
     if (validation_ && !layer_available(kValidationLayer))
         throw VulkanError("validation was requested but the Khronos validation layer is not installed "

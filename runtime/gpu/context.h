@@ -36,6 +36,10 @@ struct ContextOptions {
     // When set, the queue must do graphics + compute and this must accept its family (presentation
     // support); devices without such a family are skipped when choosing the best one.
     std::function<bool(VkInstance, VkPhysicalDevice, uint32_t family)> graphics_queue_filter;
+    // CPU drivers (lavapipe): worker threads for shaders, 0 = run them on the submitting thread
+    // (sets LP_NUM_THREADS before the driver starts, unless the environment already has it).
+    // -1: the driver's default (a thread per core). Other drivers ignore it.
+    int cpu_driver_threads = -1;
 };
 
 class Context {
