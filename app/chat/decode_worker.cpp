@@ -7,6 +7,7 @@
 #include "decode/draft_decoder.h"
 #include "decode/medusa_decoder.h"
 #include "llm/medusa_heads_io.h"
+#include "model/chat_template.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 
@@ -217,6 +218,8 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
         L.stop_tokens = {L.tokenizer->eos_id()};
         // llama2.c story models separate stories with BOS, as run.c does.
         if (L.file.format.rfind("llama2c", 0) == 0) L.stop_tokens.push_back(L.tokenizer->bos_id());
+        for (int t : chat_stop_tokens(detect_chat_template(L.file).kind, *L.tokenizer))  // ChatML's <|im_end|>
+            if (std::find(L.stop_tokens.begin(), L.stop_tokens.end(), t) == L.stop_tokens.end()) L.stop_tokens.push_back(t);
     }
     const auto& c = L.file.config;
     const std::string model_line = file_name(L.file.path) + " (" + L.file.format + ", " + std::to_string(c.n_layers) +
@@ -288,6 +291,40 @@ bool DecodeWorker::hold_before_step() {
     return !stop_ && !quit_;
 }
 
+namespace {
+
+// Chat models: the model's template over this conversation's earlier turns (the prompts and the
+// replies the log holds; a clear starts a new conversation) and the new message, dropping the
+// oldest turns when the prompt would leave no room to answer. Story models: the text as it is.
+std::vector<int> prompt_tokens(const ModelFile& file, const Tokenizer& tok, const StepLog& log, int turn,
+                               const std::string& text, int max_new_tokens) {
+    const ChatTemplate chat = detect_chat_template(file).kind;
+    if (chat == ChatTemplate::None) return tok.encode(text, true);
+    Conversation conv;
+    conv.system = default_system_prompt(chat);
+    conv.user = text;
+    const StepLog::Snapshot past = log.read(0);
+    for (const TurnRecord& t : past.turns) {
+        if (t.id == turn) continue;
+        StopStringFilter reply(chat_stop_strings(chat));
+        for (const StepRecord& r : past.steps)
+            if (r.turn == t.id)
+                for (const std::string& piece : r.emitted_text) reply.feed(piece);
+        reply.flush();
+        std::string a = reply.reply();
+        a.erase(0, a.find_first_not_of(' '));  // FastChat stores replies stripped
+        conv.history.push_back({t.prompt, a});
+    }
+    std::vector<int> ids = encode_chat(render_chat(chat, conv), tok);
+    while (!conv.history.empty() && int(ids.size()) + max_new_tokens > file.config.seq_len) {
+        conv.history.erase(conv.history.begin());
+        ids = encode_chat(render_chat(chat, conv), tok);
+    }
+    return ids;
+}
+
+}  // namespace
+
 void DecodeWorker::run(const Job& job) {
     ensure_loaded(job.settings);
     Loaded& L = *loaded_;
@@ -295,7 +332,7 @@ void DecodeWorker::run(const Job& job) {
     if (draft) L.draft->reseed(job.settings.seed);
     else L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
-    std::vector<int> prompt = L.tokenizer->encode(job.prompt, true);
+    std::vector<int> prompt = prompt_tokens(L.file, *L.tokenizer, log_, turn, job.prompt, job.settings.max_new_tokens);
     int prev = prompt.back();
     int steps = 0;
     auto t0 = std::chrono::steady_clock::now();
