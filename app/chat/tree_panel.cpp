@@ -115,7 +115,8 @@ void draw_tree_panel(ChatApp& app) {
     if (draft)
         ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
                             "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
-                            "target's own token (resampled after a rejection). Boxes show q, the draft's probability.");
+                            "target's own token (resampled after a rejection). q: the draft's probability of the "
+                            "token, p: the target's; a token is kept with probability min(1, p/q).");
     else if (app.tree_all)
         ImGui::TextDisabled("Row k: head k's top guesses for the token k places ahead, best rank on the left. Orange: "
                             "the accepted path. Faded: rejected. Blue: the model's own bonus token.");
@@ -141,7 +142,8 @@ void draw_tree_panel(ChatApp& app) {
     const int rows = L.rows + 1;     // and one row below the deepest guess
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     // Fit: the whole width across the panel; nodes shrink, but the accepted path stays full size.
-    const float left = gutter + 80;  // the spare column, wide enough for the bonus box at any zoom
+    // The spare column, wide enough for the bonus box at any zoom (and a gap before a chain's wider boxes).
+    const float left = gutter + (draft ? 110 : 80);
     if (app.tree_fit) app.tree_zoom = std::clamp((avail.x - left - 8) / (L.columns * 78.0f), 0.1f, 1.4f);
     if (ImGui::IsWindowHovered() && ImGui::GetIO().KeyCtrl && ImGui::GetIO().MouseWheel != 0) {
         app.tree_zoom = std::clamp(app.tree_zoom * (1.0f + 0.1f * ImGui::GetIO().MouseWheel), 0.1f, 2.0f);
@@ -157,6 +159,7 @@ void draw_tree_panel(ChatApp& app) {
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
     const float full_hw = 36, full_hh = 17;  // accepted path, root and bonus: always readable
+    const float draft_hw = 56;               // a chain has room for "q 0.42  p 0.31" in every box
     const float small_hw = std::min(full_hw, col_w * 0.5f - 1), small_hh = small_hw < 20 ? 9 : full_hh;
 
     for (int d = 0; d < L.rows; ++d) {
@@ -201,15 +204,17 @@ void draw_tree_panel(ChatApp& app) {
             if (acc != (pass == 1)) continue;
             const bool is_rejected = int(i) == rejected;
             const float alpha = acc || is_rejected ? 1.0f : n.passes ? 0.75f : draft ? 0.55f : 0.45f;
-            char prob[24];
+            char prob[40];
             if (i == 0) std::snprintf(prob, sizeof prob, "root");
-            else if (draft && !r.sampled) std::snprintf(prob, sizeof prob, "%s", n.tried ? "" : "unchecked");
+            else if (draft && !r.sampled) std::snprintf(prob, sizeof prob, "%s", !n.tried ? "unchecked" : n.passes ? "= argmax" : "not argmax");
+            else if (draft && n.tried) std::snprintf(prob, sizeof prob, "q %.2f  p %.2f", n.head_prob, n.model_prob);
             else std::snprintf(prob, sizeof prob, draft ? "q %.2f" : "%.2f", n.head_prob);
             const ImU32 border = acc ? kAcceptedPath : is_rejected ? kRejected : origin_color(draft ? kDraftOrigin : n.depth, alpha);
             const ImU32 fill = acc ? IM_COL32(70, 50, 20, 255) : IM_COL32(38, 40, 52, int(255 * alpha));
             const bool big = acc || draft;  // a chain is narrow: every drafted token gets a full box
             const ImVec2 c = center(L.column[i], n.depth);
-            if (box(c, big ? full_hw : small_hw, big ? full_hh : small_hh, fill, border,
+            const float hw = draft ? draft_hw : big ? full_hw : small_hw;
+            if (box(c, hw, big ? full_hh : small_hh, fill, border,
                     acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]), prob,
                     IM_COL32(235, 235, 240, int(255 * alpha))))
                 hovered = int(i);
@@ -218,7 +223,7 @@ void draw_tree_panel(ChatApp& app) {
                 if (r.sampled)
                     std::snprintf(why, sizeof why, "rejected (p/q = %.2f)", n.head_prob > 0 ? n.model_prob / n.head_prob : 0.0f);
                 else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
-                dl->AddText(ImVec2(c.x + full_hw + 8, c.y - font * 0.5f), kRejected, why);
+                dl->AddText(ImVec2(c.x + hw + 8, c.y - font * 0.5f), kRejected, why);
             }
             if (L.hidden[i] > 0 && small_hw >= 14) {
                 char more[16];
