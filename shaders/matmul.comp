@@ -2,6 +2,7 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 // Y[t][o] (+)= sum_i W[o][i] * X[t][i] for a tile of up to 8 tokens (one subgroup or one lane per
 // output row, see LANE_PER_ROW), so each weight word is loaded once and used for every token of
@@ -66,8 +67,10 @@ void store(uint r, uint t, float v) {
 }
 
 void lane_per_row() {
-    const uint row = gl_GlobalInvocationID.x;
-    if (row >= p.out_dim) return;
+    // Lanes past the last row compute a copy of it (the subgroup permutes below need every lane)
+    // and store nothing.
+    const bool live = gl_GlobalInvocationID.x < p.out_dim;
+    const uint row = min(gl_GlobalInvocationID.x, p.out_dim - 1);
     const uint blk = row / p.block_rows, r = row - blk * p.block_rows;
     const uint t0 = gl_WorkGroupID.y * TILE + blk;
     const bool norm = (p.flags & FLAG_NORM) != 0;
@@ -79,31 +82,43 @@ void lane_per_row() {
     [[unroll]] for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
     // Four words (4*EPW inputs) at a time where rows and input rows are 16-byte aligned.
     const bool quads = words_per_row % 4u == 0u && p.x_stride % 4u == 0u;
-    for (uint wq = 0; quads && wq < words_per_row / 4u; ++wq) {
-        const uint i0 = wq * 4u * EPW;
-        const uvec4 ww = W4[row * (words_per_row / 4u) + wq];
-        const uvec4 ww2 = swiglu ? W4[row2 * (words_per_row / 4u) + wq] : uvec4(0u);
-        vec4 w[EPW], w2[EPW];
-        [[unroll]] for (uint q = 0; q < 4u; ++q) {
-            float v[EPW], v2[EPW];
-            decode_word(ww[q], row * p.in_dim + i0 + q * EPW, p.group_shift, v);
-            if (swiglu) decode_word(ww2[q], row2 * p.in_dim + i0 + q * EPW, p.group_shift, v2);
-            [[unroll]] for (uint k = 0; k < EPW; ++k) {
-                const uint e = q * EPW + k;  // element e of the quad is component e % 4 of vec4 e / 4
-                w[e / 4u][e % 4u] = v[k];
-                if (swiglu) w2[e / 4u][e % 4u] = v2[k];
-            }
-        }
-        [[unroll]] for (uint j = 0; j < TILE; ++j) {
-            const uint xb = ((t0 + min(j, tokens - 1)) * p.x_stride + i0) / 4u;
-            [[unroll]] for (uint q = 0; q < EPW; ++q) {
-                vec4 x = X4[xb + q];
-                if (norm) {
-                    ss[j] += dot(x, x);
-                    x *= G4[i0 / 4u + q];
+    const uint n_quads = words_per_row / 4u, lane = gl_SubgroupInvocationID;
+    for (uint c0 = 0; quads && c0 < n_quads; c0 += gl_SubgroupSize) {
+        // Every lane needs the same inputs: each lane loads those of one quad of this chunk, and
+        // the quad loop takes them from that lane (a register permute instead of a load per lane).
+        const uint mine = min(c0 + lane, n_quads - 1);
+        vec4 xs[8 * EPW], gs[EPW];
+        [[unroll]] for (uint j = 0; j < TILE; ++j)
+            [[unroll]] for (uint q = 0; q < EPW; ++q)
+                xs[j * EPW + q] = X4[((t0 + min(j, tokens - 1)) * p.x_stride) / 4u + mine * EPW + q];
+        [[unroll]] for (uint q = 0; q < EPW; ++q) gs[q] = norm ? G4[mine * EPW + q] : vec4(1.0);
+        const uint chunk = min(gl_SubgroupSize, n_quads - c0);
+        for (uint k = 0; k < chunk; ++k) {
+            const uint wq = c0 + k;
+            const uint i0 = wq * 4u * EPW;
+            const uvec4 ww = W4[row * (words_per_row / 4u) + wq];
+            const uvec4 ww2 = swiglu ? W4[row2 * (words_per_row / 4u) + wq] : uvec4(0u);
+            vec4 w[EPW], w2[EPW];
+            [[unroll]] for (uint q = 0; q < 4u; ++q) {
+                float v[EPW], v2[EPW];
+                decode_word(ww[q], row * p.in_dim + i0 + q * EPW, p.group_shift, v);
+                if (swiglu) decode_word(ww2[q], row2 * p.in_dim + i0 + q * EPW, p.group_shift, v2);
+                [[unroll]] for (uint m = 0; m < EPW; ++m) {
+                    const uint e = q * EPW + m;  // element e of the quad is component e % 4 of vec4 e / 4
+                    w[e / 4u][e % 4u] = v[m];
+                    if (swiglu) w2[e / 4u][e % 4u] = v2[m];
                 }
-                acc[j] += dot(w[q], x);
-                if (swiglu) acc2[j] += dot(w2[q], x);
+            }
+            [[unroll]] for (uint j = 0; j < TILE; ++j) {
+                [[unroll]] for (uint q = 0; q < EPW; ++q) {
+                    vec4 x = subgroupShuffle(xs[j * EPW + q], k);
+                    if (norm) {
+                        ss[j] += dot(x, x);
+                        x *= subgroupShuffle(gs[q], k);
+                    }
+                    acc[j] += dot(w[q], x);
+                    if (swiglu) acc2[j] += dot(w2[q], x);
+                }
             }
         }
     }
@@ -127,7 +142,7 @@ void lane_per_row() {
         }
     }
     [[unroll]] for (uint j = 0; j < TILE; ++j)
-        if (j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
+        if (live && j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
 }
 
 void main() {

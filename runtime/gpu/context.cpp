@@ -118,7 +118,9 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     for (uint32_t i = 0; i < mem.memoryHeapCount; ++i)
         if (mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) d.device_local_bytes += mem.memoryHeaps[i].size;
     d.subgroup_size = subgroup.subgroupSize;
-    d.subgroup_arithmetic = (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+    // What the kernels use: reductions (arithmetic) and register permutes (shuffle).
+    const VkSubgroupFeatureFlags needed = VK_SUBGROUP_FEATURE_ARITHMETIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    d.subgroup_arithmetic = (subgroup.supportedOperations & needed) == needed &&
                             (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     d.float16 = f12.shaderFloat16;
     return d;
@@ -210,7 +212,7 @@ Context::Context(ContextOptions options) {
     physical_ = pds[chosen];
     info_ = describe(physical_, uint32_t(chosen));
     if (!info_.subgroup_arithmetic)
-        throw VulkanError(info_.name + " lacks subgroup arithmetic in compute shaders, which the kernels need");
+        throw VulkanError(info_.name + " lacks subgroup arithmetic or shuffles in compute shaders, which the kernels need");
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
 
     const int family = pick_queue_family(instance_, physical_, options);

@@ -20,7 +20,7 @@ struct DeviceInfo {
     std::string api_version;
     uint64_t device_local_bytes = 0;
     uint32_t subgroup_size = 0;
-    bool subgroup_arithmetic = false;
+    bool subgroup_arithmetic = false;  // and shuffles: both in compute shaders
     bool float16 = false;
 };
 
