@@ -24,7 +24,7 @@ void ChatApp::regenerate() {
 bool ChatApp::measure_speedup() {
     const auto& turns = reader.turns();
     if (turns.empty() || !turns.back().done || turns.back().new_tokens < 2) return false;
-    return worker.measure_speedup(turns.back().prompt, last_settings, turns.back().new_tokens);
+    return worker.measure_speedup(turns.back().prompt, last_settings, turns.back().new_tokens, turns.back().id);
 }
 
 void ChatApp::clear() {

@@ -96,10 +96,11 @@ void DecodeWorker::load(const DecodeSettings& settings) {
     cv_.notify_all();
 }
 
-bool DecodeWorker::measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens) {
+bool DecodeWorker::measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens,
+                                   int turn) {
     std::lock_guard lock(mutex_);
     if (busy_ || new_tokens < 1) return false;
-    job_ = Job{prompt, settings, JobKind::Measure, new_tokens};
+    job_ = Job{prompt, settings, JobKind::Measure, new_tokens, turn};
     busy_ = true;
     measuring_ = true;
     speedup_ = {};
@@ -370,7 +371,8 @@ void DecodeWorker::measure(const Job& job) {
     ensure_loaded(s);
     Loaded& L = *loaded_;
     const std::string loaded_status = status();
-    std::vector<int> prompt = L.tokenizer->encode(job.prompt, true);
+    // As the turn itself was encoded (a chat model: its template over the turns before it).
+    std::vector<int> prompt = prompt_tokens(L.file, *L.tokenizer, log_, job.turn, job.prompt, s.max_new_tokens);
     // Both runs stop after the same number of new tokens (a step may overshoot by its accepted
     // guesses; tokens/s counts what was produced). Nothing is logged and nobody waits between steps.
     auto until = [&](int n) {

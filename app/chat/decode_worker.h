@@ -40,8 +40,9 @@ public:
     bool generate(const std::string& prompt, const DecodeSettings& settings);
     // Loads (or reloads) what the settings name without generating.
     void load(const DecodeSettings& settings);
-    // Queues a speedup measurement (see SpeedupResult) of `new_tokens` tokens; false while busy.
-    bool measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens);
+    // Queues a speedup measurement (see SpeedupResult) of `new_tokens` tokens for the prompt of the
+    // finished turn `turn` (a chat model's prompt is rebuilt as that turn had it); false while busy.
+    bool measure_speedup(const std::string& prompt, const DecodeSettings& settings, int new_tokens, int turn);
     SpeedupResult speedup() const;
     bool measuring() const { return measuring_.load(); }
     void stop();  // the running generation ends after its current step
@@ -65,6 +66,7 @@ private:
         DecodeSettings settings;
         JobKind kind = JobKind::Generate;
         int new_tokens = 0;  // Measure
+        int turn = 0;        // Measure: the turn whose prompt is decoded again
     };
     struct Loaded;
     void thread_main();
