@@ -30,33 +30,41 @@ bool visible(uint t, uint s, uint base) {
     return (P[P_MASK + t * MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
 }
 
-// CPU drivers: the head size, and one pass with a running (online) softmax per lane, merged
-// across the subgroup at the end. No scores buffer and no barrier; each lane keeps its own
-// output row. 0: GPUs, three passes over the scores buffer (few registers per lane).
+// CPU drivers: the head size (a multiple of 4), and one pass with a running (online) softmax
+// per lane, merged across the subgroup at the end: no scores buffer and no barrier, and q, K
+// and V read four floats per load (each load is an instruction per lane there). 0: GPUs,
+// three passes over the scores buffer (few registers per lane).
 layout(constant_id = 0) const uint ONE_PASS_HEAD_DIM = 0;
+const uint HD4 = ONE_PASS_HEAD_DIM / 4;
+layout(std430, binding = 0) readonly buffer QKV4 { vec4 qkv4[]; };
+layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };
+layout(std430, binding = 2) readonly buffer VCache4 { vec4 vc4[]; };
 
 void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, float scale) {
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-    float o[ONE_PASS_HEAD_DIM + 1];
-    [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) o[d] = 0.0;
+    vec4 q[HD4 + 1], o[HD4 + 1];
+    [[unroll]] for (uint d = 0; d < HD4; ++d) {
+        q[d] = qkv4[q_off / 4u + d] * scale;
+        o[d] = vec4(0.0);
+    }
     float m = -3.0e38, l = 0.0;
     for (uint s = lane; s < n_keys; s += S) {
         if (!visible(t, s, base)) continue;
-        const uint k = kv_off + s * p.kv_dim;
+        const uint k = (kv_off + s * p.kv_dim) / 4u;
         float score = 0.0;
-        [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) score += qkv[q_off + d] * kc[k + d];
-        score *= scale;
+        [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], kc4[k + d]);
         const float m_new = max(m, score);
         const float c = exp(m - m_new), e = exp(score - m_new);
         l = l * c + e;
-        [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) o[d] = o[d] * c + e * vc[k + d];
+        [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * vc4[k + d];
         m = m_new;
     }
     const float c = exp(m - subgroupMax(m));  // 0 for a lane that saw no key
     const float inv = 1.0 / subgroupAdd(l * c);
-    [[unroll]] for (uint d = 0; d < ONE_PASS_HEAD_DIM; ++d) {
-        const float v = subgroupAdd(o[d] * c);
-        if (subgroupElect()) O[t * p.dim + h * p.head_dim + d] = v * inv;
+    [[unroll]] for (uint d = 0; d < HD4; ++d) {
+        const vec4 v = subgroupAdd(o[d] * c) * inv;
+        if (subgroupElect())
+            [[unroll]] for (uint i = 0; i < 4u; ++i) O[t * p.dim + h * p.head_dim + 4u * d + i] = v[i];
     }
 }
 

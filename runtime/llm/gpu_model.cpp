@@ -66,7 +66,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
 
     kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 4, sizeof(RopePush));
     kernels_["attention"] = std::make_unique<gpu::Kernel>(
-        ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{cpu_layouts_ ? uint32_t(cfg_.head_dim()) : 0u});
+        ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{cpu_layouts_ && cfg_.head_dim() % 4 == 0 ? uint32_t(cfg_.head_dim()) : 0u});
     kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 3, sizeof(RmsnormPush));
     kernels_["argmax"] = std::make_unique<gpu::Kernel>(ctx, "argmax", 2, sizeof(ArgmaxPush));
 }
