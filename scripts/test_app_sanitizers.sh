@@ -6,14 +6,14 @@
 #  2. AddressSanitizer + LeakSanitizer + UBSan: medusa-chat --smoke under Xvfb (start, load the
 #     default model, generate, stop, clear, generate again, quit) with detect_leaks=1.
 # Both with the Vulkan validation layer on. Builds only those targets, in build-tsan/ and
-# build-lsan/ (-O1 -g). Races reported inside third-party libraries that are not built with
+# build-lsan/ (-O1 -g1). Races reported inside third-party libraries that are not built with
 # ThreadSanitizer are suppressed by scripts/tsan.supp (each entry says why); see below for the
 # driver's process-lifetime blocks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 jobs=$(nproc)
-flags=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g")
+flags=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1")  # line tables: enough for file:line stacks
 export MEDUSA_VALIDATION=1
 
 echo "== ThreadSanitizer: StepLog hand-over, DecodeWorker with a polling UI thread"
