@@ -207,9 +207,9 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
         L.file = load_model(s.model_path);
         L.model = std::make_unique<GpuModel>(ctx_, L.file);
         L.model_path = s.model_path;
-        L.tokenizer_path.clear();
+        L.tokenizer.reset();  // an empty tokenizer path means this file's own vocabulary: reload it too
     }
-    if (L.tokenizer_path != s.tokenizer_path) {
+    if (!L.tokenizer || L.tokenizer_path != s.tokenizer_path) {
         L.tokenizer.reset();
         L.tokenizer = s.tokenizer_path.empty() && !L.file.embedded_tokenizer.empty()
                           ? Tokenizer::from_serialized(L.file.embedded_tokenizer, s.model_path)
