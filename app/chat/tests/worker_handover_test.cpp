@@ -5,7 +5,13 @@
 // runs this under ThreadSanitizer.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "decode/medusa_decoder.h"
@@ -13,6 +19,7 @@
 #include "decode_worker.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads.h"
+#include "model/chat_template.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 
@@ -164,4 +171,108 @@ TEST_CASE("teaching mode: steps released one at a time from the UI thread", "[ch
     reader.poll(log);
     CHECK(reader.turns().at(0).done);
     check_same_steps(reader.steps(), reference_steps(s, "Once upon a time"));
+}
+
+namespace {
+
+// stories260K-f32.gguf with a tokenizer.chat_template key added: the shared model, made to look
+// like a ChatML chat model. The key goes first, padded so that the tensor data keeps its alignment.
+std::string chatml_copy_of_stories_gguf() {
+    std::ifstream in(MEDUSA_SHARED_DIR "/models/gguf/stories260K-f32.gguf", std::ios::binary);
+    std::string g((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(g.size() > 24);
+    std::string value =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::string key = "tokenizer.chat_template";
+    auto kv_size = [&] { return 8 + key.size() + 4 + 8 + value.size(); };
+    while (kv_size() % 256) value += ' ';
+    std::string kv;
+    auto u64 = [&](uint64_t v) { kv.append(reinterpret_cast<const char*>(&v), 8); };
+    u64(key.size());
+    kv += key;
+    const uint32_t type_string = 8;
+    kv.append(reinterpret_cast<const char*>(&type_string), 4);
+    u64(value.size());
+    kv += value;
+    uint64_t n_kv;
+    std::memcpy(&n_kv, g.data() + 16, 8);
+    ++n_kv;
+    std::memcpy(g.data() + 16, &n_kv, 8);
+    g.insert(24, kv);
+    const auto path = std::filesystem::temp_directory_path() / ("medusa-chatml-" + std::to_string(::getpid()) + ".gguf");
+    std::ofstream(path, std::ios::binary) << g;
+    return path.string();
+}
+
+std::vector<int> prompt_of_first_step(const StepLogReader& reader, int turn_index) {
+    const int id = reader.turns().at(size_t(turn_index)).id;
+    for (const StepRecord& r : reader.steps())
+        if (r.turn == id) return std::vector<int>(size_t(r.trace.base));  // the prompt's step sits at its length
+    FAIL("turn without steps");
+    return {};
+}
+
+std::string reply_of(const StepLogReader& reader, int turn_index) {
+    const int id = reader.turns().at(size_t(turn_index)).id;
+    std::string s;
+    for (const StepRecord& r : reader.steps())
+        if (r.turn == id)
+            for (const auto& t : r.emitted_text) s += t;
+    return s.substr(std::min(s.size(), s.find_first_not_of(' ')));
+}
+
+}  // namespace
+
+TEST_CASE("a chat model's turns are prompted through its template with the conversation so far",
+          "[chat][worker][chat-template]") {
+    const std::string path = chatml_copy_of_stories_gguf();
+    const ModelFile file = load_model(path);
+    REQUIRE(detect_chat_template(file).kind == ChatTemplate::ChatML);
+    const Tokenizer tok = Tokenizer::from_serialized(file.embedded_tokenizer, path);
+    DecodeSettings s;
+    s.model_path = path;
+    s.tokenizer_path = "";  // the GGUF's own vocabulary
+    s.mode = DecodeMode::Plain;
+    s.max_new_tokens = 12;
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    StepLogReader reader;
+    auto turn = [&](const std::string& text) {
+        REQUIRE(worker.generate(text, s));
+        worker.wait_idle();
+        INFO(worker.last_error());
+        REQUIRE(worker.last_error().empty());
+        reader.poll(log);
+    };
+    Conversation c;
+    c.user = "Hi there";
+    turn(c.user);
+    // The first step's cache base is the prompt's length.
+    CHECK(prompt_of_first_step(reader, 0).size() == encode_chat(render_chat(ChatTemplate::ChatML, c), tok).size());
+    const std::string reply = reply_of(reader, 0);
+    REQUIRE(!reply.empty());
+    turn("And then?");
+    Conversation c2;
+    c2.history = {{"Hi there", reply}};
+    c2.user = "And then?";
+    const size_t with_history = encode_chat(render_chat(ChatTemplate::ChatML, c2), tok).size();
+    CHECK(prompt_of_first_step(reader, 1).size() == with_history);
+    CHECK(with_history > encode_chat(render_chat(ChatTemplate::ChatML, c), tok).size() + 10);
+    // A clear starts a new conversation: no history.
+    log.clear();
+    reader.poll(log);
+    c.user = "And then?";
+    turn(c.user);
+    CHECK(prompt_of_first_step(reader, 0).size() == encode_chat(render_chat(ChatTemplate::ChatML, c), tok).size());
+    std::filesystem::remove(path);
+
+    // The story model itself: its text as it is.
+    DecodeSettings story = s;
+    story.model_path = MEDUSA_SHARED_DIR "/models/gguf/stories260K-f32.gguf";
+    s = story;
+    log.clear();
+    reader.poll(log);
+    turn("Hi there");
+    CHECK(prompt_of_first_step(reader, 0).size() == tok.encode("Hi there", true).size());
 }
