@@ -6,9 +6,9 @@
 #  2. AddressSanitizer + LeakSanitizer + UBSan: medusa-chat --smoke under Xvfb (start, load the
 #     default model, generate, stop, clear, generate again, quit) with detect_leaks=1.
 # Both with the Vulkan validation layer on. Builds only those targets, in build-tsan/ and
-# build-lsan/ (-O1 -g1). Races reported inside third-party libraries that are not built with
-# ThreadSanitizer are suppressed by scripts/tsan.supp (each entry says why); see below for the
-# driver's process-lifetime blocks.
+# build-asan/ (-O1 -g1; scripts/test.sh's loader tests share the latter). Races reported inside
+# third-party libraries that are not built with ThreadSanitizer are suppressed by
+# scripts/tsan.supp (each entry says why); see below for the driver's process-lifetime blocks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -24,23 +24,23 @@ TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$
     build-tsan/app/chat/medusa_chat_tests "[step_log],[worker]" --use-colour no
 
 echo "== AddressSanitizer + LeakSanitizer: medusa-chat --smoke"
-cmake -S . -B build-lsan "${flags[@]}" -DMEDUSA_SANITIZE=ON >/dev/null
-cmake --build build-lsan -j"$jobs" --target medusa-chat
-mkdir -p build-lsan/empty-cache  # as CTest runs it: the defaults must not depend on ~/.cache
+cmake -S . -B build-asan "${flags[@]}" -DMEDUSA_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$jobs" --target medusa-chat
+mkdir -p build-asan/empty-cache  # as CTest runs it: the defaults must not depend on ~/.cache
 # The Vulkan loader dlclose()s the driver at vkDestroyInstance. Lavapipe keeps a few blocks for
 # the whole process in its globals (240 bytes in 3 blocks here, never freed); once the library is
 # unloaded they are unreachable and LeakSanitizer reports them from an "<unknown module>", which
 # no suppression can name. Preloading the driver keeps it mapped, so those blocks stay reachable
 # and every frame of any real leak can be symbolised. (The ASan runtime must come first.)
-preload=$(ldd build-lsan/app/chat/medusa-chat | awk '/libasan\.so/ {print $3}')
+preload=$(ldd build-asan/app/chat/medusa-chat | awk '/libasan\.so/ {print $3}')
 for lib in /usr/lib/x86_64-linux-gnu/libvulkan_lvp.so /usr/lib/aarch64-linux-gnu/libvulkan_lvp.so; do
     [[ -e $lib ]] && preload="$preload $lib"
 done
 (
-    export MEDUSA_CACHE=$root/build-lsan/empty-cache
+    export MEDUSA_CACHE=$root/build-asan/empty-cache
     export ASAN_OPTIONS="detect_leaks=1 halt_on_error=1"
     export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1"
     # Only the app gets the preload, not Xvfb and xvfb-run's helpers.
-    xvfb-run -a env LD_PRELOAD="$preload" build-lsan/app/chat/medusa-chat --smoke
+    xvfb-run -a env LD_PRELOAD="$preload" build-asan/app/chat/medusa-chat --smoke
 )
 echo "sanitizers: no races, leaks, memory errors or validation messages"
