@@ -9,6 +9,7 @@
 
 #include "decode/draft_decoder.h"
 #include "gpu_fixture.h"
+#include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "model/synthetic_model.h"
@@ -16,20 +17,12 @@
 
 using namespace medusa;
 using medusa::test::gpu_context;
+using medusa::test::greedy_ar;
 using medusa::test::model_path;
 
 namespace {
 
 const std::vector<std::vector<int>> kPrompts = {{1, 403, 407, 261, 378}, {1, 70, 81}, {1, 339, 16, 269, 290, 3}};
-
-std::vector<int> greedy_ar(LanguageModel& m, const std::vector<int>& prompt, int n) {
-    GenerationOptions o;
-    o.max_new_tokens = n;
-    o.sampling.temperature = 0;
-    std::vector<int> out;
-    generate_autoregressive(m, prompt, o, [&](int t) { return out.push_back(t), true; });
-    return out;
-}
 
 std::vector<int> run_draft(DraftDecoder& d, const std::vector<int>& prompt, size_t stop_after = SIZE_MAX) {
     std::vector<int> out;

@@ -8,23 +8,16 @@
 #include "decode/autoregressive.h"
 #include "decode/medusa_decoder.h"
 #include "gpu_fixture.h"
+#include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "test_paths.h"
 
 using namespace medusa;
 using medusa::test::gpu_context;
+using medusa::test::greedy_ar;
 using medusa::test::model_path;
 
 namespace {
-
-std::vector<int> greedy_ar(LanguageModel& m, const std::vector<int>& prompt, int n) {
-    GenerationOptions o;
-    o.max_new_tokens = n;
-    o.sampling.temperature = 0;
-    std::vector<int> out;
-    generate_autoregressive(m, prompt, o, [&](int t) { return out.push_back(t), true; });
-    return out;
-}
 
 std::vector<int> run_medusa(GpuModel& gpu, const ModelFile& file, const MedusaHeads& heads, const TreeBuffers& tree,
                             MedusaOptions o, const std::vector<int>& prompt, GenerationStats* stats = nullptr) {

@@ -1,4 +1,5 @@
 #include "decode/draft_decoder.h"
+#include "decode/step_output.h"
 
 #include <algorithm>
 #include <chrono>
@@ -233,17 +234,7 @@ GenerationStats DraftDecoder::generate(const std::vector<int>& prompt,
         tr.wall_ms = ms_since(ts);
         ++stats.forward_passes;
         base = tr.base + tr.accepted + 1;
-        std::vector<int> kept;
-        for (int t : tr.emitted) {
-            if (is_stop(t)) {
-                stats.stop_reason = "stop-token", done = true;
-                break;
-            }
-            if (stats.new_tokens + int(kept.size()) >= options_.max_new_tokens) break;
-            kept.push_back(t);
-        }
-        tr.emitted = kept;
-        stats.new_tokens += int(kept.size());
+        done = !keep_step_tokens(tr.emitted, options_.stop_tokens, options_.max_new_tokens, stats);
         if (!on_step(tr)) stats.stop_reason = "cancelled", done = true;
     }
     stats.decode_ms = ms_since(t0);

@@ -1,4 +1,5 @@
 #include "decode/medusa_decoder.h"
+#include "decode/step_output.h"
 
 #include <algorithm>
 #include <chrono>
@@ -314,17 +315,7 @@ GenerationStats MedusaDecoder::generate(const std::vector<int>& prompt,
         StepTrace tr = read_trace(step);
         tr.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - ts).count();
         base = tr.base + tr.accepted + 1;
-        std::vector<int> kept;
-        for (int t : tr.emitted) {
-            if (is_stop(t)) {
-                stats.stop_reason = "stop-token", done = true;
-                break;
-            }
-            if (stats.new_tokens + int(kept.size()) >= options_.max_new_tokens) break;
-            kept.push_back(t);
-        }
-        tr.emitted = kept;
-        stats.new_tokens += int(kept.size());
+        done = !keep_step_tokens(tr.emitted, options_.stop_tokens, options_.max_new_tokens, stats);
         if (!on_step(tr)) stats.stop_reason = "cancelled", done = true;
     }
     model_.set_last_block_size(n_nodes_);
