@@ -49,11 +49,7 @@ int run_draft_generate(const Args& args, const ModelFile& target_file, const Tok
     o.max_new_tokens = options.max_new_tokens;
     o.stop_tokens = options.stop_tokens;
 
-    std::ofstream trace_file;
-    if (args.has("--trace")) {
-        trace_file.open(args.str("--trace"));
-        if (!trace_file) throw UsageError("cannot write the trace file " + args.str("--trace"));
-    }
+    std::ofstream trace_file = open_trace(args);
     std::unique_ptr<gpu::Context> gpu;
     std::unique_ptr<LanguageModel> target, draft;
     if (args.has("--cpu")) {

@@ -71,11 +71,7 @@ int run_generate(int argc, char** argv) {
         mo.seed = options.sampling.seed;
         mo.max_new_tokens = options.max_new_tokens;
         mo.stop_tokens = options.stop_tokens;
-        std::ofstream trace_file;
-        if (args.has("--trace")) {
-            trace_file.open(args.str("--trace"));
-            if (!trace_file) throw UsageError("cannot write the trace file " + args.str("--trace"));
-        }
+        std::ofstream trace_file = open_trace(args);
         MedusaDecoder decoder(model, file, heads, tree, mo);
         std::vector<int> tokens = chat.tokens;
         std::fputs(chat.shown.c_str(), stdout);

@@ -61,6 +61,14 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
     }
 }
 
+std::ofstream open_trace(const Args& args) {
+    std::ofstream f;
+    if (!args.has("--trace")) return f;
+    f.open(args.str("--trace"));
+    if (!f) throw UsageError("cannot write the trace file " + args.str("--trace"));
+    return f;
+}
+
 std::unique_ptr<gpu::Context> open_gpu(const Args& args, const ModelFile* model) {
     gpu::ContextOptions o;
     o.device = args.integer("--device", -1);
