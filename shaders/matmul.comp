@@ -42,9 +42,9 @@ layout(push_constant) uniform Push {
 // Tokens per workgroup: 1 for single-token decoding, 8 for prompts and trees (host's choice).
 layout(constant_id = 0) const uint TILE = 8;
 // Row layout. 0: one subgroup per output row, lanes stride over the row (coalesced weight reads
-// for GPUs). 1: one invocation per output row, every lane walking the same input index, so X and
-// the norm gain are uniform loads: CPU drivers (lavapipe) turn per-lane X reads into gathers, and
-// with a tile of tokens those gathers, not the weights, would cost the most.
+// for GPUs). 1: one invocation per output row, all lanes walking the same inputs (CPU drivers such
+// as lavapipe, where every load is an instruction per lane: with a tile of tokens the inputs, not
+// the weights, would cost the most, so each is loaded once per subgroup and shuffled).
 layout(constant_id = 1) const uint LANE_PER_ROW = 0;
 
 // `t`: the token, or in row-block mode the block; `r`: the row within it; `row`: the flat row.
