@@ -197,9 +197,6 @@ GenerationStats DraftDecoder::generate(const std::vector<int>& prompt,
     stats.prefill_ms = ms_since(t0);
 
     t0 = Clock::now();
-    auto is_stop = [&](int t) {
-        return std::find(options_.stop_tokens.begin(), options_.stop_tokens.end(), t) != options_.stop_tokens.end();
-    };
     StepTrace first_step;
     first_step.base = int(prompt.size());
     first_step.bonus = first;
@@ -208,15 +205,7 @@ GenerationStats DraftDecoder::generate(const std::vector<int>& prompt,
     root.passes = root.tried = root.accepted = true;
     first_step.nodes = {root};
     first_step.path = {0};
-    stats.stop_reason = "length";
-    bool done = false;
-    if (options_.max_new_tokens <= 0) done = true;
-    else if (is_stop(first)) stats.stop_reason = "stop-token", done = true;
-    else {
-        first_step.emitted = {first};
-        stats.new_tokens = 1;
-        if (!on_step(first_step)) stats.stop_reason = "cancelled", done = true;
-    }
+    bool done = !emit_first_token(first_step, first, options_.stop_tokens, options_.max_new_tokens, stats, on_step);
     std::vector<int> seq = prompt;
     seq.push_back(first);
     int base = int(prompt.size());

@@ -289,20 +289,10 @@ GenerationStats MedusaDecoder::generate(const std::vector<int>& prompt,
     stats.prefill_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 
     t0 = Clock::now();
-    auto is_stop = [&](int t) {
-        return std::find(options_.stop_tokens.begin(), options_.stop_tokens.end(), t) != options_.stop_tokens.end();
-    };
     StepTrace first_step;
     first_step.base = int(prompt.size());
     first_step.bonus = first;
-    stats.stop_reason = "length";
-    bool done = false;
-    if (is_stop(first)) stats.stop_reason = "stop-token", done = true;
-    else {
-        first_step.emitted = {first};
-        stats.new_tokens = 1;
-        if (!on_step(first_step)) stats.stop_reason = "cancelled", done = true;
-    }
+    bool done = !emit_first_token(first_step, first, options_.stop_tokens, options_.max_new_tokens, stats, on_step);
     int base = int(prompt.size());
     for (int step = 1; !done && stats.new_tokens < options_.max_new_tokens; ++step) {
         if (base + n_nodes_ > cfg.seq_len) {

@@ -21,4 +21,15 @@ bool keep_step_tokens(std::vector<int>& emitted, const std::vector<int>& stop_to
     return !stopped;
 }
 
+bool emit_first_token(StepTrace& first_step, int first, const std::vector<int>& stop_tokens, int max_new_tokens,
+                      GenerationStats& stats, const std::function<bool(const StepTrace&)>& on_step) {
+    stats.stop_reason = "length";
+    if (max_new_tokens <= 0) return false;
+    first_step.emitted = {first};
+    if (!keep_step_tokens(first_step.emitted, stop_tokens, max_new_tokens, stats)) return false;
+    if (on_step(first_step)) return true;
+    stats.stop_reason = "cancelled";
+    return false;
+}
+
 }  // namespace medusa
