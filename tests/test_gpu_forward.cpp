@@ -2,7 +2,7 @@
 // prompts (causal blocks), single-token decoding, and tree-shaped attention masks.
 #include <catch2/catch.hpp>
 
-#include "decode/autoregressive.h"
+#include "greedy_reference.h"
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -102,13 +102,8 @@ TEST_CASE("greedy decoding gives the same tokens on the GPU and the CPU referenc
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
         GpuModel gpu(gpu_context(), file);
-        GenerationOptions o;
-        o.max_new_tokens = 120;
-        o.sampling.temperature = 0;
-        std::vector<int> a, b;
         const std::vector<int> prompt = {1, 403, 407, 261, 378};
-        generate_autoregressive(cpu, prompt, o, [&](int t) { return a.push_back(t), true; });
-        generate_autoregressive(gpu, prompt, o, [&](int t) { return b.push_back(t), true; });
+        const std::vector<int> a = test::greedy_ar(cpu, prompt, 120), b = test::greedy_ar(gpu, prompt, 120);
         CHECK(a.size() == 120);
         CHECK(a == b);
     }

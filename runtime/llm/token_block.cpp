@@ -19,6 +19,15 @@ TokenBlock TokenBlock::causal(int base, const std::vector<int>& tokens) {
     return b;
 }
 
+bool TokenBlock::is_causal() const {
+    for (int t = 0; t < size(); ++t) {
+        if (positions[t] != base + t) return false;
+        for (int u = 0; u < size(); ++u)
+            if (sees(t, u) != (u <= t)) return false;
+    }
+    return true;
+}
+
 void TokenBlock::validate(int context, int vocab) const {
     const int n = size();
     if (n == 0) throw std::invalid_argument("empty token block");

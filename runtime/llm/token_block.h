@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "layouts/layout_types.h"
+
 namespace medusa {
 
 struct TokenBlock {
-    static constexpr int kMaxTokens = 128;  // matches TMAX in shaders/step_params.glsl
+    static constexpr int kMaxTokens = MAX_BLOCK_TOKENS;  // what layouts/block_params.h holds
     int base = 0;                    // cache slot of the first block token
     std::vector<int> tokens;
     std::vector<int> positions;
@@ -19,6 +21,8 @@ struct TokenBlock {
 
     // Tokens at consecutive positions, each seeing itself and all earlier ones.
     static TokenBlock causal(int base, const std::vector<int>& tokens);
+    // Whether the block is such a causal run (its slots then continue the cached sequence).
+    bool is_causal() const;
     // Throws std::invalid_argument when sizes disagree or a token cannot see itself.
     void validate(int context, int vocab) const;
 };
