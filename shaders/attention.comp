@@ -5,7 +5,7 @@
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
 // One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix
-// [0, base) and the block tokens the mask lets this token see (itself and, in a tree, its
+// [0, base) (the window's slots as its mask says) and the block tokens the mask lets this token see (itself and, in a tree, its
 // ancestors; in a prompt, everything before it). Subgroup reductions only: no workgroup
 // barriers, which CPU drivers such as lavapipe pay for dearly.
 layout(local_size_x = 64) in;
@@ -18,7 +18,11 @@ layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 bool visible(uint t, uint s, uint base) {
-    if (s < base) return true;
+    if (s < base - P.window) return true;
+    if (s < base) {
+        const uint w = s - (base - P.window);
+        return (P.window_mask[t * BLOCK_MASK_WORDS + (w >> 5)] & (1u << (w & 31u))) != 0;
+    }
     const uint u = s - base;
     return (P.mask[t * BLOCK_MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
 }

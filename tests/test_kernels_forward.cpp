@@ -108,7 +108,13 @@ TEST_CASE("rope_kv rotates q in place and writes rotated k and plain v into the 
 TEST_CASE("attention over the cache prefix and each node's ancestors matches the CPU, in both layouts", "[kernels]") {
     ValidationGuard guard;
     const int dim = 64, kv = 32, hd = 8, heads = 8, kv_mul = heads / (kv / hd), ctx = 96, base = 41;
-    const TokenBlock block = random_tree_block(base, 17, 100, 9);
+    TokenBlock block = random_tree_block(base, 17, 100, 9);
+    // The last 12 cached slots are a window: each token sees a random subset of them.
+    block.window = 12;
+    std::mt19937 rng(4);
+    block.window_mask.assign(block.size(), std::vector<uint8_t>(block.window));
+    for (auto& row : block.window_mask)
+        for (auto& bit : row) bit = uint8_t(rng() % 2);
     const int T = block.size(), stride = dim + 2 * kv;
     const auto qkv = random_floats(size_t(T) * stride, 31, 1.0f);
     const auto kcache = random_floats(size_t(ctx) * kv, 32, 1.0f), vcache = random_floats(size_t(ctx) * kv, 33, 1.0f);
@@ -121,15 +127,14 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
             std::vector<double> w(base + T, 0.0);
             double m = -1e30, z = 0;
             for (int s = 0; s < base + T; ++s) {
-                if (s >= base && !block.sees(t, s - base)) continue;
+                if (!block.sees_slot(t, s)) continue;
                 double d = 0;
                 for (int i = 0; i < hd; ++i) d += double(q[i]) * kcache[size_t(s) * kv + kvh * hd + i];
                 w[s] = d / std::sqrt(double(hd));
                 m = std::max(m, w[s]);
             }
             for (int s = 0; s < base + T; ++s) {
-                const bool visible = s < base || block.sees(t, s - base);
-                w[s] = visible ? std::exp(w[s] - m) : 0.0;
+                w[s] = block.sees_slot(t, s) ? std::exp(w[s] - m) : 0.0;
                 z += w[s];
             }
             for (int i = 0; i < hd; ++i) {

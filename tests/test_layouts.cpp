@@ -78,8 +78,9 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     REQUIRE(!words.empty());
     const auto spirv = reflect(words);
     check_struct(spirv, "BlockParams",
-                 {M(BlockParams, base), M(BlockParams, count), M(BlockParams, reserved), M(BlockParams, tokens),
-                  M(BlockParams, positions), M(BlockParams, mask)});
+                 {M(BlockParams, base), M(BlockParams, count), M(BlockParams, window), M(BlockParams, reserved),
+                  M(BlockParams, tokens), M(BlockParams, positions), M(BlockParams, mask),
+                  M(BlockParams, window_mask)});
     check_struct(spirv, "KvCommit", {M(KvCommit, kept), M(KvCommit, old_base), M(KvCommit, reserved), M(KvCommit, path)});
     check_struct(spirv, "MedusaGatherMap",
                  {M(MedusaGatherMap, nodes), M(MedusaGatherMap, reserved), M(MedusaGatherMap, candidate)});

@@ -119,24 +119,33 @@ CandidateTree DraftModelDrafter::draft_tree(const DraftContext& c, int depth, in
     CandidateTree t = CandidateTree::root_only(c.sequence.back());
     std::vector<double> cum = {1.0};  // the draft's probability of each node's whole path
     std::vector<int> frontier = {0};
-    std::vector<int> row_of = {row};
+    std::vector<int> row_of = {row};  // a node's row in the last draft forward, -1 if not in it
+    std::vector<int> slot_of = {c.base};  // where a forwarded node's entries sit in the draft's cache
+    int next_slot = c.base + 1;
     for (int d = 1; d <= depth && !frontier.empty() && t.size() < c.max_nodes; ++d) {
         if (d > 1) {
-            // The tree so far (root excluded) as one block after the root: each node sees its
-            // ancestors, and the frontier's rows give the next level's q.
-            const int n = t.size() - 1;
-            if (c.base + 1 + n > draft_ctx || n > TokenBlock::kMaxTokens) break;
+            // The frontier as one block after the nodes already run: each node sees the root and
+            // its other ancestors through the window over those slots.
+            const int n = int(frontier.size());
+            if (next_slot + n > draft_ctx) break;
             TokenBlock b;
-            b.base = c.base + 1;
-            b.tokens.assign(t.token.begin() + 1, t.token.end());
-            b.mask.assign(n, std::vector<uint8_t>(n, 0));
-            for (int i = 1; i <= n; ++i) {
-                b.positions.push_back(c.base + t.depth[i]);
-                for (int a = i; a > 0; a = t.parent[a]) b.mask[i - 1][a - 1] = 1;
+            b.base = next_slot;
+            b.window = next_slot - (c.base + 1);
+            for (int i = 0; i < n; ++i) {
+                const int f = frontier[i];
+                b.tokens.push_back(t.token[f]);
+                b.positions.push_back(c.base + t.depth[f]);
+                b.mask.push_back(std::vector<uint8_t>(n, 0));
+                b.mask.back()[i] = 1;
+                std::vector<uint8_t> w(b.window, 0);
+                for (int a = t.parent[f]; a > 0; a = t.parent[a]) w[slot_of[a] - (c.base + 1)] = 1;
+                b.window_mask.push_back(std::move(w));
             }
             forward(b);
             row_of.assign(t.size(), -1);
-            for (int i = 1; i <= n; ++i) row_of[i] = i - 1;
+            slot_of.resize(t.size(), -1);
+            for (int i = 0; i < n; ++i) row_of[frontier[i]] = i, slot_of[frontier[i]] = next_slot + i;
+            next_slot += n;
         }
         std::vector<int> children;
         for (int f : frontier) {
@@ -158,7 +167,7 @@ CandidateTree DraftModelDrafter::draft_tree(const DraftContext& c, int depth, in
         std::sort(children.begin(), children.end());
         frontier = children;
     }
-    chain_slots_ = 0;  // the tree block left no usable entries after the root
+    chain_slots_ = 0;  // the levels' blocks left no usable entries after the root
     return t;
 }
 

@@ -87,8 +87,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                 const int kv_off = (h / kv_mul) * hd;
                 float max_score = -INFINITY;
                 for (int s = 0; s < n_keys; ++s) {
-                    const bool visible = s < block.base || block.sees(t, s - block.base);
-                    if (!visible) continue;
+                    if (!block.sees_slot(t, s)) continue;
                     float acc = 0;
                     for (int d = 0; d < hd; ++d) acc += qh[d] * kc[size_t(s) * kv_dim + kv_off + d];
                     scores[s] = acc / std::sqrt(float(hd));
@@ -96,8 +95,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                 }
                 float sum = 0;
                 for (int s = 0; s < n_keys; ++s) {
-                    const bool visible = s < block.base || block.sees(t, s - block.base);
-                    scores[s] = visible ? std::exp(scores[s] - max_score) : 0.0f;
+                    scores[s] = block.sees_slot(t, s) ? std::exp(scores[s] - max_score) : 0.0f;
                     sum += scores[s];
                 }
                 for (int d = 0; d < hd; ++d) {

@@ -116,11 +116,14 @@ void GpuModel::write_block(const TokenBlock& block) {
     layout::BlockParams p{};
     p.base = uint32_t(block.base);
     p.count = uint32_t(T);
+    p.window = uint32_t(block.window);
     for (int t = 0; t < T; ++t) {
         p.tokens[t] = uint32_t(block.tokens[t]);
         p.positions[t] = uint32_t(block.positions[t]);
         for (int u = 0; u < T; ++u)
             if (block.sees(t, u)) p.mask[t * BLOCK_MASK_WORDS + u / 32] |= 1u << (u % 32);
+        for (int w = 0; w < block.window; ++w)
+            if (block.window_mask[t][w]) p.window_mask[t * BLOCK_MASK_WORDS + w / 32] |= 1u << (w % 32);
     }
     params_->upload(&p, sizeof p);
 }
