@@ -1,0 +1,156 @@
+#include "llm/eagle_layer_io.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/dequantize.h"
+#include "model/hf_loader.h"
+#include "model/safetensors_file.h"
+
+namespace medusa {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kWeights = "model.safetensors";
+const std::string kLayer = "layers.0.";
+
+std::string shape_text(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+std::vector<float> read(const SafetensorsFile& f, const std::string& key, std::vector<int64_t> shape) {
+    const Tensor* t = f.find(key);
+    if (!t) throw FormatError(f.path() + ": tensor '" + key + "' is missing");
+    if (t->shape != shape)
+        throw FormatError(f.path() + ": tensor '" + key + "' has shape " + shape_text(t->shape) + ", expected " +
+                          shape_text(shape));
+    return dequantize(*t);
+}
+
+// Reorders q/k rows between HF's rotate_half order and adjacent pairs (see permute_rope_rows).
+std::vector<float> permute(const std::vector<float>& w, int rows, int cols, int heads, bool to_hf) {
+    const auto bytes = permute_rope_rows(reinterpret_cast<const uint8_t*>(w.data()), rows, size_t(cols) * 4, heads, to_hf);
+    std::vector<float> out(w.size());
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+}
+
+int config_int(const json& j, const std::string& key, const std::string& where) {
+    if (!j.contains(key) || !j[key].is_number_integer())
+        throw FormatError(where + ": '" + key + "' is missing or not an integer");
+    const auto v = j[key].get<int64_t>();
+    if (v < 1 || v > (1 << 20)) throw FormatError(where + ": '" + key + "' = " + std::to_string(v) + " is out of range");
+    return int(v);
+}
+
+float config_float(const json& j, const std::string& key, float fallback, const std::string& where) {
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_number()) throw FormatError(where + ": '" + key + "' is not a number");
+    const double v = j[key].get<double>();
+    if (!std::isfinite(v) || v <= 0) throw FormatError(where + ": '" + key + "' must be a positive number");
+    return float(v);
+}
+
+}  // namespace
+
+EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
+    fs::path file = path;
+    if (fs::is_directory(file)) file /= kWeights;
+    if (!fs::is_regular_file(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
+    const fs::path config_path = file.parent_path() / "config.json";
+    if (!fs::is_regular_file(config_path))
+        throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
+    std::ifstream in(config_path);
+    const json j = json::parse(in, nullptr, false);
+    const std::string where = config_path.string();
+    if (j.is_discarded() || !j.is_object()) throw FormatError(where + ": not a JSON object");
+    EagleLayer e;
+    e.source = file.string();
+    e.dim = config_int(j, "hidden_size", where);
+    e.hidden_dim = config_int(j, "intermediate_size", where);
+    e.n_heads = config_int(j, "num_attention_heads", where);
+    e.n_kv_heads = j.contains("num_key_value_heads") ? config_int(j, "num_key_value_heads", where) : e.n_heads;
+    if (j.contains("num_hidden_layers") && config_int(j, "num_hidden_layers", where) != 1)
+        throw FormatError(where + ": EAGLE layers with " + std::to_string(j["num_hidden_layers"].get<int64_t>()) +
+                          " decoder layers are not supported (EAGLE-1 and EAGLE-2 have one)");
+    e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, where);
+    e.rope_theta = config_float(j, "rope_theta", 10000.0f, where);
+    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
+        throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
+    const bool bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
+    if (e.dim != target.dim)
+        throw FormatError(where + ": the EAGLE layer has hidden size " + std::to_string(e.dim) +
+                          " but the target model has " + std::to_string(target.dim));
+    if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0)
+        throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
+                          std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
+
+    const SafetensorsFile f = SafetensorsFile::open(file.string());
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    e.fc_w = read(f, "fc.weight", {d, 2 * d});
+    e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
+    e.wq = permute(read(f, kLayer + "self_attn.q_proj.weight", {d, d}), int(d), int(d), e.n_heads, false);
+    e.wk = permute(read(f, kLayer + "self_attn.k_proj.weight", {kv, d}), int(kv), int(d), e.n_kv_heads, false);
+    e.wv = read(f, kLayer + "self_attn.v_proj.weight", {kv, d});
+    e.wo = read(f, kLayer + "self_attn.o_proj.weight", {d, d});
+    e.w_gate = read(f, kLayer + "mlp.gate_proj.weight", {h, d});
+    e.w_up = read(f, kLayer + "mlp.up_proj.weight", {h, d});
+    e.w_down = read(f, kLayer + "mlp.down_proj.weight", {d, h});
+    e.post_norm = read(f, kLayer + "post_attention_layernorm.weight", {d});
+    e.check_fits(target);
+    return e;
+}
+
+void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
+    fs::create_directories(folder);
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    const std::vector<float> wq = permute(e.wq, int(d), int(d), e.n_heads, true);
+    const std::vector<float> wk = permute(e.wk, int(kv), int(d), e.n_kv_heads, true);
+    std::vector<Tensor> tensors;
+    auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
+        Tensor t;
+        t.name = name;
+        t.type = DType::F32;
+        t.shape = std::move(shape);
+        t.data = reinterpret_cast<const uint8_t*>(v.data());
+        t.nbytes = v.size() * 4;
+        tensors.push_back(std::move(t));
+    };
+    add("fc.weight", e.fc_w, {d, 2 * d});
+    add("fc.bias", e.fc_b, {d});
+    add(kLayer + "self_attn.q_proj.weight", wq, {d, d});
+    add(kLayer + "self_attn.k_proj.weight", wk, {kv, d});
+    add(kLayer + "self_attn.v_proj.weight", e.wv, {kv, d});
+    add(kLayer + "self_attn.o_proj.weight", e.wo, {d, d});
+    add(kLayer + "mlp.gate_proj.weight", e.w_gate, {h, d});
+    add(kLayer + "mlp.up_proj.weight", e.w_up, {h, d});
+    add(kLayer + "mlp.down_proj.weight", e.w_down, {d, h});
+    add(kLayer + "post_attention_layernorm.weight", e.post_norm, {d});
+    write_safetensors((fs::path(folder) / kWeights).string(), tensors, {{"format", "pt"}});
+    const json config = {{"architectures", {"LlamaForCausalLM"}},
+                         {"model_type", "llama"},
+                         {"hidden_size", e.dim},
+                         {"intermediate_size", e.hidden_dim},
+                         {"num_attention_heads", e.n_heads},
+                         {"num_key_value_heads", e.n_kv_heads},
+                         {"num_hidden_layers", 1},
+                         {"rms_norm_eps", e.rms_eps},
+                         {"rope_theta", e.rope_theta},
+                         {"hidden_act", "silu"},
+                         {"bias", true},
+                         {"torch_dtype", "float32"},
+                         {"base_model_name_or_path", base_model}};
+    std::ofstream out(fs::path(folder) / "config.json");
+    out << config.dump(2) << "\n";
+    if (!out) throw std::runtime_error((fs::path(folder) / "config.json").string() + ": write failed");
+}
+
+}  // namespace medusa

@@ -1,0 +1,19 @@
+// EAGLE draft layers in EAGLE's own layout, both ways: a folder with config.json (a LlamaConfig
+// with num_hidden_layers 1, and "bias" for fc's bias) and model.safetensors holding fc.weight,
+// fc.bias, layers.0.self_attn.{q,k,v,o}_proj.weight, layers.0.mlp.{gate,up,down}_proj.weight and
+// layers.0.post_attention_layernorm.weight. Embeddings and the LM head are the base model's. q and
+// k rows are stored in Hugging Face's rotate_half order and kept here in adjacent-pair order.
+#pragma once
+#include <string>
+
+#include "llm/eagle_layer.h"
+
+namespace medusa {
+
+// `path`: the folder, or its model.safetensors. Throws FormatError naming the file and what does
+// not fit `target` (hidden size, heads, missing or misshapen tensors).
+EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target);
+// Writes config.json (naming `base_model`) and model.safetensors into `folder`.
+void save_eagle_layer(const EagleLayer& layer, const std::string& folder, const std::string& base_model);
+
+}  // namespace medusa
