@@ -27,6 +27,13 @@ layout(std430, binding = 15) buffer Probe15 { TrainResblockPush v15; };
 layout(std430, binding = 16) buffer Probe16 { TrainSoftmaxCePush v16; };
 layout(std430, binding = 17) buffer Probe17 { TrainGradNormPush v17; };
 layout(std430, binding = 18) buffer Probe18 { TrainAdamwPush v18; };
+layout(std430, binding = 19) buffer Probe19 { TrainBiasPush v19; };
+layout(std430, binding = 20) buffer Probe20 { TrainRmsnormPush v20; };
+layout(std430, binding = 21) buffer Probe21 { TrainRopePush v21; };
+layout(std430, binding = 22) buffer Probe22 { TrainAttentionPush v22; };
+layout(std430, binding = 23) buffer Probe23 { TrainSwigluPush v23; };
+layout(std430, binding = 24) buffer Probe24 { TrainSmoothL1Push v24; };
+layout(std430, binding = 25) buffer Probe25 { TrainSoftCePush v25; };
 
 void main() {
     float sum = 0.0;
@@ -49,5 +56,12 @@ void main() {
     sum += float(v16.vocab);
     sum += float(v17.n);
     sum += float(v18.n);
+    sum += float(v19.rows);
+    sum += float(v20.rows);
+    sum += float(v21.rows);
+    sum += float(v22.rows);
+    sum += float(v23.rows);
+    sum += float(v24.rows);
+    sum += float(v25.vocab);
     v0.base = uint(sum);
 }

@@ -114,6 +114,25 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
                   M(TrainSoftmaxCePush, scale_index)});
     check_struct(spirv, "TrainGradNormPush", {M(TrainGradNormPush, n)});
     check_struct(spirv, "TrainAdamwPush", {M(TrainAdamwPush, n), M(TrainAdamwPush, n_parts)});
+    check_struct(spirv, "TrainBiasPush",
+                 {M(TrainBiasPush, rows), M(TrainBiasPush, dim), M(TrainBiasPush, stride), M(TrainBiasPush, bias_off),
+                  M(TrainBiasPush, accumulate)});
+    check_struct(spirv, "TrainRmsnormPush",
+                 {M(TrainRmsnormPush, rows), M(TrainRmsnormPush, dim), M(TrainRmsnormPush, gain_off),
+                  M(TrainRmsnormPush, has_gain), M(TrainRmsnormPush, eps), M(TrainRmsnormPush, accumulate)});
+    check_struct(spirv, "TrainRopePush",
+                 {M(TrainRopePush, rows), M(TrainRopePush, width), M(TrainRopePush, stride), M(TrainRopePush, head_dim),
+                  M(TrainRopePush, theta), M(TrainRopePush, direction)});
+    check_struct(spirv, "TrainAttentionPush",
+                 {M(TrainAttentionPush, rows), M(TrainAttentionPush, seq_len), M(TrainAttentionPush, n_heads),
+                  M(TrainAttentionPush, n_kv_heads), M(TrainAttentionPush, stride)});
+    check_struct(spirv, "TrainSwigluPush", {M(TrainSwigluPush, rows), M(TrainSwigluPush, hidden)});
+    check_struct(spirv, "TrainSmoothL1Push",
+                 {M(TrainSmoothL1Push, rows), M(TrainSmoothL1Push, dim), M(TrainSmoothL1Push, stats_off),
+                  M(TrainSmoothL1Push, beta), M(TrainSmoothL1Push, weight), M(TrainSmoothL1Push, accumulate)});
+    check_struct(spirv, "TrainSoftCePush",
+                 {M(TrainSoftCePush, vocab), M(TrainSoftCePush, stats_off), M(TrainSoftCePush, rank_off),
+                  M(TrainSoftCePush, weight)});
 }
 
 TEST_CASE("the probe's reflection finds a shifted member (the check can fail)", "[layouts]") {

@@ -89,5 +89,51 @@ struct TrainAdamwPush {
     u32 n, n_parts;
 };
 
+// Reusable backward pieces (EAGLE's decoder layer; Medusa-2's backbone). Rows are a batch of
+// token positions; "accumulate" adds to the output instead of overwriting it.
+struct TrainBiasPush {
+    u32 rows, dim;
+    u32 stride;     // floats between two rows of Y
+    u32 bias_off;   // first float of b in the parameter (FWD) or gradient (BWD) buffer
+    u32 accumulate;
+};
+struct TrainRmsnormPush {
+    u32 rows, dim;
+    u32 gain_off;   // first float of the gain in the parameter / gradient buffer
+    u32 has_gain;   // 0: y = x / rms(x)
+    float eps;
+    u32 accumulate;
+};
+struct TrainRopePush {
+    u32 rows;
+    u32 width;      // rotated columns of each row: q, then k (whole heads)
+    u32 stride;     // floats between two rows
+    u32 head_dim;
+    float theta;
+    float direction;  // +1 rotates (forward), -1 rotates back (the backward)
+};
+struct TrainAttentionPush {
+    u32 rows;
+    u32 seq_len;    // rows [s*seq_len, (s+1)*seq_len) are one causal sequence
+    u32 n_heads, n_kv_heads;
+    u32 stride;     // floats per row of QKV: [q (n_heads) | k (n_kv_heads) | v (n_kv_heads)] heads
+};
+struct TrainSwigluPush {
+    u32 rows, hidden;  // GU rows are [gate (hidden) | up (hidden)]
+};
+struct TrainSmoothL1Push {
+    u32 rows, dim;
+    u32 stats_off;  // per-row mean loss goes to stats[stats_off + row]
+    float beta;
+    float weight;   // the loss weight (EAGLE's v_w)
+    u32 accumulate;
+};
+struct TrainSoftCePush {
+    u32 vocab;
+    u32 stats_off;  // per-row loss goes to stats[stats_off + row]
+    u32 rank_off;   // the rank of the target's top token under the logits, stats[rank_off + row]
+    float weight;   // the loss weight (EAGLE's p_w)
+};
+
 LAYOUT_END
 #endif

@@ -1,0 +1,158 @@
+#include "train/train_kernels.h"
+
+#include <stdexcept>
+
+namespace medusa::train {
+
+using namespace layout;
+
+namespace {
+uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+// Whether the QUAD GEMM can read both operands four floats at a time (see train_matmul.comp).
+bool quad_fits(const TrainMatmulPush& p) {
+    auto four = [](uint32_t v) { return v % 4 == 0; };
+    const bool a = (p.a_cs == 1 && four(p.a_rs)) || (p.a_rs == 1 && four(p.a_cs));
+    const bool b = (p.b_rs == 1 && four(p.b_cs)) || (p.b_cs == 1 && four(p.b_rs));
+    return a && b && four(p.M) && four(p.N) && four(p.K) && four(p.a_off) && four(p.b_off);
+}
+}  // namespace
+
+TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant) {
+    if (head_dim < 4 || head_dim % 4 != 0)
+        throw std::invalid_argument("training attention needs a head size that is a multiple of 4, not " +
+                                    std::to_string(head_dim));
+    // CPU drivers run the barrier-free GEMMs faster (QUAD where the shapes allow it, else DIRECT);
+    // GPUs the shared-memory one.
+    std::string variant = !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled";
+    if (variant == "quad") {
+        matmul_quad_ = std::make_unique<gpu::Kernel>(ctx, "train_matmul_quad", 3, sizeof(TrainMatmulPush));
+        variant = "direct";
+    }
+    auto kernel = [&](const char* name, uint32_t buffers, uint32_t push, std::vector<uint32_t> spec = {}) {
+        return std::make_unique<gpu::Kernel>(ctx, name, buffers, push, spec);
+    };
+    const std::vector<uint32_t> hd = {uint32_t(head_dim)};
+    matmul_ = kernel(("train_matmul_" + variant).c_str(), 3, sizeof(TrainMatmulPush));
+    bias_fwd_ = kernel("train_bias_fwd", 2, sizeof(TrainBiasPush));
+    bias_bwd_ = kernel("train_bias_bwd", 2, sizeof(TrainBiasPush));
+    norm_fwd_ = kernel("train_rmsnorm_fwd", 4, sizeof(TrainRmsnormPush));
+    norm_bwd_ = kernel("train_rmsnorm_bwd", 5, sizeof(TrainRmsnormPush));
+    norm_gain_ = kernel("train_rmsnorm_gain", 4, sizeof(TrainRmsnormPush));
+    rope_ = kernel("train_rope", 2, sizeof(TrainRopePush));
+    att_fwd_ = kernel("train_attention_fwd", 3, sizeof(TrainAttentionPush), hd);
+    att_bwd_q_ = kernel("train_attention_bwd_q", 5, sizeof(TrainAttentionPush), hd);
+    att_bwd_kv_ = kernel("train_attention_bwd_kv", 5, sizeof(TrainAttentionPush), hd);
+    swiglu_fwd_ = kernel("train_swiglu_fwd", 2, sizeof(TrainSwigluPush));
+    swiglu_bwd_ = kernel("train_swiglu_bwd", 3, sizeof(TrainSwigluPush));
+    smooth_l1_ = kernel("train_smooth_l1", 5, sizeof(TrainSmoothL1Push));
+    soft_ce_ = kernel("train_soft_ce", 4, sizeof(TrainSoftCePush));
+    grad_norm_ = kernel("train_grad_norm", 2, sizeof(TrainGradNormPush));
+    adamw_ = kernel("train_adamw", 6, sizeof(TrainAdamwPush));
+}
+
+TrainKernels::~TrainKernels() = default;
+
+void TrainKernels::matmul(gpu::CommandSequence& s, const gpu::Buffer& a, const gpu::Buffer& b, const gpu::Buffer& c,
+                          const TrainMatmulPush& p) const {
+    const gpu::Kernel& k = matmul_quad_ && quad_fits(p) ? *matmul_quad_ : *matmul_;
+    s.dispatch(k, {a, b, c}, p, div_up(p.N, 64), div_up(p.M, 64));
+}
+
+// C(m, n) = sum_k A(m, k) B(k, n), operands addressed as (offset, row stride, column stride).
+void TrainKernels::linear(gpu::CommandSequence& s, Mat x, Mat w, Mat y, uint32_t rows, uint32_t in, uint32_t out,
+                          bool accumulate) const {
+    matmul(s, x.buf, w.buf, y.buf,
+           {rows, out, in, x.off, x.stride, 1, w.off, 1, w.stride, y.off, y.stride, uint32_t(accumulate)});
+}
+
+void TrainKernels::linear_dx(gpu::CommandSequence& s, Mat dy, Mat w, Mat dx, uint32_t rows, uint32_t in, uint32_t out,
+                             bool accumulate) const {
+    matmul(s, dy.buf, w.buf, dx.buf,
+           {rows, in, out, dy.off, dy.stride, 1, w.off, w.stride, 1, dx.off, dx.stride, uint32_t(accumulate)});
+}
+
+void TrainKernels::linear_dw(gpu::CommandSequence& s, Mat dy, Mat x, Mat dw, uint32_t rows, uint32_t in, uint32_t out,
+                             bool accumulate) const {
+    matmul(s, dy.buf, x.buf, dw.buf,
+           {out, in, rows, dy.off, 1, dy.stride, x.off, x.stride, 1, dw.off, dw.stride, uint32_t(accumulate)});
+}
+
+void TrainKernels::bias(gpu::CommandSequence& s, const gpu::Buffer& y, const gpu::Buffer& params,
+                        const TrainBiasPush& p) const {
+    s.dispatch(*bias_fwd_, {y, params}, p, div_up(p.rows * p.dim, 64));
+}
+
+void TrainKernels::bias_grad(gpu::CommandSequence& s, const gpu::Buffer& dy, const gpu::Buffer& grads,
+                             const TrainBiasPush& p) const {
+    s.dispatch(*bias_bwd_, {dy, grads}, p, div_up(p.dim, 64));
+}
+
+void TrainKernels::rmsnorm(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const gpu::Buffer& r,
+                           const gpu::Buffer& params, const TrainRmsnormPush& p) const {
+    s.dispatch(*norm_fwd_, {x, y, r, params}, p, div_up(p.rows, 64));
+}
+
+void TrainKernels::rmsnorm_dx(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy,
+                              const gpu::Buffer& r, const gpu::Buffer& params, const gpu::Buffer& dx,
+                              const TrainRmsnormPush& p) const {
+    s.dispatch(*norm_bwd_, {x, dy, r, params, dx}, p, div_up(p.rows, 64));
+}
+
+void TrainKernels::rmsnorm_dgain(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy,
+                                 const gpu::Buffer& r, const gpu::Buffer& grads, const TrainRmsnormPush& p) const {
+    s.dispatch(*norm_gain_, {x, dy, r, grads}, p, div_up(p.dim, 64));
+}
+
+void TrainKernels::rope(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& positions,
+                        const TrainRopePush& p) const {
+    s.dispatch(*rope_, {x, positions}, p, div_up(p.rows * (p.width / 2), 64));
+}
+
+void TrainKernels::attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
+                             const gpu::Buffer& lse, const TrainAttentionPush& p) const {
+    s.dispatch(*att_fwd_, {qkv, o, lse}, p, div_up(p.rows * p.n_heads, 64));
+}
+
+void TrainKernels::attention_backward(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
+                                      const gpu::Buffer& lse, const gpu::Buffer& d_o, const gpu::Buffer& d_qkv,
+                                      const TrainAttentionPush& p) const {
+    s.dispatch(*att_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_heads, 64));
+    s.dispatch(*att_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
+}
+
+void TrainKernels::swiglu(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& a,
+                          const TrainSwigluPush& p) const {
+    s.dispatch(*swiglu_fwd_, {gu, a}, p, div_up(p.rows * p.hidden, 64));
+}
+
+void TrainKernels::swiglu_backward(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& da,
+                                   const gpu::Buffer& d_gu, const TrainSwigluPush& p) const {
+    s.dispatch(*swiglu_bwd_, {gu, da, d_gu}, p, div_up(p.rows * p.hidden, 64));
+}
+
+void TrainKernels::smooth_l1(gpu::CommandSequence& s, const gpu::Buffer& pred, const gpu::Buffer& target,
+                             const gpu::Buffer& row_w, const gpu::Buffer& d_pred, const gpu::Buffer& stats,
+                             const TrainSmoothL1Push& p) const {
+    s.dispatch(*smooth_l1_, {pred, target, row_w, d_pred, stats}, p, div_up(p.rows, 64));
+}
+
+void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer& logits,
+                                      const gpu::Buffer& target_logits, const gpu::Buffer& row_w,
+                                      const gpu::Buffer& stats, uint32_t rows, const TrainSoftCePush& p) const {
+    s.dispatch(*soft_ce_, {logits, target_logits, row_w, stats}, p, rows);
+}
+
+void TrainKernels::grad_norm(gpu::CommandSequence& s, const gpu::Buffer& grads, const gpu::Buffer& parts,
+                             uint32_t n) const {
+    s.dispatch(*grad_norm_, {grads, parts}, TrainGradNormPush{n}, kGradParts);
+}
+
+void TrainKernels::adamw(gpu::CommandSequence& s, const gpu::Buffer& params, const gpu::Buffer& grads,
+                         const gpu::Buffer& m, const gpu::Buffer& v, const gpu::Buffer& parts,
+                         const gpu::Buffer& step_params, uint32_t n) const {
+    s.dispatch(*adamw_, {params, grads, m, v, parts, step_params}, TrainAdamwPush{n, kGradParts},
+               std::min<uint32_t>(div_up(n, 256), 1024));
+}
+
+}  // namespace medusa::train

@@ -1,0 +1,89 @@
+// The reusable training pieces as GPU kernels, each recorded as dispatches into a command
+// sequence: linear layers (forward, input and weight gradients through train_matmul, the bias),
+// RMSNorm, RoPE, causal grouped-query attention, SwiGLU, SmoothL1, soft-target cross-entropy, and
+// global-norm clipping + AdamW. Trainers (the EAGLE layer, Medusa-2's backbone) compose them.
+// Matrices are row-major floats addressed by element offsets into their buffers; a weight W of
+// a linear layer is (out, in), as in the model files.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/context.h"
+#include "gpu/kernel.h"
+#include "layouts/push_constants.h"
+
+namespace medusa::train {
+
+// A matrix in a buffer: its first element, and floats between two rows.
+struct Mat {
+    const gpu::Buffer& buf;
+    uint32_t off = 0;
+    uint32_t stride = 0;
+};
+
+class TrainKernels {
+public:
+    // head_dim: the attention kernels' head size (a specialization constant, a multiple of 4); matmul_variant:
+    // "tiled", "direct", "quad" (direct where quad does not fit), or empty for the device's best.
+    TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant = "");
+    ~TrainKernels();
+
+    // Y (rows, out) (+)= X (rows, in) W^T.
+    void linear(gpu::CommandSequence& s, Mat x, Mat w, Mat y, uint32_t rows, uint32_t in, uint32_t out,
+                bool accumulate = false) const;
+    // dX (rows, in) (+)= dY (rows, out) W.
+    void linear_dx(gpu::CommandSequence& s, Mat dy, Mat w, Mat dx, uint32_t rows, uint32_t in, uint32_t out,
+                   bool accumulate = false) const;
+    // dW (out, in) (+)= dY^T X.
+    void linear_dw(gpu::CommandSequence& s, Mat dy, Mat x, Mat dw, uint32_t rows, uint32_t in, uint32_t out,
+                   bool accumulate = false) const;
+    // Y += b (b at bias_off of `params`); db (+)= column sums of dY.
+    void bias(gpu::CommandSequence& s, const gpu::Buffer& y, const gpu::Buffer& params, const layout::TrainBiasPush& p) const;
+    void bias_grad(gpu::CommandSequence& s, const gpu::Buffer& dy, const gpu::Buffer& grads,
+                   const layout::TrainBiasPush& p) const;
+    // Y = rmsnorm(X) (gain at gain_off of params), r per row; dX (+)= ...; d(gain) (+)= ... into grads.
+    void rmsnorm(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const gpu::Buffer& r,
+                 const gpu::Buffer& params, const layout::TrainRmsnormPush& p) const;
+    void rmsnorm_dx(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy, const gpu::Buffer& r,
+                    const gpu::Buffer& params, const gpu::Buffer& dx, const layout::TrainRmsnormPush& p) const;
+    void rmsnorm_dgain(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy, const gpu::Buffer& r,
+                       const gpu::Buffer& grads, const layout::TrainRmsnormPush& p) const;
+    // In place; direction -1 is the backward.
+    void rope(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& positions,
+              const layout::TrainRopePush& p) const;
+    void attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o, const gpu::Buffer& lse,
+                   const layout::TrainAttentionPush& p) const;
+    // dQKV (overwritten) from dO, with the forward's O and log-sum-exp.
+    void attention_backward(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
+                            const gpu::Buffer& lse, const gpu::Buffer& d_o, const gpu::Buffer& d_qkv,
+                            const layout::TrainAttentionPush& p) const;
+    void swiglu(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& a,
+                const layout::TrainSwigluPush& p) const;
+    void swiglu_backward(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& da,
+                         const gpu::Buffer& d_gu, const layout::TrainSwigluPush& p) const;
+    void smooth_l1(gpu::CommandSequence& s, const gpu::Buffer& pred, const gpu::Buffer& target,
+                   const gpu::Buffer& row_w, const gpu::Buffer& d_pred, const gpu::Buffer& stats,
+                   const layout::TrainSmoothL1Push& p) const;
+    // Logits become their gradient.
+    void soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer& logits, const gpu::Buffer& target_logits,
+                            const gpu::Buffer& row_w, const gpu::Buffer& stats, uint32_t rows,
+                            const layout::TrainSoftCePush& p) const;
+    // Sum of squares of the n gradients into kGradParts partial sums.
+    void grad_norm(gpu::CommandSequence& s, const gpu::Buffer& grads, const gpu::Buffer& parts, uint32_t n) const;
+    // AdamW of n parameters, the gradient scaled to the clipping norm; step parameters: lr,
+    // 1-beta1^t, 1-beta2^t, beta1, beta2, eps, weight decay, clip (train/head_reference.h AdamW).
+    void adamw(gpu::CommandSequence& s, const gpu::Buffer& params, const gpu::Buffer& grads, const gpu::Buffer& m,
+               const gpu::Buffer& v, const gpu::Buffer& parts, const gpu::Buffer& step_params, uint32_t n) const;
+
+    static constexpr uint32_t kGradParts = 256;
+
+private:
+    void matmul(gpu::CommandSequence& s, const gpu::Buffer& a, const gpu::Buffer& b, const gpu::Buffer& c,
+                const layout::TrainMatmulPush& p) const;
+    std::unique_ptr<gpu::Kernel> matmul_, matmul_quad_, bias_fwd_, bias_bwd_, norm_fwd_, norm_bwd_, norm_gain_, rope_, att_fwd_,
+        att_bwd_q_, att_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_;
+};
+
+}  // namespace medusa::train
