@@ -12,10 +12,7 @@ namespace {
 using MatPush = layout::TrainMatmulPush;
 using ResPush = layout::TrainResblockPush;
 using CePush = layout::TrainSoftmaxCePush;
-using NormPush = layout::TrainGradNormPush;
-using AdamPush = layout::TrainAdamwPush;
-constexpr uint32_t kParts = 256;  // workgroups of the gradient-norm pass
-constexpr int kScaleIndex = 8;    // step parameters: 8 optimizer values, then one loss scale per head
+constexpr int kScaleIndex = OptimizerState::kFirstExtra;  // step parameters: AdamW's, then one loss scale per head
 
 uint32_t div_up(size_t a, uint32_t b) { return uint32_t((a + b - 1) / b); }
 
@@ -25,26 +22,35 @@ std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::Memor
     return b;
 }
 
+// The heads' parameters in flat order: per head, each layer's w1 and b1, then w2.
+std::vector<float> pack(const MedusaHeads& heads) {
+    std::vector<float> p;
+    for (const MedusaHead& h : heads.heads) {
+        for (size_t l = 0; l < h.w1.size(); ++l) {
+            p.insert(p.end(), h.w1[l].begin(), h.w1[l].end());
+            p.insert(p.end(), h.b1[l].begin(), h.b1[l].end());
+        }
+        p.insert(p.end(), h.w2.begin(), h.w2.end());
+    }
+    return p;
+}
+
 }  // namespace
 
 GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows,
                                const std::string& matmul_variant)
-    : ctx_(ctx), shape_(init), k_(init.count()), dim_(init.dim), vocab_(init.vocab), layers_(init.layers),
-      rows_(batch_rows) {
+    : shape_(init), k_(init.count()), dim_(init.dim), vocab_(init.vocab), layers_(init.layers), rows_(batch_rows),
+      // CPU drivers run the barrier-free GEMM faster; GPUs the shared-memory one.
+      kernels_(ctx, 0, !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled"),
+      opt_(ctx, pack(init), init.count()) {
     if (k_ < 1 || rows_ < 1) throw std::invalid_argument("training needs at least one head and one row");
     for (auto& h : shape_.heads) h = MedusaHead{};  // only the sizes are kept on the CPU
     head_size_ = size_t(layers_) * (dim_ * dim_ + dim_) + size_t(vocab_) * dim_;
-    n_params_ = head_size_ * k_;
+    if (opt_.size() != head_size_ * k_) throw std::invalid_argument("Medusa heads of inconsistent sizes");
     using gpu::MemoryKind;
-    params_ = buffer(ctx, n_params_, MemoryKind::Device);
-    grads_ = buffer(ctx, n_params_, MemoryKind::Device);
-    m_ = buffer(ctx, n_params_, MemoryKind::Device);
-    v_ = buffer(ctx, n_params_, MemoryKind::Device);
     h_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Host);
     targets_ = buffer(ctx, size_t(k_) * rows_, MemoryKind::Host);
-    step_params_ = buffer(ctx, kScaleIndex + k_, MemoryKind::Host);
     stats_ = buffer(ctx, size_t(k_) * rows_ * 2, MemoryKind::Host);
-    parts_ = buffer(ctx, kParts, MemoryKind::Host);
     logits_ = buffer(ctx, size_t(rows_) * vocab_, MemoryKind::Device);
     dx_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device);
     dz_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device);
@@ -52,24 +58,9 @@ GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int b
         z_.push_back(buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device));
         x_.push_back(buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device));
     }
-    std::vector<float> p(n_params_);
-    for (int k = 0; k < k_; ++k) {
-        const MedusaHead& h = init.heads[k];
-        for (int l = 0; l < layers_; ++l) {
-            std::copy(h.w1[l].begin(), h.w1[l].end(), p.begin() + w1_off(k, l));
-            std::copy(h.b1[l].begin(), h.b1[l].end(), p.begin() + b1_off(k, l));
-        }
-        std::copy(h.w2.begin(), h.w2.end(), p.begin() + w2_off(k));
-    }
-    set_flat(0, p);
-    // CPU drivers run the barrier-free GEMM faster; GPUs the shared-memory one.
-    const std::string variant = !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "direct" : "tiled";
-    matmul_ = std::make_unique<gpu::Kernel>(ctx, "train_matmul_" + variant, 3, sizeof(MatPush));
     res_fwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_fwd", 4, sizeof(ResPush));
     res_bwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_bwd", 4, sizeof(ResPush));
     ce_ = std::make_unique<gpu::Kernel>(ctx, "train_softmax_ce", 4, sizeof(CePush));
-    norm_ = std::make_unique<gpu::Kernel>(ctx, "train_grad_norm", 2, sizeof(NormPush));
-    adamw_ = std::make_unique<gpu::Kernel>(ctx, "train_adamw", 6, sizeof(AdamPush));
     train_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
     grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
     eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
@@ -83,8 +74,9 @@ GpuHeadTrainer::~GpuHeadTrainer() = default;
 void GpuHeadTrainer::record(gpu::CommandSequence& seq, bool backward, bool update) {
     const uint32_t D = dim_, V = vocab_, R = rows_;
     // C(m,n) (+)= sum_k A(m,k) B(k,n) with element offsets and strides.
+    const gpu::Buffer &params = opt_.params(), &grads = opt_.grads();
     auto mm = [&](const gpu::Buffer& a, MatPush p, const gpu::Buffer& b, const gpu::Buffer& c) {
-        seq.dispatch(*matmul_, {a, b, c}, p, div_up(p.N, 64), div_up(p.M, 64));
+        kernels_.matmul(seq, a, b, c, p);
     };
     seq.begin();
     for (int k = 0; k < k_; ++k) {
@@ -92,32 +84,27 @@ void GpuHeadTrainer::record(gpu::CommandSequence& seq, bool backward, bool updat
         for (int l = 0; l < layers_; ++l) {
             const gpu::Buffer& z = *z_[k * layers_ + l];
             const gpu::Buffer& y = *x_[k * layers_ + l];
-            mm(*xin, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), 1, D, 0, D, 0}, *params_, z);  // Z = X W1^T
-            seq.dispatch(*res_fwd_, {z, *xin, y, *params_}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
+            mm(*xin, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), 1, D, 0, D, 0}, params, z);  // Z = X W1^T
+            seq.dispatch(*res_fwd_, {z, *xin, y, params}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
             xin = &y;
         }
-        mm(*xin, {R, V, D, 0, D, 1, uint32_t(w2_off(k)), 1, D, 0, V, 0}, *params_, *logits_);  // logits = X W2^T
-        seq.dispatch(*ce_, {*logits_, *targets_, *stats_, *step_params_},
+        mm(*xin, {R, V, D, 0, D, 1, uint32_t(w2_off(k)), 1, D, 0, V, 0}, params, *logits_);  // logits = X W2^T
+        seq.dispatch(*ce_, {*logits_, *targets_, *stats_, opt_.step_params()},
                      CePush{V, uint32_t(k) * R, uint32_t(k) * R * 2, uint32_t(kScaleIndex + k)}, R);
         if (!backward) continue;
         // dW2 = dL^T X_L, dX_L = dL W2
-        mm(*logits_, {V, D, R, 0, 1, V, 0, D, 1, uint32_t(w2_off(k)), D, 0}, *xin, *grads_);
-        mm(*logits_, {R, D, V, 0, V, 1, uint32_t(w2_off(k)), D, 1, 0, D, 0}, *params_, *dx_);
+        mm(*logits_, {V, D, R, 0, 1, V, 0, D, 1, uint32_t(w2_off(k)), D, 0}, *xin, grads);
+        mm(*logits_, {R, D, V, 0, V, 1, uint32_t(w2_off(k)), D, 1, 0, D, 0}, params, *dx_);
         for (int l = layers_ - 1; l >= 0; --l) {
             const gpu::Buffer& z = *z_[k * layers_ + l];
             const gpu::Buffer& in = l == 0 ? *h_ : *x_[k * layers_ + l - 1];
-            seq.dispatch(*res_bwd_, {z, *dx_, *dz_, *grads_}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
-            mm(*dz_, {D, D, R, 0, 1, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 0}, in, *grads_);  // dW1 = dZ^T X
+            seq.dispatch(*res_bwd_, {z, *dx_, *dz_, grads}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
+            mm(*dz_, {D, D, R, 0, 1, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 0}, in, grads);  // dW1 = dZ^T X
             // dX of the block input = dY (residual, already in dx) + dZ W1
-            if (l > 0) mm(*dz_, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 1, 0, D, 1}, *params_, *dx_);
+            if (l > 0) mm(*dz_, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 1, 0, D, 1}, params, *dx_);
         }
     }
-    if (backward) {
-        seq.dispatch(*norm_, {*grads_, *parts_}, NormPush{uint32_t(n_params_)}, kParts);
-        if (update)
-            seq.dispatch(*adamw_, {*params_, *grads_, *m_, *v_, *parts_, *step_params_},
-                         AdamPush{uint32_t(n_params_), kParts}, std::min<uint32_t>(div_up(n_params_, 256), 1024));
-    }
+    if (backward) opt_.record_update(seq, kernels_, update);
     seq.end();
 }
 
@@ -133,16 +120,7 @@ void GpuHeadTrainer::write_inputs(const std::vector<float>& h, const std::vector
         for (size_t r = 0; r < rows; ++r) tp[k * rows_ + r] = targets[k * rows + r];
     h_->upload(hp.data(), hp.size() * 4);
     targets_->upload(tp.data(), tp.size() * 4);
-    std::vector<float> sp = {opt.lr,
-                             1.0f - std::pow(opt.beta1, float(std::max(step, 1))),
-                             1.0f - std::pow(opt.beta2, float(std::max(step, 1))),
-                             opt.beta1,
-                             opt.beta2,
-                             opt.eps,
-                             opt.weight_decay,
-                             opt.clip};
-    sp.insert(sp.end(), scales.begin(), scales.end());
-    step_params_->upload(sp.data(), sp.size() * 4);
+    opt_.set_step(opt, step, scales);
 }
 
 BatchStats GpuHeadTrainer::step(const std::vector<float>& h, const std::vector<int>& targets, const AdamW& opt,
@@ -157,11 +135,7 @@ BatchStats GpuHeadTrainer::step(const std::vector<float>& h, const std::vector<i
     write_inputs(h, targets, scales, opt, step);
     (update ? train_seq_ : grad_seq_)->run();
     BatchStats s = read_stats(targets);
-    std::vector<float> parts(kParts);
-    parts_->download(parts.data(), parts.size() * 4);
-    double ss = 0;
-    for (float x : parts) ss += x;
-    s.grad_norm = std::sqrt(ss);
+    s.grad_norm = opt_.grad_norm();
     return s;
 }
 
@@ -199,18 +173,9 @@ BatchStats GpuHeadTrainer::read_stats(const std::vector<int>& targets) const {
     return s;
 }
 
-std::vector<float> GpuHeadTrainer::flat(int which) const {
-    const gpu::Buffer* b[] = {params_.get(), grads_.get(), m_.get(), v_.get()};
-    std::vector<float> out(n_params_);
-    b[which]->download(out.data(), out.size() * 4);
-    return out;
-}
+std::vector<float> GpuHeadTrainer::flat(int which) const { return opt_.read(OptimizerState::Which(which)); }
 
-void GpuHeadTrainer::set_flat(int which, const std::vector<float>& v) {
-    gpu::Buffer* b[] = {params_.get(), grads_.get(), m_.get(), v_.get()};
-    if (v.size() != n_params_) throw std::invalid_argument("flat parameter vector of the wrong size");
-    b[which]->upload(v.data(), v.size() * 4);
-}
+void GpuHeadTrainer::set_flat(int which, const std::vector<float>& v) { opt_.write(OptimizerState::Which(which), v); }
 
 namespace {
 std::vector<MedusaHead> unpack(const std::vector<float>& p, int K, int L, int D, int V) {

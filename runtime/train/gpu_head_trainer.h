@@ -12,6 +12,8 @@
 #include "gpu/kernel.h"
 #include "llm/medusa_heads.h"
 #include "train/head_reference.h"
+#include "train/optimizer_state.h"
+#include "train/train_kernels.h"
 
 namespace medusa::train {
 
@@ -24,7 +26,7 @@ struct BatchStats {
 
 class GpuHeadTrainer {
 public:
-    // matmul_variant: "tiled", "direct", or empty for the device's better one.
+    // matmul_variant: "tiled", "direct", "quad" (direct where it does not fit), or empty for the device's best.
     GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows, const std::string& matmul_variant = "");
     ~GpuHeadTrainer();
 
@@ -51,14 +53,14 @@ private:
     size_t w2_off(int k) const { return head_off(k) + size_t(layers_) * (dim_ * dim_ + dim_); }
     size_t head_off(int k) const { return size_t(k) * head_size_; }
 
-    gpu::Context& ctx_;
     MedusaHeads shape_;  // sizes and source of the heads (parameters live on the GPU)
     int k_, dim_, vocab_, layers_, rows_;
-    size_t head_size_, n_params_;
-    std::unique_ptr<gpu::Buffer> params_, grads_, m_, v_, h_, targets_, step_params_, stats_, parts_, logits_, dx_,
-        dz_;
+    size_t head_size_;
+    TrainKernels kernels_;
+    OptimizerState opt_;  // parameters, gradients, AdamW moments; step parameters, then a loss scale per head
+    std::unique_ptr<gpu::Buffer> h_, targets_, stats_, logits_, dx_, dz_;
     std::vector<std::unique_ptr<gpu::Buffer>> z_, x_;  // per head and block: pre-activation, block output
-    std::unique_ptr<gpu::Kernel> matmul_, res_fwd_, res_bwd_, ce_, norm_, adamw_;
+    std::unique_ptr<gpu::Kernel> res_fwd_, res_bwd_, ce_;
     std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
 };
 

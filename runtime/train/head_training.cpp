@@ -3,17 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <random>
 
 #include "llm/medusa_heads_io.h"
-#include "model/dequantize.h"
-#include "model/safetensors_file.h"
 #include "train/gpu_head_trainer.h"
+#include "train/training_progress.h"
 
 namespace medusa::train {
-
-namespace fs = std::filesystem;
 
 float learning_rate(const TrainOptions& o, int step) {
     const int warm = std::max(1, int(o.warmup * o.steps));
@@ -21,6 +17,13 @@ float learning_rate(const TrainOptions& o, int step) {
     const double t = double(step - warm) / std::max(1, o.steps - warm);
     const double cosine = 0.5 * (1 + std::cos(M_PI * std::min(1.0, t)));
     return float(o.lr * (o.min_lr_ratio + (1 - o.min_lr_ratio) * cosine));
+}
+
+CheckpointAfter checkpoint_after(const TrainOptions& o, int step) {
+    CheckpointAfter c;
+    c.stop = step == o.stop_at;
+    c.save = c.stop || step == o.steps || (o.checkpoint_every > 0 && step % o.checkpoint_every == 0);
+    return c;
 }
 
 namespace {
@@ -48,21 +51,6 @@ void gather(const DistillData& d, const std::vector<int>& seq_of, const std::vec
         std::copy_n(d.hidden.begin() + pos[r] * d.dim, d.dim, h.begin() + r * d.dim);
         for (int k = 0; k < K; ++k) targets[k * pos.size() + r] = head_target(d, seq_of, pos[r], k);
     }
-}
-
-std::string fmt(const char* f, double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, f, v);
-    return b;
-}
-
-Tensor f32_tensor(const std::string& name, const std::vector<float>& v) {
-    Tensor t;
-    t.name = name;
-    t.shape = {int64_t(v.size())};
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
 }
 
 }  // namespace
@@ -111,33 +99,21 @@ TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const Distil
                         const LogFn& log) {
     const int K = init.count();
     MedusaHeads start = init;
-    int first_step = 1;
-    GpuHeadTrainer* tp = nullptr;
-    const fs::path ckpt = o.checkpoint_dir;
-    const fs::path opt_file = ckpt / "optimizer.safetensors";
-    std::vector<float> m, v;
-    if (o.resume && !o.checkpoint_dir.empty() && fs::exists(opt_file)) {
+    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, log);
+    if (resumed) {
         LlamaConfig cfg;
         cfg.dim = init.dim;
         cfg.vocab_size = init.vocab;
-        start = load_medusa_heads(ckpt.string(), cfg);
+        start = load_medusa_heads(o.checkpoint_dir, cfg);
         start.source = init.source;
-        const SafetensorsFile f = SafetensorsFile::open(opt_file.string());
-        m = dequantize(f.get("adam.m"));
-        v = dequantize(f.get("adam.v"));
-        first_step = std::stoi(f.metadata().at("step")) + 1;
-        if (log) log("resuming from " + ckpt.string() + " at step " + std::to_string(first_step));
     }
     GpuHeadTrainer trainer(ctx, start, o.batch);
-    tp = &trainer;
-    if (!m.empty()) trainer.set_flat(2, m), trainer.set_flat(3, v);
-
+    if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
+    const int first_step = resumed ? resumed->step + 1 : 1;
     auto save_checkpoint = [&](int step) {
         if (o.checkpoint_dir.empty()) return;
-        save_medusa_heads(tp->heads(), ckpt.string());
-        const auto mm = tp->flat(2), vv = tp->flat(3);
-        write_safetensors(opt_file.string(), {f32_tensor("adam.m", mm), f32_tensor("adam.v", vv)},
-                          {{"step", std::to_string(step)}, {"seed", std::to_string(o.seed)}});
+        save_medusa_heads(trainer.heads(), o.checkpoint_dir);
+        save_optimizer_checkpoint(o.checkpoint_dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
     };
 
     const auto seq_of = sequence_of(data);
@@ -178,15 +154,12 @@ TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const Distil
             since_log = 0;
             tlog = now;
         }
-        if (o.checkpoint_every > 0 && step % o.checkpoint_every == 0 && step < o.steps) save_checkpoint(step);
-        if (step == o.stop_at) {
-            save_checkpoint(step);
-            break;
-        }
+        const CheckpointAfter c = checkpoint_after(o, step);
+        if (c.save) save_checkpoint(step);
+        if (c.stop) break;
     }
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     res.positions_per_s = res.steps_done * double(o.batch) / std::max(res.wall_s, 1e-9);
-    if (o.stop_at <= 0 || o.stop_at >= o.steps) save_checkpoint(o.steps);
     res.heads = trainer.heads();
     res.heads.source = init.source;
     return res;

@@ -31,6 +31,12 @@ struct TrainOptions {
 };
 
 float learning_rate(const TrainOptions& o, int step);  // step counts from 1
+// Whether a loop saves a checkpoint after `step` (every checkpoint_every steps, at the end, and
+// at stop_at) and whether it stops there, as an interruption would.
+struct CheckpointAfter {
+    bool save = false, stop = false;
+};
+CheckpointAfter checkpoint_after(const TrainOptions& o, int step);
 
 // Head k's target for position p (index into data.tokens), or -1 past its sequence's end.
 int head_target(const DistillData& data, const std::vector<int>& seq_of, size_t p, int k);

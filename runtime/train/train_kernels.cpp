@@ -19,7 +19,7 @@ bool quad_fits(const TrainMatmulPush& p) {
 }  // namespace
 
 TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant) {
-    if (head_dim < 4 || head_dim % 4 != 0)
+    if (head_dim < 0 || head_dim % 4 != 0)
         throw std::invalid_argument("training attention needs a head size that is a multiple of 4, not " +
                                     std::to_string(head_dim));
     // CPU drivers run the barrier-free GEMMs faster (QUAD where the shapes allow it, else DIRECT);
@@ -40,9 +40,11 @@ TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& m
     norm_bwd_ = kernel("train_rmsnorm_bwd", 5, sizeof(TrainRmsnormPush));
     norm_gain_ = kernel("train_rmsnorm_gain", 4, sizeof(TrainRmsnormPush));
     rope_ = kernel("train_rope", 2, sizeof(TrainRopePush));
-    att_fwd_ = kernel("train_attention_fwd", 3, sizeof(TrainAttentionPush), hd);
-    att_bwd_q_ = kernel("train_attention_bwd_q", 5, sizeof(TrainAttentionPush), hd);
-    att_bwd_kv_ = kernel("train_attention_bwd_kv", 5, sizeof(TrainAttentionPush), hd);
+    if (head_dim > 0) {
+        att_fwd_ = kernel("train_attention_fwd", 3, sizeof(TrainAttentionPush), hd);
+        att_bwd_q_ = kernel("train_attention_bwd_q", 5, sizeof(TrainAttentionPush), hd);
+        att_bwd_kv_ = kernel("train_attention_bwd_kv", 5, sizeof(TrainAttentionPush), hd);
+    }
     swiglu_fwd_ = kernel("train_swiglu_fwd", 2, sizeof(TrainSwigluPush));
     swiglu_bwd_ = kernel("train_swiglu_bwd", 3, sizeof(TrainSwigluPush));
     smooth_l1_ = kernel("train_smooth_l1", 5, sizeof(TrainSmoothL1Push));
@@ -111,12 +113,14 @@ void TrainKernels::rope(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu
 
 void TrainKernels::attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
                              const gpu::Buffer& lse, const TrainAttentionPush& p) const {
+    if (!att_fwd_) throw std::logic_error("TrainKernels built without attention (head size 0)");
     s.dispatch(*att_fwd_, {qkv, o, lse}, p, div_up(p.rows * p.n_heads, 64));
 }
 
 void TrainKernels::attention_backward(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
                                       const gpu::Buffer& lse, const gpu::Buffer& d_o, const gpu::Buffer& d_qkv,
                                       const TrainAttentionPush& p) const {
+    if (!att_bwd_q_) throw std::logic_error("TrainKernels built without attention (head size 0)");
     s.dispatch(*att_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_heads, 64));
     s.dispatch(*att_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
 }

@@ -25,10 +25,16 @@ struct Mat {
 
 class TrainKernels {
 public:
-    // head_dim: the attention kernels' head size (a specialization constant, a multiple of 4); matmul_variant:
-    // "tiled", "direct", "quad" (direct where quad does not fit), or empty for the device's best.
+    // head_dim: the attention kernels' head size (a specialization constant, a multiple of 4; 0:
+    // no attention); matmul_variant: "tiled", "direct", "quad" (direct where quad does not fit),
+    // or empty for the device's best.
     TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant = "");
     ~TrainKernels();
+
+    // The general GEMM: C(m, n) (+)= sum_k A(m, k) B(k, n), operands addressed by element offset
+    // and row and column strides (train_matmul.comp).
+    void matmul(gpu::CommandSequence& s, const gpu::Buffer& a, const gpu::Buffer& b, const gpu::Buffer& c,
+                const layout::TrainMatmulPush& p) const;
 
     // Y (rows, out) (+)= X (rows, in) W^T.
     void linear(gpu::CommandSequence& s, Mat x, Mat w, Mat y, uint32_t rows, uint32_t in, uint32_t out,
@@ -80,8 +86,6 @@ public:
     static constexpr uint32_t kGradParts = 256;
 
 private:
-    void matmul(gpu::CommandSequence& s, const gpu::Buffer& a, const gpu::Buffer& b, const gpu::Buffer& c,
-                const layout::TrainMatmulPush& p) const;
     std::unique_ptr<gpu::Kernel> matmul_, matmul_quad_, bias_fwd_, bias_bwd_, norm_fwd_, norm_bwd_, norm_gain_, rope_, att_fwd_,
         att_bwd_q_, att_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_;
 };
