@@ -6,6 +6,7 @@ int run_generate(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_train_heads(int argc, char** argv);
+int run_train_eagle(int argc, char** argv);
 int run_tune_tree(int argc, char** argv);
 int run_tree(int argc, char** argv);
 }  // namespace medusa::cli

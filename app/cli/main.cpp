@@ -32,6 +32,8 @@ const char* kUsage =
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
+    "  train-eagle -m MODEL --out DIR [--steps N] [--seed S] [--resume] [--lr LR] [--noise W] [--depth M]\n"
+    "      train an EAGLE draft layer on the model's own text on the GPU; accuracy per draft depth\n"
     "  tune-tree -m MODEL --heads DIR --out FILE.json\n"
     "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n";
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
         if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
+        if (cmd == "train-eagle") return medusa::cli::run_train_eagle(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);

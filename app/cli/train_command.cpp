@@ -7,14 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "llm/cpu_reference.h"
-#include "llm/cpu_tree_runner.h"
+#include "training_setup.h"
 #include "llm/gpu_model.h"
-#include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "session.h"
 #include "train/head_training.h"
-#include "train/seed_prompts.h"
 
 namespace medusa::cli {
 
@@ -25,27 +22,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Generates (or reloads from `cache`) the model's own text and hidden states.
-DistillData distill(TreeRunner& model, const HiddenFn& hidden, const ModelFile& file, const std::vector<std::vector<int>>& prompts, int bos,
-                    const DistillOptions& o, const std::string& cache, const char* what) {
-    const std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
-                            " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
-    DistillData d;
-    if (load_distill_data(d, cache, tag)) {
-        std::fprintf(stderr, "%s: reusing %s (%zu tokens)\n", what, cache.c_str(), d.num_tokens());
-        return d;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    d = generate_distill_data(model, hidden, prompts, bos, o, [&](int done, int total) {
-        if (done % 16 == 0 || done == total)
-            std::fprintf(stderr, "\r%s: %d/%d sequences written by the model", what, done, total);
-    });
-    const double s = seconds_since(t0);
-    std::fprintf(stderr, "\n%s: %zu tokens in %.1f s (%.0f tokens/s)\n", what, d.num_tokens(), s, d.num_tokens() / s);
-    save_distill_data(d, cache, tag);
-    return d;
 }
 
 nlohmann::json accuracy_json(const HeadAccuracy& a) {
@@ -66,49 +42,16 @@ int run_train_heads(int argc, char** argv) {
     const int K = args.integer("--heads", 4);
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     TrainOptions o;
-    o.steps = args.integer("--steps", 2000);
-    o.batch = args.integer("--batch", 256);
-    o.lr = args.number("--lr", o.lr);
-    o.seed = uint64_t(args.integer("--seed", 0));
-    o.resume = args.has("--resume");
-    o.checkpoint_dir = (fs::path(out) / "checkpoint").string();
-    o.checkpoint_every = std::max(50, o.steps / 10);
-    o.log_every = std::max(10, o.steps / 40);
-    if (o.steps < 1 || o.batch < 1) throw UsageError("--steps and --batch must be positive");
+    apply_training_flags(args, out, 2000, o);
     fs::create_directories(out);
 
     auto gpu = open_gpu(args);
     GpuModel model(*gpu, file);
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
-    std::vector<std::vector<int>> prompts;
-    for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
-    DistillOptions d;
-    d.seed = o.seed;
-    d.sequences = args.integer("--sequences", 256);
-    d.max_len = args.integer("--max-len", 256);
     const auto t0 = std::chrono::steady_clock::now();
-    // The text can come from the CPU reference (same math, checked against the GPU by the tests):
-    // on a CPU Vulkan driver it writes text ten times faster than one-token GPU passes.
-    const std::string engine = args.str("--data-engine", "auto");
-    if (engine != "auto" && engine != "cpu" && engine != "gpu") throw UsageError("--data-engine must be auto, cpu or gpu");
-    const bool use_cpu = engine == "cpu" || (engine == "auto" && gpu->info().type == "cpu");
-    std::unique_ptr<CpuReferenceModel> cpu;
-    std::unique_ptr<TreeRunner> writer_runner;
-    if (use_cpu) {
-        cpu = std::make_unique<CpuReferenceModel>(file);
-        writer_runner = std::make_unique<CpuTreeRunner>(*cpu);
-    } else {
-        writer_runner = std::make_unique<GpuTreeRunner>(model);
-    }
-    TreeRunner& writer = *writer_runner;
-    const HiddenFn hidden = use_cpu ? cpu_hidden_states(*cpu) : gpu_hidden_states(model);
-    const DistillData train = distill(writer, hidden, file, prompts, tok.bos_id(), d, (fs::path(out) / "train_data.safetensors").string(),
-                                      "training text");
-    DistillOptions h = d;
-    h.seed = d.seed + 7777;  // held-out text: other samples, same recipe
-    h.sequences = std::max(8, d.sequences / 8);
-    const DistillData held = distill(writer, hidden, file, prompts, tok.bos_id(), h,
-                                     (fs::path(out) / "heldout_data.safetensors").string(), "held-out text");
+    const DistilledText text = distill_text(args, model, file, tok, out, o.seed);
+    const DistillData& train = text.train;
+    const DistillData& held = text.held;
 
     MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
     init.source = file.path;

@@ -1,0 +1,29 @@
+// What both training commands (train-heads, train-eagle) set up from their flags: the schedule
+// and checkpoints, and the self-distilled text they learn from.
+#pragma once
+#include <string>
+
+#include "args.h"
+#include "llm/gpu_model.h"
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+#include "train/head_training.h"
+#include "train/self_distill.h"
+
+namespace medusa::cli {
+
+// --steps N (default `steps`), --batch N, --lr, --seed, --resume; checkpoints in DIR/checkpoint
+// about ten times a run, progress about forty times.
+void apply_training_flags(const Args& args, const std::string& out_dir, int steps, train::TrainOptions& o);
+
+// The model writes training and held-out text with its final-norm hidden states, cached in the
+// output folder so a resumed run does not write it again. --sequences N, --max-len N,
+// --data-engine auto|cpu|gpu.
+struct DistilledText {
+    train::DistillData train, held;  // held out: other samples of the same recipe, an eighth as many sequences
+};
+
+DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
+                           const std::string& out_dir, uint64_t seed);
+
+}  // namespace medusa::cli

@@ -1,0 +1,69 @@
+// EAGLE layer training on the GPU: the layer's parameters, gradients and AdamW moments live in
+// flat device buffers (train/eagle_flat_params.h); one recorded command buffer runs the forward
+// over a batch of teacher-forced sequences, the SmoothL1 + soft cross-entropy loss through the
+// target's frozen LM head, the backward, global-norm clipping and AdamW, replayed every step.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/context.h"
+#include "llm/eagle_layer.h"
+#include "train/eagle_reference.h"
+#include "train/head_reference.h"
+#include "train/optimizer_state.h"
+#include "train/train_kernels.h"
+
+namespace medusa::train {
+
+struct EagleBatchStats {
+    double feature_loss = 0, token_loss = 0;  // means over the rows with a target (unweighted)
+    int valid = 0;                            // rows with a target
+    int top1 = 0;                             // of them, rows where p-hat's top token is p's
+    std::vector<int> ranks;                   // per row: rank of p's top token under p-hat (-1: padding)
+    double grad_norm = 0;                     // before clipping (training steps only)
+};
+
+class GpuEagleTrainer {
+public:
+    // lm_head: the target's (vocab, dim) output matrix. Batches hold `sequences` causal runs of
+    // `seq_len` rows each.
+    GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head, int vocab,
+                    int sequences, int seq_len, const EagleLossWeights& weights = {},
+                    const std::string& matmul_variant = "");
+    ~GpuEagleTrainer();
+
+    int rows() const { return rows_; }
+    // Computes the loss gradient and, when `update`, applies one AdamW step (step counts from 1).
+    EagleBatchStats step(const EagleBatch& b, const AdamW& opt, int step, bool update = true);
+    // Forward and loss only; parameters and moments are untouched.
+    EagleBatchStats evaluate(const EagleBatch& b);
+
+    EagleLayer layer() const;      // current parameters
+    EagleLayer gradients() const;  // of the last step()
+    std::vector<float> flat(int which) const;  // 0 params, 1 grads, 2 first moment, 3 second moment
+    void set_flat(int which, const std::vector<float>& v);
+    std::vector<float> predicted_features() const;  // f-hat of the last batch, [rows][dim]
+    std::vector<gpu::StageTime> stage_times() const;  // GPU time per stage of the last training step
+
+private:
+    void record(gpu::CommandSequence& seq, bool backward, bool update);
+    void write_inputs(const EagleBatch& b, const AdamW& opt, int step);
+    EagleBatchStats read_stats(const EagleBatch& b) const;
+
+    EagleLayer shape_;  // sizes and settings (parameters live on the GPU)
+    int vocab_, seq_len_, rows_;
+    EagleLossWeights weights_;
+    TrainKernels k_;
+    OptimizerState opt_;                                                // parameters, gradients, AdamW
+    std::unique_ptr<gpu::Buffer> lm_head_;                              // (vocab, dim), frozen
+    std::unique_ptr<gpu::Buffer> input_, target_, positions_, row_w_;  // per step, from the host
+    std::unique_ptr<gpu::Buffer> stats_;                                // read back
+    std::unique_ptr<gpu::Buffer> x_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_, out_, logits_, target_logits_;
+    std::unique_ptr<gpu::Buffer> d_out_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_qkv_, d_x_;
+    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+};
+
+}  // namespace medusa::train
