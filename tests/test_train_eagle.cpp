@@ -271,6 +271,8 @@ TEST_CASE("medusa train-eagle writes a layer in EAGLE's layout and its accuracy 
     CHECK(e.dim == 64);
     const auto acc = nlohmann::json::parse(test::slurp((dir / "accuracy.json").string()));
     CHECK(acc["trained"]["draft"]["top1"].size() == 3);
+    CHECK(acc["trained"]["draft_on_greedy_text"]["top1"].size() == 3);
+    CHECK(fs::exists(dir / "heldout_greedy_data.safetensors"));
     CHECK(acc["train_wall_s"].get<double>() > 0);
     fs::remove_all(dir);
 }

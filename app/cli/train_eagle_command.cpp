@@ -22,11 +22,25 @@ using namespace medusa::train;
 
 namespace {
 
-nlohmann::json accuracy_json(const EagleTeacherForced& tf, const EagleDraftAccuracy& d) {
+nlohmann::json draft_json(const EagleDraftAccuracy& d) {
+    return {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
+            {"mean_accepted", d.mean_accepted}, {"starts", d.starts}};
+}
+
+nlohmann::json accuracy_json(const EagleTeacherForced& tf, const EagleDraftAccuracy& d, const EagleDraftAccuracy& g) {
     return {{"teacher_forced", {{"feature_loss", tf.feature_loss}, {"token_loss", tf.token_loss}, {"top1", tf.top1},
                                 {"positions", tf.positions}}},
-            {"draft", {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
-                       {"mean_accepted", d.mean_accepted}, {"starts", d.starts}}}};
+            {"draft", draft_json(d)},
+            {"draft_on_greedy_text", draft_json(g)}};
+}
+
+void print_draft_table(const char* what, const EagleDraftAccuracy& before, const EagleDraftAccuracy& after) {
+    std::printf("held-out %s: draft accuracy over %zu starts, drafting from its own features\n"
+                "depth  top1(init)  top1   given earlier right  chain accepted\n",
+                what, after.starts);
+    for (size_t k = 0; k < after.top1.size(); ++k)
+        std::printf("%5zu  %10.3f  %5.3f  %19.3f  %14.3f\n", k + 1, before.top1[k], after.top1[k], after.conditional[k],
+                    after.accepted[k]);
 }
 
 }  // namespace
@@ -34,7 +48,7 @@ nlohmann::json accuracy_json(const EagleTeacherForced& tf, const EagleDraftAccur
 int run_train_eagle(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
               {"--model", "--tokenizer", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr", "--noise",
-               "--depth", "--eval-positions", "--device", "--max-len", "--data-engine"});
+               "--token-weight", "--depth", "--eval-positions", "--device", "--max-len", "--data-engine"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const std::string out = args.str("--out");
     ModelFile file = open_model(args);
@@ -42,39 +56,39 @@ int run_train_eagle(int argc, char** argv) {
     EagleTrainOptions o;
     apply_training_flags(args, out, o.steps, o);
     o.noise = args.number("--noise", o.noise);
+    o.loss.token = args.number("--token-weight", o.loss.token);
     const int depth = args.integer("--depth", 5);
     const int eval_positions = args.integer("--eval-positions", 4000);
     if (depth < 1 || eval_positions < 1) throw UsageError("--depth and --eval-positions must be positive");
-    if (o.noise < 0) throw UsageError("--noise must not be negative");
+    if (o.noise < 0 || o.loss.token < 0) throw UsageError("--noise and --token-weight must not be negative");
     fs::create_directories(out);
 
     auto gpu = open_gpu(args);
     GpuModel model(*gpu, file);
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
     const auto t0 = std::chrono::steady_clock::now();
-    const DistilledText text = distill_text(args, model, file, tok, out, o.seed);
+    const DistilledText text = distill_text(args, model, file, tok, out, o.seed, /*greedy_heldout=*/true);
     const EagleTarget target = EagleTarget::from(file);
 
     EagleLayer init = EagleLayer::init(file.config, o.seed);
     init.source = file.path;
     const auto tf_before = evaluate_eagle_teacher_forced(*gpu, init, target, text.held);
     const auto draft_before = eagle_draft_accuracy(init, file, text.held, depth, size_t(eval_positions));
+    const auto greedy_before = eagle_draft_accuracy(init, file, text.held_greedy, depth, size_t(eval_positions));
     const EagleTrainResult r = train_eagle(*gpu, init, target, text.train, o, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     });
     save_eagle_layer(r.layer, out, file.path);
     const auto tf_after = evaluate_eagle_teacher_forced(*gpu, r.layer, target, text.held);
     const auto draft_after = eagle_draft_accuracy(r.layer, file, text.held, depth, size_t(eval_positions));
+    const auto greedy_after = eagle_draft_accuracy(r.layer, file, text.held_greedy, depth, size_t(eval_positions));
 
-    std::printf("held-out draft accuracy (%zu starts, drafting from its own features)\n"
-                "depth  top1(init)  top1   given earlier right  chain accepted\n",
-                draft_after.starts);
-    for (int k = 0; k < depth; ++k)
-        std::printf("%5d  %10.3f  %5.3f  %19.3f  %14.3f\n", k + 1, draft_before.top1[k], draft_after.top1[k],
-                    draft_after.conditional[k], draft_after.accepted[k]);
+    print_draft_table("text (sampled and greedy, as trained)", draft_before, draft_after);
+    print_draft_table("greedy text (what greedy decoding meets)", greedy_before, greedy_after);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("teacher-forced top1 %.3f over %zu positions; a greedy chain of %d accepts %.2f tokens per step\n",
-                tf_after.top1, tf_after.positions, depth, draft_after.mean_accepted);
+    std::printf("teacher-forced top1 %.3f over %zu positions; a greedy chain of %d accepts %.2f draft tokens per step "
+                "on greedy text\n",
+                tf_after.top1, tf_after.positions, depth, greedy_after.mean_accepted);
     std::printf("training: %d steps, %.0f positions/s, %.1f s training, %.1f s in all; layer in %s\n", r.steps_done,
                 r.positions_per_s, r.wall_s, wall, out.c_str());
     std::string stages;
@@ -92,10 +106,11 @@ int run_train_eagle(int argc, char** argv) {
                                    {"batch_sequences", o.batch},
                                    {"lr", o.lr},
                                    {"noise", o.noise},
+                                   {"token_weight", o.loss.token},
                                    {"train_tokens", text.train.num_tokens()},
                                    {"heldout_tokens", text.held.num_tokens()},
-                                   {"init", accuracy_json(tf_before, draft_before)},
-                                   {"trained", accuracy_json(tf_after, draft_after)},
+                                   {"init", accuracy_json(tf_before, draft_before, greedy_before)},
+                                   {"trained", accuracy_json(tf_after, draft_after, greedy_after)},
                                    {"train_positions_per_s", r.positions_per_s},
                                    {"train_wall_s", r.wall_s},
                                    {"step_stage_ms", stage_ms},

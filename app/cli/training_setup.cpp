@@ -20,8 +20,9 @@ namespace {
 DistillData distill(TreeRunner& model, const HiddenFn& hidden, const ModelFile& file,
                     const std::vector<std::vector<int>>& prompts, int bos, const DistillOptions& o,
                     const std::string& cache, const char* what) {
-    const std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
-                            " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
+    std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
+                      " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
+    if (o.temp_max == 0) tag += " greedy";
     DistillData d;
     if (load_distill_data(d, cache, tag)) {
         std::fprintf(stderr, "%s: reusing %s (%zu tokens)\n", what, cache.c_str(), d.num_tokens());
@@ -53,7 +54,7 @@ void apply_training_flags(const Args& args, const std::string& out_dir, int step
 }
 
 DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
-                           const std::string& out_dir, uint64_t seed) {
+                           const std::string& out_dir, uint64_t seed, bool greedy_heldout) {
     std::vector<std::vector<int>> prompts;
     for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
     DistillOptions d;
@@ -83,6 +84,14 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     h.sequences = std::max(8, d.sequences / 8);
     t.held = distill(*writer, hidden, file, prompts, tok.bos_id(), h,
                      (fs::path(out_dir) / "heldout_data.safetensors").string(), "held-out text");
+    if (greedy_heldout) {
+        DistillOptions g = h;
+        g.seed = d.seed + 9999;
+        g.sequences = std::max(8, d.sequences / 16);
+        g.temp_min = g.temp_max = 0.0f;
+        t.held_greedy = distill(*writer, hidden, file, prompts, tok.bos_id(), g,
+                                (fs::path(out_dir) / "heldout_greedy_data.safetensors").string(), "held-out greedy text");
+    }
     return t;
 }
 

@@ -21,9 +21,10 @@ void apply_training_flags(const Args& args, const std::string& out_dir, int step
 // --data-engine auto|cpu|gpu.
 struct DistilledText {
     train::DistillData train, held;  // held out: other samples of the same recipe, an eighth as many sequences
+    train::DistillData held_greedy;  // with greedy_heldout: greedy continuations only, a sixteenth as many
 };
 
 DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
-                           const std::string& out_dir, uint64_t seed);
+                           const std::string& out_dir, uint64_t seed, bool greedy_heldout = false);
 
 }  // namespace medusa::cli

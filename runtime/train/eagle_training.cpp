@@ -128,7 +128,7 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
             const auto now = std::chrono::steady_clock::now();
             const double dt = std::chrono::duration<double>(now - tlog).count();
             log("step " + std::to_string(step) + "/" + std::to_string(o.steps) + "  loss " +
-                fmt("%.4f", feature / since_log) + " + 0.1 x " + fmt("%.3f", token / since_log) + "  top1 " +
+                fmt("%.4f", feature / since_log) + " + " + fmt("%g", o.loss.token) + " x " + fmt("%.3f", token / since_log) + "  top1 " +
                 fmt("%.3f", top1 / since_log) + "  lr " + fmt("%.2e", opt.lr) + "  |g| " + fmt("%.3f", norm / since_log) +
                 "  " + fmt("%.0f", since_positions / std::max(dt, 1e-9)) + " positions/s");
             feature = token = top1 = norm = 0;
