@@ -2,6 +2,7 @@
 #version 450
 #include "layouts/block_params.h"
 #include "layouts/kv_commit.h"
+#include "layouts/eagle_inputs.h"
 #include "layouts/medusa_gather_map.h"
 #include "layouts/push_constants.h"
 // Never dispatched: compiled without optimisation so its SPIR-V keeps member names and
@@ -20,13 +21,14 @@ layout(std430, binding = 8) buffer Probe8 { RmsnormPush v8; };
 layout(std430, binding = 9) buffer Probe9 { ArgmaxPush v9; };
 layout(std430, binding = 10) buffer Probe10 { NodeStatsPush v10; };
 layout(std430, binding = 11) buffer Probe11 { KvCompactPush v11; };
-layout(std430, binding = 12) buffer Probe12 { SelectRowPush v12; };
+layout(std430, binding = 12) buffer Probe12 { RowPush v12; };
 layout(std430, binding = 13) buffer Probe13 { TopkPush v13; };
 layout(std430, binding = 14) buffer Probe14 { TrainMatmulPush v14; };
 layout(std430, binding = 15) buffer Probe15 { TrainResblockPush v15; };
 layout(std430, binding = 16) buffer Probe16 { TrainSoftmaxCePush v16; };
 layout(std430, binding = 17) buffer Probe17 { TrainGradNormPush v17; };
 layout(std430, binding = 18) buffer Probe18 { TrainAdamwPush v18; };
+layout(std430, binding = 19) buffer Probe19 { EagleInputs v19; };
 
 void main() {
     float sum = 0.0;
@@ -49,5 +51,6 @@ void main() {
     sum += float(v16.vocab);
     sum += float(v17.n);
     sum += float(v18.n);
+    sum += float(v19.store_base);
     v0.base = uint(sum);
 }

@@ -58,20 +58,27 @@ TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
     }
 }
 
-TEST_CASE("rmsnorm normalises every token's row and applies the gains", "[kernels]") {
+TEST_CASE("rmsnorm normalises every token's row, applies the gains and fills the feature cache", "[kernels]") {
     ValidationGuard guard;
-    const int dim = 96, T = 7;
+    const int dim = 96, T = 7, ctx = 40, base = 20;
     const auto x = random_floats(size_t(T) * dim, 11, 2.0f), g = random_floats(dim, 12, 1.0f);
     auto xb = buffer_with(x), gb = buffer_with(g);
     gpu::Buffer y(gpu_context(), x.size() * 4, gpu::MemoryKind::Device);
-    gpu::Kernel k(gpu_context(), "rmsnorm", 3, sizeof(RmsnormPush));
-    run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*xb, *gb, y}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f}, T); });
-    const auto got = read(y, x.size());
+    auto features = buffer_with(std::vector<float>(size_t(ctx) * dim, -1.0f));
+    auto params = block_params_buffer(TokenBlock::causal(base, std::vector<int>(T, 3)));
+    gpu::Kernel k(gpu_context(), "rmsnorm", 5, sizeof(RmsnormPush));
+    run_once([&](gpu::CommandSequence& s) {
+        s.dispatch(k, {*xb, *gb, y, *features, *params}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f, 1u}, T);
+    });
+    const auto got = read(y, x.size()), cache = read(*features, size_t(ctx) * dim);
     std::vector<float> want(dim);
     for (int t = 0; t < T; ++t) {
         rmsnorm(want.data(), &x[size_t(t) * dim], g.data(), dim, 1e-5f);
         CHECK(max_abs_diff(&got[size_t(t) * dim], want.data(), dim) < 1e-5f);
+        CHECK(max_abs_diff(&cache[size_t(base + t) * dim], want.data(), dim) < 1e-5f);
     }
+    CHECK(cache[size_t(base - 1) * dim] == -1.0f);  // other slots untouched
+    CHECK(cache[size_t(base + T) * dim] == -1.0f);
 }
 
 TEST_CASE("rope_kv rotates q in place and writes rotated k and plain v into the cache slots", "[kernels]") {

@@ -79,7 +79,7 @@ int run_bench(int argc, char** argv) {
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
-               "--ngram-branches", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+               "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta"});
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;

@@ -14,11 +14,13 @@ void rmsnorm(float* out, const float* x, const float* gain, int n, float eps) {
     for (int i = 0; i < n; ++i) out[i] = gain[i] * (r * x[i]);
 }
 
-void matvec(float* out, const float* x, const float* w, int in, int rows) {
+namespace {
+
+// Eight partial sums: independent additions the compiler keeps in one vector register (a single
+// running sum would be a chain of dependent adds, several times slower).
+[[gnu::always_inline]] inline void matvec_rows(float* out, const float* x, const float* w, int in, int rows) {
     for (int o = 0; o < rows; ++o) {
         const float* row = w + size_t(o) * in;
-        // Eight partial sums: independent additions the compiler turns into one vector register
-        // (a single running sum would be a chain of dependent adds, several times slower).
         float part[8] = {};
         int i = 0;
         for (; i + 8 <= in; i += 8)
@@ -28,6 +30,20 @@ void matvec(float* out, const float* x, const float* w, int in, int rows) {
         for (; i < in; ++i) acc += row[i] * x[i];
         out[o] = acc;
     }
+}
+
+// The same sums in AVX2 registers where the CPU has them (chosen at run time, not by an ifunc,
+// which ThreadSanitizer cannot start with).
+[[gnu::target("avx2")]] void matvec_avx2(float* out, const float* x, const float* w, int in, int rows) {
+    matvec_rows(out, x, w, in, rows);
+}
+
+}  // namespace
+
+void matvec(float* out, const float* x, const float* w, int in, int rows) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) matvec_avx2(out, x, w, in, rows);
+    else matvec_rows(out, x, w, in, rows);
 }
 
 void rope_rotate(float* v, int n, int head_dim, int pos, float theta) {
@@ -54,6 +70,7 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) 
     }
     key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
     value_cache_ = key_cache_;
+    features_.assign(size_t(cfg_.seq_len) * cfg_.dim, 0.0f);
 }
 
 void CpuReferenceModel::forward(const TokenBlock& block) {
@@ -123,6 +140,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
     logits_.resize(size_t(T) * cfg_.vocab_size);
     for (int t = 0; t < T; ++t) {
         rmsnorm(&hidden_[size_t(t) * dim], &x[size_t(t) * dim], final_norm_.data(), dim, cfg_.rms_eps);
+        std::copy_n(&hidden_[size_t(t) * dim], dim, &features_[size_t(block.base + t) * dim]);
         matvec(&logits_[size_t(t) * cfg_.vocab_size], &hidden_[size_t(t) * dim], classifier_.data(), dim,
                cfg_.vocab_size);
     }
@@ -134,11 +152,18 @@ void CpuReferenceModel::keep_path(int base, std::span<const int> path, std::span
         for (size_t d = 1; d < path.size(); ++d)
             for (auto* cache : {&key_cache_[l], &value_cache_[l]})
                 std::copy_n(&(*cache)[(base + path[d]) * kv], kv, &(*cache)[(base + d) * kv]);
+    const size_t dim = cfg_.dim;
+    for (size_t d = 1; d < path.size(); ++d)
+        std::copy_n(&features_[(base + path[d]) * dim], dim, &features_[(base + d) * dim]);
     contents_.wrote(base, tokens, true);
 }
 
 std::span<const float> CpuReferenceModel::logits(int t) {
     return {&logits_[size_t(t) * cfg_.vocab_size], size_t(cfg_.vocab_size)};
+}
+
+std::span<const float> CpuReferenceModel::feature(int slot) const {
+    return {&features_.at(size_t(slot) * cfg_.dim), size_t(cfg_.dim)};
 }
 
 std::span<const float> CpuReferenceModel::hidden(int t) const {

@@ -19,6 +19,8 @@ public:
     const char* engine_name() const override { return "cpu-reference"; }
     // Final-norm hidden state of block token t (what Medusa heads read).
     std::span<const float> hidden(int t) const;
+    // The final-norm hidden state of the token in cache slot `slot` (what EAGLE's layer reads).
+    std::span<const float> feature(int slot) const;
     // Slots [0, n) hold the final entries of these tokens (see CacheContents).
     std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
     // Moves the accepted path of the tree verified at slot `base` (block indices, root first,
@@ -33,6 +35,7 @@ private:
     std::vector<float> embeddings_, final_norm_, classifier_;
     std::vector<Layer> layers_;
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
+    std::vector<float> features_;                              // [context][dim]
     std::vector<float> logits_, hidden_;                       // [T][vocab], [T][dim]
     int block_size_ = 0;
     CacheContents contents_;

@@ -25,7 +25,7 @@ using layout::MatmulPush;
 using layout::NodeStatsPush;
 using layout::RmsnormPush;
 using layout::RopePush;
-using layout::SelectRowPush;
+using layout::RowPush;
 using layout::TopkPush;
 
 inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }

@@ -42,6 +42,7 @@ struct RmsnormPush {
     u32 dim;
     u32 n_tokens;
     float eps;
+    u32 store_features;  // 1: also write each row into the feature cache at its slot
 };
 struct ArgmaxPush {
     u32 vocab;
@@ -58,8 +59,10 @@ struct KvCompactPush {
     u32 n_layers;
     u32 kv_dim;
     u32 ctx;
+    u32 feature_dim;  // columns of the feature cache moved too (0: none)
 };
-struct SelectRowPush {
+// Kernels that copy or add whole rows (select_row, eagle_input, eagle_store, add_bias).
+struct RowPush {
     u32 dim;
 };
 struct TopkPush {
