@@ -38,11 +38,15 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::RadioButton("draft model", &mode, int(DecodeMode::Draft));
     ImGui::SameLine();
     ImGui::RadioButton("n-gram", &mode, int(DecodeMode::Ngram));
+    ImGui::SameLine();
+    ImGui::RadioButton("EAGLE", &mode, int(DecodeMode::Eagle));
     help("Plain: one forward pass per token.\nMedusa: extra heads guess the next tokens; one pass checks all the "
          "guesses at once (a tree of candidates) and keeps those the model agrees with.\nDraft model: a small "
          "model writes gamma tokens ahead one by one; the big model checks the whole chain in one pass and keeps "
          "the prefix it agrees with.\nn-gram: no model at all: the last few tokens are looked up earlier in the "
-         "text, and what followed them there is proposed.");
+         "text, and what followed them there is proposed.\nEAGLE: drafting at the feature level: one small layer "
+         "predicts the model's next hidden state from its current one and the next token, and the model's own "
+         "LM head turns it into guesses.");
     s.mode = DecodeMode(mode);
     const bool medusa = s.mode == DecodeMode::Medusa, draft = s.mode == DecodeMode::Draft;
 
@@ -72,6 +76,15 @@ void draw_controls_panel(ChatApp& app) {
              "half were accepted.");
         ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
         help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
+    } else if (s.mode == DecodeMode::Eagle) {
+        ImGui::InputTextWithHint("EAGLE layer", "folder from medusa train-eagle", &s.eagle_path);
+        ImGui::SetNextItemWidth(160);
+        ImGui::InputText("EAGLE tree", &s.eagle_tree);
+        help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
+             "rank paths (a preset such as mc_sim_7b_63, dense:W,..): EAGLE-1.");
+        ImGui::SliderInt("top-k", &s.eagle_top_k, 1, 16);
+        ImGui::SliderInt("depth", &s.eagle_depth, 1, 10);
+        ImGui::SliderInt("nodes", &s.eagle_nodes, 1, 127);
     } else if (s.mode == DecodeMode::Ngram) {
         ImGui::SliderInt("n-gram tokens", &s.ngram_tokens, 1, 16);
         help("The longest continuation proposed per step.");

@@ -5,9 +5,11 @@
 #include <cstdio>
 
 #include "decode/draft_model_drafter.h"
+#include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode/speculative_decoder.h"
+#include "llm/eagle_layer_io.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "model/chat_template.h"
@@ -29,6 +31,8 @@ struct DecodeWorker::Loaded {
     std::string draft_path;
     ModelFile draft_file;
     std::unique_ptr<GpuModel> draft_model;
+    // EAGLE mode: the draft layer on the target's engine.
+    std::unique_ptr<EagleRunner> eagle;
     // The settings' drafter and the decoder over it (every mode).
     std::unique_ptr<Drafter> drafter;
     std::unique_ptr<SpeculativeDecoder> decoder;
@@ -197,6 +201,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L.decoder.reset();  // they refer to the models, heads and trees below
     L.plain.reset();
     L.drafter.reset();
+    L.eagle.reset();
     L.decoder_key.clear();
     if (L.model_path != s.model_path) {
         set_status("loading " + s.model_path);
@@ -255,6 +260,25 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
                     std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
                     std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") +
                     (o.branches > 1 ? ", " + std::to_string(o.branches) + " branches" : "");
+            break;
+        }
+        case DecodeMode::Eagle: {
+            if (s.eagle_path.empty())
+                throw std::invalid_argument("EAGLE mode needs a draft layer: train one with `medusa train-eagle` (or "
+                                            "scripts/train_default_heads.sh) and name its folder");
+            const EagleLayer layer = load_eagle_layer(s.eagle_path, L.file.config);
+            EagleOptions o;
+            o.top_k = std::clamp(s.eagle_top_k, 1, 32);
+            o.depth = std::clamp(s.eagle_depth, 1, 16);
+            o.nodes = std::clamp(s.eagle_nodes, 1, TokenBlock::kMaxTokens - 1);
+            if (s.eagle_tree != "dynamic") o.choices = load_tree(s.eagle_tree, {.topk = 32, .max_depth = 16}).choices;
+            L.eagle = L.runner->eagle_runner(L.file, layer);
+            L.drafter = std::make_unique<EagleDrafter>(*L.eagle, o);
+            line += ", EAGLE layer " + s.eagle_path + " (" +
+                    (o.choices.empty() ? "EAGLE-2: top-" + std::to_string(o.top_k) + ", depth " +
+                                             std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
+                                       : "EAGLE-1 tree " + s.eagle_tree) +
+                    ")";
             break;
         }
         case DecodeMode::Ngram: {

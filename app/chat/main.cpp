@@ -61,15 +61,19 @@ Options parse(int argc, char** argv) {
         else if (a == "--adaptive-gamma") o.settings.adaptive_gamma = true, o.settings.mode = DecodeMode::Draft;
         else if (a == "--draft-tree") o.settings.draft_branches = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
         else if (a == "--ngram") o.settings.ngram_tokens = std::stoi(value()), o.settings.mode = DecodeMode::Ngram;
+        else if (a == "--eagle") o.settings.eagle_path = value(), o.settings.mode = DecodeMode::Eagle;
+        else if (a == "--eagle-tree") o.settings.eagle_tree = value(), o.settings.mode = DecodeMode::Eagle;
         else if (a == "--accept") o.accept = value();
         else if (a == "--temp") o.settings.temperature = std::stof(value());
         else if (a == "--seed") o.settings.seed = std::stoull(value());
         else if (a == "--help" || a == "-h") {
             std::puts("medusa-chat [--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
                       "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
+                      "            [--eagle DIR [--eagle-tree dynamic|SPEC]]\n"
                       "            [--temp T] [--seed N] [--size WxH]\n"
                       "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
-                      "      --ngram n-gram lookup, otherwise Medusa; --accept greedy|typical|sample in every mode\n"
+                      "      --ngram n-gram lookup, --eagle EAGLE's draft layer, otherwise Medusa;\n"
+                      "      --accept greedy|typical|sample in every mode\n"
                       "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
                       "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"

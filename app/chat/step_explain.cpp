@@ -24,6 +24,33 @@ std::string plural(int n, const char* one, const char* many) { return std::to_st
 
 int token_origin(const StepTrace& step, int i) { return i < step.accepted ? i + 1 : 0; }
 
+std::string guesser(const StepTrace& s, int d) {
+    if (s.drafter == "medusa") return "head " + std::to_string(d);
+    if (s.drafter == "eagle") return "EAGLE level " + std::to_string(d);
+    if (s.drafter == "ngram") return "the lookup";
+    return "the draft";
+}
+
+std::string row_label(const StepTrace& s, int d) {
+    if (d == 0) return "root";
+    if (s.drafter == "medusa") return "head " + std::to_string(d);
+    if (s.drafter == "draft") return "draft " + std::to_string(d);
+    return "level " + std::to_string(d);
+}
+
+std::string drafter_explanation(const StepTrace& s) {
+    if (s.drafter == "medusa")
+        return "Medusa: K extra heads read the model's last hidden state; head k guesses the token k places ahead.";
+    if (s.drafter == "eagle")
+        return "EAGLE drafts at the feature level: one small layer reads the model's own hidden state and the next "
+               "token, predicts the next hidden state, and the model's own LM head turns it into guesses, level by level.";
+    if (s.drafter == "ngram")
+        return "n-gram lookup: the last few tokens are found earlier in the text, and what followed them there is "
+               "proposed; no model, no training.";
+    if (s.drafter == "draft") return "A small draft model writes the next tokens one by one; the target checks them all at once.";
+    return "Plain decoding: one forward pass per token.";
+}
+
 int token_origin(const StepRecord& r, int i) {
     if (r.source == StepSource::Draft) return i < r.trace.accepted ? kDraftOrigin : 0;
     return token_origin(r.trace, i);
@@ -93,10 +120,7 @@ std::string step_caption(const StepRecord& r) {
     if (s.nodes.size() == 1)
         return "Step " + std::to_string(s.step) + ": " + (s.drafter == "plain" ? "plain decoding" : "nothing drafted") +
                " - one forward pass, the model's own token " + quoted(r.bonus_text) + " (1 token per pass).";
-    // Who made the guess at depth d.
-    auto guesser = [&](int d) {
-        return medusa ? "head " + std::to_string(d) : s.drafter == "ngram" ? std::string("the lookup") : "the draft";
-    };
+    auto guesser = [&](int d) { return medusa::chat::guesser(s, d); };
     std::string out = "Step " + std::to_string(s.step) + ": ";
     // Name the accepted guesses (at most three, so the line stays one line).
     for (int d = 1; d <= s.accepted; ++d) {

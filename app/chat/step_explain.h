@@ -15,6 +15,14 @@ int token_origin(const StepRecord& r, int i);
 // The first drafted node the target rejected (a draft step), or -1 when all were accepted.
 int rejected_node(const StepTrace& step);
 
+// Who drafted the guess at `depth` of a step: "head 2" (Medusa), "EAGLE level 2", "the lookup"
+// (n-gram), "the draft" (a draft model).
+std::string guesser(const StepTrace& step, int depth);
+// The tree panel's row label for `depth`: "head 2", "level 2", "draft 2".
+std::string row_label(const StepTrace& step, int depth);
+// One sentence on how the step's drafter works, for the tree panel's legend.
+std::string drafter_explanation(const StepTrace& step);
+
 // One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step",
 // or for a draft step "the draft proposed 4 tokens ...; the target accepted 2; at position 3 it
 // rejected 'x' (p/q = 0.31) and resampled 'y'".

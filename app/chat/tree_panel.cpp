@@ -33,10 +33,10 @@ void medusa_tooltip(const StepRecord& r, int i) {
     if (i == 0) {
         ImGui::Text("root %s: the model's token from the previous step", label_text(r.node_text[i]).c_str());
     } else {
-        ImGui::Text("%s: guessed by head %d (its rank-%d choice)", label_text(r.node_text[i]).c_str(), n.depth,
-                    n.rank + 1);
+        ImGui::Text("%s: guessed by %s (its rank-%d choice)", label_text(r.node_text[i]).c_str(),
+                    guesser(r.trace, n.depth).c_str(), n.rank + 1);
         ImGui::Separator();
-        ImGui::Text("head probability:   %.3f", n.draft_prob);
+        ImGui::Text("draft probability:  %.3f", n.draft_prob);
         ImGui::Text("model probability:  %.3f", n.model_prob);
         if (n.limit > 0) ImGui::Text("typical threshold:  %.3f  (%s)", n.limit, n.model_prob >= n.limit ? "passes" : "fails");
         ImGui::Text("%s", n.accepted ? "ACCEPTED: on the longest path the model agreed with"
@@ -118,12 +118,14 @@ void draw_tree_panel(ChatApp& app) {
                             "target's own token (resampled after a rejection). q: the draft's probability of the "
                             "token, p: the target's; a token is kept with probability min(1, p/q).");
     else if (app.tree_all)
-        ImGui::TextDisabled("Row k: head k's top guesses for the token k places ahead, best rank on the left. Orange: "
-                            "the accepted path. Faded: rejected. Blue: the model's own bonus token.");
+        ImGui::TextDisabled("%s Row k: the guesses for the token k places ahead, best rank on the left. Orange: the "
+                            "accepted path. Faded: rejected. Blue: the model's own bonus token.",
+                            drafter_explanation(r.trace).c_str());
     else
-        ImGui::TextDisabled("Row k: head k's guesses for the token k places ahead that follow the accepted path, best "
+        ImGui::TextDisabled("%s Row k: the guesses for the token k places ahead that follow the accepted path, best "
                             "rank on the left (+n: guesses folded under a rejected one). Orange: accepted. Faded: "
-                            "rejected. Blue: the model's own bonus token.");
+                            "rejected. Blue: the model's own bonus token.",
+                            drafter_explanation(r.trace).c_str());
     ImGui::PopTextWrapPos();
 
     const auto& nodes = r.trace.nodes;
@@ -162,7 +164,7 @@ void draw_tree_panel(ChatApp& app) {
 
     for (int d = 0; d < L.rows; ++d) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, d == 0 ? "root" : draft ? "draft %d" : "head %d", d);
+        std::snprintf(buf, sizeof buf, "%s", row_label(r.trace, d).c_str());
         dl->AddText(ImVec2(o.x + 4, center(0, d).y - font * 0.5f), IM_COL32(150, 150, 160, 255), buf);
     }
     for (size_t i = 1; i < nodes.size(); ++i) {
