@@ -3,9 +3,13 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "decode_settings.h"
 #include "decode_worker.h"
+#include "file_dialog.h"
+#include "file_kind.h"
 #include "step_log.h"
 
 namespace medusa::chat {
@@ -23,6 +27,10 @@ struct ChatApp {
     void regenerate();  // the last prompt again, with the next seed
     void clear();
     void load() { worker.load(settings); }
+    // A file or folder dropped on the window: its kind (by content) decides which setting it sets.
+    void drop(const std::string& path);
+    // Teaching mode: the next phase of the latest step (draft, tree, forward, acceptance, commit).
+    void next_phase();
     // The last finished turn's prompt, decoded again with its settings and with plain decoding for
     // as many tokens, on the worker; the result shows in the metrics panel, not in the chat.
     bool measure_speedup();
@@ -47,9 +55,16 @@ struct ChatApp {
     float tree_zoom = 1.0f;
     bool tree_fit = true;
     bool tree_all = false;  // every node of the tree, not just the accepted path and the guesses under it
+    bool tree_mask = false;  // the verify pass's attention mask beside the tree
     bool scroll_chat = false;
+    int phase = 0;  // teaching mode: 0 the whole step, 1..5 its phases
+    FileDialog files;
+    std::string drop_note;  // what the last dropped file was taken for
     // Where the panels landed this frame (for the screenshot's sidecar and its test).
     Rect tree_rect, chat_rect;
+    // Per panel, how far its content reaches past its right edge (0 when nothing is clipped);
+    // the screenshot test fails on any, at every window size it tries.
+    std::vector<std::pair<std::string, float>> overflow;
 };
 
 // Panels (one file each).

@@ -44,6 +44,7 @@ struct DecodeSettings {
     float typical_delta = 0.3f;
     uint64_t seed = 1;
     int max_new_tokens = 200;
+    std::string system_prompt;  // chat models: empty means the family's default
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
 
     // Everything the loaded decoder depends on; a change means rebuilding it.

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <vector>
 
@@ -42,8 +43,33 @@ void draw_speedup(ChatApp& app) {
     ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", name == "medusa" ? "Medusa" : name.c_str(),
                        r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
     ImGui::PopStyleColor();
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.steps, r.plain_tokens,
                         r.plain_steps, r.mode.c_str());
+    ImGui::TextDisabled("%s", r.identical ? "The two texts are identical, token for token."
+                                          : "The texts differ: with sampling each run draws its own text (both follow "
+                                            "the model's distribution).");
+    ImGui::PopTextWrapPos();
+    if (ImGui::SmallButton("compare the texts")) ImGui::OpenPopup("Compare with plain decoding");
+    ImGui::SetNextWindowSize(ImVec2(760, 420), ImGuiCond_Appearing);
+    if (ImGui::BeginPopupModal("Compare with plain decoding")) {
+        if (ImGui::BeginTable("texts", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame)) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%s: %.0f ms, %d passes", r.mode.c_str(), r.ms, r.steps);
+            ImGui::TableNextColumn();
+            ImGui::Text("plain decoding: %.0f ms, %d passes", r.plain_ms, r.plain_steps);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextWrapped("%s", r.text.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextWrapped("%s", r.plain_text.c_str());
+            ImGui::EndTable();
+        }
+        ImGui::TextColored(r.identical ? ImVec4(0.55f, 0.9f, 0.55f, 1) : ImVec4(1, 0.7f, 0.45f, 1), "%s",
+                           r.identical ? "identical" : "different draws");
+        if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
 }
 
 }  // namespace
@@ -82,9 +108,22 @@ void draw_metrics_panel(ChatApp& app) {
         rate.push_back(dt > 0 ? float(n / dt) : 0.0f);
     }
     if (!rate.empty()) {
+        // The scale beside the plot: tokens/s at its top and bottom; one point per step.
         const float top = *std::max_element(rate.begin(), rate.end()) * 1.1f + 1;
-        ImGui::PlotLines("##rate", rate.data(), int(rate.size()), 0, "tokens/s (rolling, per step)", 0, top,
+        char hi[32];
+        std::snprintf(hi, sizeof hi, "%.0f", top);
+        const float axis_w = ImGui::CalcTextSize(hi).x + 6;
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::SetCursorScreenPos(ImVec2(p.x + axis_w, p.y));
+        ImGui::PlotLines("##rate", rate.data(), int(rate.size()), 0, "tokens/s, last 8 steps", 0, top,
                          ImVec2(ImGui::GetContentRegionAvail().x, 60));
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->AddText(p, IM_COL32(150, 150, 160, 255), hi);
+        dl->AddText(ImVec2(p.x + axis_w - ImGui::CalcTextSize("0").x - 6, p.y + 60 - ImGui::GetFontSize()),
+                    IM_COL32(150, 150, 160, 255), "0");
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("x: steps of this turn; y: tokens/s (pauses left out)");
+        ImGui::PopTextWrapPos();
     }
     draw_speedup(app);
     // GPU time per stage of the last step (needs timestamp queries).
@@ -106,8 +145,8 @@ void draw_metrics_panel(ChatApp& app) {
             ImGui::EndTable();
         }
     } else {
-        ImGui::TextDisabled(steps.back().source == StepSource::Draft ? "(per-stage GPU times: Medusa steps only)"
-                                                                      : "(no per-stage GPU times on this device)");
+        ImGui::TextDisabled(app.ctx.timestamps_supported() ? "(per-stage GPU times appear with the next step)"
+                                                           : "(no per-stage GPU times on this device)");
     }
     // Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
     if (ImGui::BeginTable("turns", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {

@@ -1,6 +1,7 @@
 // Plain-language reading of a step, for the chat colours and the teaching-mode caption.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "step_log.h"
 
@@ -22,6 +23,18 @@ std::string guesser(const StepTrace& step, int depth);
 std::string row_label(const StepTrace& step, int depth);
 // One sentence on how the step's drafter works, for the tree panel's legend.
 std::string drafter_explanation(const StepTrace& step);
+
+// The lines a node's tooltip shows: who drafted it, q and p, and the number that decided it
+// under the step's rule (greedy: the model's own choice; typical: p against the threshold;
+// sample: the draw u against r(x)/q(x)), or why it was never tested.
+std::vector<std::string> node_explanation(const StepRecord& r, int node);
+
+// Teaching mode's walk through one step, phase 1..5: what the drafter proposed, the tree as one
+// block with its attention mask, the forward pass, the acceptance rule's verdicts, what the cache
+// keeps. kPhases names them.
+constexpr int kPhases = 5;
+const char* phase_name(int phase);
+std::string phase_caption(const StepRecord& r, int phase);
 
 // One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step",
 // or for a draft step "the draft proposed 4 tokens ...; the target accepted 2; at position 3 it
