@@ -35,8 +35,13 @@ void ChatApp::drop(const std::string& path) {
         case FileKind::MedusaHeads: settings.heads_path = path, settings.mode = DecodeMode::Medusa; break;
         case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DecodeMode::Eagle; break;
         case FileKind::Tree: settings.tree = path, settings.mode = DecodeMode::Medusa; break;
+        case FileKind::Benchmark:
+            bench_path = path;
+            open_charts = true;
+            drop_note = path + ": charted in the metrics panel's charts tab";
+            return;
         case FileKind::Unknown:
-            drop_note = path + ": not a model, tokenizer, Medusa heads, EAGLE layer or tree";
+            drop_note = path + ": not a model, tokenizer, Medusa heads, EAGLE layer, tree or benchmark";
             return;
     }
     drop_note = path + ": taken as the " + file_kind_name(k) + " (press Load)";
@@ -110,6 +115,7 @@ void ChatApp::draw(float W, float H) {
     if (panel("Metrics", right_x + timeline_w, bottom_y, right_w - timeline_w, bottom_h))
         draw_metrics_panel(*this), audit(overflow, "metrics");
     ImGui::End();
+    draw_charts_window(*this);
 }
 
 }  // namespace medusa::chat

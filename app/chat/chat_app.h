@@ -60,6 +60,9 @@ struct ChatApp {
     int phase = 0;  // teaching mode: 0 the whole step, 1..5 its phases
     FileDialog files;
     std::string drop_note;  // what the last dropped file was taken for
+    std::string bench_path;  // a `medusa bench --json` result to chart (dropped or chosen)
+    bool open_charts = false;  // a request: bring the metrics panel's charts tab forward (next frame)
+    bool charts_window = false;  // the charts also in a movable window of their own, two columns wide
     // Where the panels landed this frame (for the screenshot's sidecar and its test).
     Rect tree_rect, chat_rect;
     // Per panel, how far its content reaches past its right edge (0 when nothing is clipped);
@@ -73,5 +76,6 @@ void draw_chat_panel(ChatApp& app);
 void draw_tree_panel(ChatApp& app);
 void draw_timeline_panel(ChatApp& app);
 void draw_metrics_panel(ChatApp& app);
+void draw_charts_window(ChatApp& app);  // metrics_panel.cpp: the charts tab, larger
 
 }  // namespace medusa::chat

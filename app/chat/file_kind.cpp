@@ -23,6 +23,7 @@ const char* file_kind_name(FileKind k) {
         case FileKind::MedusaHeads: return "Medusa heads";
         case FileKind::EagleLayer: return "EAGLE layer";
         case FileKind::Tree: return "tree";
+        case FileKind::Benchmark: return "benchmark";
         case FileKind::Unknown: break;
     }
     return "unknown";
@@ -87,6 +88,8 @@ FileKind classify_file(const std::string& path) {
     if (first != std::string::npos && (head[first] == '[' || head[first] == '{')) {
         const json j = read_json(path);
         if (j.is_object() && j.contains("model") && j.contains("added_tokens")) return FileKind::Tokenizer;
+        if (j.is_object() && j.contains("device") && (j.contains("compare") || j.contains("vulkan")))
+            return FileKind::Benchmark;
         try {
             std::ifstream in(path);
             parse_tree_json(std::string(std::istreambuf_iterator<char>(in), {}), path);

@@ -32,6 +32,7 @@ struct Options {
     std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
     bool all_nodes = false;     // the tree panel draws every node, not the accepted view
     bool measure = false;       // the screenshot also shows "measure speedup vs plain"
+    std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
     DecodeSettings settings;
     bool heads_chosen = false, tree_chosen = false, size_chosen = false;
     std::string accept;
@@ -91,6 +92,7 @@ Options parse(int argc, char** argv, const Options& start) {
         } else if (a == "--show") o.show = value();
         else if (a == "--all-nodes") o.all_nodes = true;
         else if (a == "--measure") o.measure = true;
+        else if (a == "--charts") o.charts = value();
         else if (a == "--model" || a == "-m") s.model_path = value();
         else if (a == "--tokenizer") s.tokenizer_path = value();
         else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DecodeMode::Medusa;
@@ -125,6 +127,7 @@ Options parse(int argc, char** argv, const Options& start) {
                       "                 window (rejection: the latest step with a rejected draft token)\n"
                       "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
                       "  --measure      before the screenshot, measure the speedup against plain decoding\n"
+                      "  --charts BENCH.json   chart a `medusa bench --json` result in the metrics panel's charts tab\n"
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
                       "  (--screenshot and --smoke neither read nor write the saved settings)");
             std::exit(0);
@@ -310,6 +313,7 @@ int main(int argc, char** argv) {
                 ChatApp app(ctx);
                 app.settings = o.settings;
                 app.tree_all = o.all_nodes;
+                if (!o.charts.empty()) app.bench_path = o.charts, app.open_charts = true;
                 // Restored settings already name their heads and tree; only a first run looks for defaults.
                 app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
                                                            o.tree_chosen || restored);

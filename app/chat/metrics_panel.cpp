@@ -4,10 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <vector>
 
+#include "bench_charts.h"
+#include "chart_view.h"
 #include "chat_app.h"
+#include "session_charts.h"
 
 namespace medusa::chat {
 
@@ -72,9 +76,68 @@ void draw_speedup(ChatApp& app) {
     }
 }
 
-}  // namespace
+// Charts of a JSON file (a benchmark, or a tuned tree with its budget table), read again only when
+// the file changes; an error names the file.
+struct FileCharts {
+    std::string path;
+    std::filesystem::file_time_type stamp;
+    std::vector<charts::Chart> charts;
+    std::string error;
+};
 
-void draw_metrics_panel(ChatApp& app) {
+const FileCharts& charts_of(const std::string& path, FileCharts& cache) {
+    std::error_code ec;
+    const auto stamp = std::filesystem::last_write_time(path, ec);
+    if (cache.path == path && !ec && cache.stamp == stamp) return cache;
+    cache = FileCharts{path, stamp, {}, {}};
+    try {
+        cache.charts = charts::charts_from_file(path);
+    } catch (const std::exception& e) {
+        cache.error = e.what();
+    }
+    return cache;
+}
+
+void draw_file_charts(const std::string& path, FileCharts& cache, float height) {
+    const FileCharts& c = charts_of(path, cache);
+    ImGui::PushTextWrapPos(0);
+    if (!c.error.empty()) ImGui::TextColored(ImVec4(1, 0.55f, 0.45f, 1), "%s", c.error.c_str());
+    ImGui::PopTextWrapPos();
+    draw_charts(c.charts, height);
+}
+
+// A benchmark file first when one was opened (it was asked for), then this session's turns by
+// mode, then the tree budgets tune-tree measured for the tree in use.
+void draw_charts_tab(ChatApp& app) {
+    const float h = std::max(170.0f, ImGui::GetFontSize() * 13);
+    static FileCharts tree_cache, bench_cache;
+    if (ImGui::Button("open a benchmark...")) app.files.open(&app.bench_path, "Open a `medusa bench --json` result");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The JSON of `medusa bench --json FILE` (dropping it on the window works too)");
+    if (!app.charts_window) {
+        ImGui::SameLine();
+        if (ImGui::Button("larger")) app.charts_window = true;
+    }
+    if (!app.bench_path.empty()) {
+        ImGui::TextWrapped("Benchmark %s", app.bench_path.c_str());
+        draw_file_charts(app.bench_path, bench_cache, h);
+        ImGui::Separator();
+    }
+    const auto session = session_charts(app.reader.turns());
+    ImGui::PushTextWrapPos(0);
+    if (session.empty()) ImGui::TextDisabled("Finished turns appear here by mode: run one plain and one speculative turn.");
+    ImGui::PopTextWrapPos();
+    draw_charts(session, h);
+    std::error_code ec;
+    const std::string& tree = app.settings.tree;
+    if (std::filesystem::is_regular_file(tree, ec)) {
+        ImGui::Separator();
+        ImGui::TextWrapped("Tree budgets measured by tune-tree for %s", tree.c_str());
+        draw_file_charts(tree, tree_cache, h);
+    }
+}
+
+void draw_live_tab(ChatApp& app) {
     const auto& steps = app.reader.steps();
     const auto& turns = app.reader.turns();
     if (steps.empty()) {
@@ -169,6 +232,29 @@ void draw_metrics_panel(ChatApp& app) {
         }
         ImGui::EndTable();
     }
+}
+
+}  // namespace
+
+void draw_charts_window(ChatApp& app) {
+    if (!app.charts_window) return;
+    ImGui::SetNextWindowSize(ImVec2(1000, 720), ImGuiCond_Appearing);
+    if (ImGui::Begin("Charts", &app.charts_window, ImGuiWindowFlags_NoSavedSettings)) draw_charts_tab(app);
+    ImGui::End();
+}
+
+void draw_metrics_panel(ChatApp& app) {
+    if (!ImGui::BeginTabBar("metrics tabs")) return;
+    if (ImGui::BeginTabItem("this turn")) {
+        draw_live_tab(app);
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("charts", nullptr, app.open_charts ? ImGuiTabItemFlags_SetSelected : 0)) {
+        draw_charts_tab(app);
+        ImGui::EndTabItem();
+    }
+    app.open_charts = false;
+    ImGui::EndTabBar();
 }
 
 }  // namespace medusa::chat

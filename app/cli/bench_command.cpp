@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_charts.h"
 #include "bench_compare.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
@@ -76,7 +77,7 @@ json timing_json(const Timing& t) {
 
 int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
-              {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
+              {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
@@ -171,6 +172,8 @@ int run_bench(int argc, char** argv) {
         f << out.dump(2) << "\n";
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
     }
+    if (args.has("--plot"))
+        write_plot(charts::bench_charts(out), file.path + " on " + gpu->info().name, args.str("--plot"));
     return gpu->validation_messages() > 0 ? 3 : 0;
 }
 

@@ -27,13 +27,15 @@ const char* kUsage =
     "      the tree's buffers (tree_indices, position_ids, retrieve_indices, attn_mask) as JSON\n"
     "  info [-m MODEL] [--device N]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
-    "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
+    "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--plot FILE.png|svg] [--runs N] [--tokens N]\n"
     "        [--compare ar,medusa,draft,draft-tree,ngram] [drafter flags as for generate]\n"
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
-    "  tune-tree -m MODEL --heads DIR --out FILE.json\n"
-    "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n";
+    "  tune-tree -m MODEL --heads DIR --out FILE.json [--plot FILE.png|svg]\n"
+    "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n"
+    "  plot BENCH.json|TREE.json OUT.png|OUT.svg\n"
+    "      charts of a saved benchmark (tokens/s and tau per mode, forward(T)/forward(1)) or of a tuned tree\n";
 
 }  // namespace
 
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
         if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
+        if (cmd == "plot") return medusa::cli::run_plot(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {

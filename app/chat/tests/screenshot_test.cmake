@@ -1,8 +1,19 @@
 # chat.screenshot and chat.screenshot_draft: run the app under Xvfb for a few decoding steps,
 # then check the PNG it wrote. -DARGS adds flags (a ;-list), -DMODE is the prefix the last turn's
 # mode must have in the sidecar JSON (what the flags were meant to select), -DSIZE the window
-# (WIDTHxHEIGHT, 1440x880 by default).
-file(REMOVE ${SHOT} ${SHOT}.json)
+# (WIDTHxHEIGHT, 1440x880 by default). -DBENCH=medusa runs a short `medusa bench` of -DMODEL first
+# and opens its charts in the metrics panel.
+file(REMOVE ${SHOT} ${SHOT}.json ${SHOT}.bench.json)
+if(BENCH)
+  execute_process(
+    COMMAND ${BENCH} bench -m ${MODEL} --runs 1 --tokens 16 --max-block 16 --no-cpu --compare ar,ngram
+            --json ${SHOT}.bench.json
+    RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "medusa bench exited with ${rc}")
+  endif()
+  list(APPEND ARGS --charts ${SHOT}.bench.json)
+endif()
 if(NOT SIZE)
   set(SIZE 1440x880)
 endif()
