@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "model/block_format.h"
 #include "model/file_bytes.h"
 #include "model/gguf_vocab.h"
 
@@ -100,28 +101,24 @@ struct TensorInfo {
 
 // Bytes of a tensor of `n` elements, or throws for types this engine does not run.
 uint64_t tensor_bytes(const std::string& file, const TensorInfo& t, uint64_t n, DType& dtype) {
-    auto blocks = [&](uint64_t block_bytes) {
-        if (t.dims[0] % 32)  // ggml quantizes row by row
-            throw FormatError(file + ": tensor '" + t.name + "' has rows of " + std::to_string(t.dims[0]) +
-                              " values, not a multiple of the 32-value block");
-        return n / 32 * block_bytes;
-    };
-    switch (t.type) {
-        case 0: dtype = DType::F32; return n * 4;
-        case 1: dtype = DType::F16; return n * 2;
-        case 30: dtype = DType::BF16; return n * 2;
-        case 2: dtype = DType::Q4_0; return blocks(18);
-        case 8: dtype = DType::Q8_0; return blocks(34);
-        default:
-            throw FormatError(file + ": tensor '" + t.name + "' has GGML type " + std::to_string(t.type) +
-                              ", which is not supported (F32, F16, BF16, Q8_0 and Q4_0 are)");
-    }
+    const BlockFormat* f = gguf_format_by_id(t.type);
+    if (!f)
+        throw FormatError(file + ": tensor '" + t.name + "' has GGML type " + ggml_type_name(t.type) +
+                          ", which is not supported (" + supported_gguf_types() + " are)");
+    if (t.dims[0] % uint64_t(f->values))  // ggml quantizes row by row
+        throw FormatError(file + ": tensor '" + t.name + "' has rows of " + std::to_string(t.dims[0]) +
+                          " values, not a multiple of the " + std::to_string(f->values) + "-value " + f->ggml_name +
+                          " block");
+    dtype = f->type;
+    return n / uint64_t(f->values) * uint64_t(f->bytes);
 }
 
-// GGUF tensor names -> the canonical names of model_file.h.
-std::string canonical_name(const std::string& g) {
+}  // namespace
+
+std::string gguf_canonical_name(const std::string& g) {
     static const std::map<std::string, std::string> top = {
-        {"token_embd.weight", "tok_embeddings"}, {"output_norm.weight", "norm"}, {"output.weight", "output"}};
+        {"token_embd.weight", "tok_embeddings"}, {"output_norm.weight", "norm"}, {"output.weight", "output"},
+        {"rope_freqs.weight", "rope_freqs"}};
     static const std::map<std::string, std::string> per_layer = {
         {"attn_norm.weight", "attention_norm"}, {"attn_q.weight", "wq"},       {"attn_k.weight", "wk"},
         {"attn_v.weight", "wv"},                {"attn_output.weight", "wo"},  {"ffn_norm.weight", "ffn_norm"},
@@ -133,8 +130,10 @@ std::string canonical_name(const std::string& g) {
             if (auto it = per_layer.find(g.substr(dot + 1)); it != per_layer.end())
                 return "layers." + g.substr(4, dot - 4) + "." + it->second;
     }
-    return "";  // ignored (e.g. rope_freqs)
+    return "";  // ignored
 }
+
+namespace {
 
 class Metadata {
 public:
@@ -265,7 +264,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
     const uint64_t data_size = bytes->size() - data_start;
 
     for (const auto& info : infos) {
-        const std::string canon = canonical_name(info.name);
+        const std::string canon = gguf_canonical_name(info.name);
         if (canon.empty()) continue;
         uint64_t n = 1;
         for (uint64_t d : info.dims) {
@@ -279,7 +278,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
             throw FormatError(name + ": tensor '" + info.name + "' data [offset " +
                               std::to_string(data_start + info.offset) + ", " + std::to_string(nbytes) +
                               " bytes] lies outside the file (size " + std::to_string(bytes->size()) + ")");
-        t.group_size = (t.type == DType::Q8_0 || t.type == DType::Q4_0) ? 32 : 0;
+        t.group_size = gguf_format(t.type)->values > 1 ? gguf_format(t.type)->values : 0;
         for (auto it = info.dims.rbegin(); it != info.dims.rend(); ++it) t.shape.push_back(int64_t(*it));
         t.data = bytes->data() + data_start + info.offset;
         t.nbytes = size_t(nbytes);

@@ -18,6 +18,16 @@ const char* dtype_name(DType t) {
         case DType::Q8_0: return "q8_0";
         case DType::Q4_0: return "q4_0";
         case DType::Q8_G: return "q8 (llama2.c groups)";
+        case DType::Q4_1: return "q4_1";
+        case DType::Q5_0: return "q5_0";
+        case DType::Q5_1: return "q5_1";
+        case DType::Q2_K: return "q2_k";
+        case DType::Q3_K: return "q3_k";
+        case DType::Q4_K: return "q4_k";
+        case DType::Q5_K: return "q5_k";
+        case DType::Q6_K: return "q6_k";
+        case DType::IQ4_NL: return "iq4_nl";
+        case DType::IQ4_XS: return "iq4_xs";
     }
     return "?";
 }
