@@ -6,7 +6,13 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <map>
 
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "gpu_fixture.h"
+#include "llm/gpu_matrix.h"
+#include "llm/kernel_params.h"
 #include "model/block_format.h"
 #include "model/dequantize.h"
 #include "model/gguf_loader.h"
@@ -87,6 +93,49 @@ TEST_CASE("the held-out GGUF files load and dequantize to finite values", "[gguf
         for (const Tensor& t : m.tensors) {
             const auto v = dequantize(t);
             CHECK(std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); }));
+        }
+    }
+}
+
+TEST_CASE("the GPU expands rows 0 and 1 of every matrix to llama.cpp's values", "[gguf-dequantize]") {
+    // The embedding shader is the GPU's plain dequantizer: it writes the rows of the listed tokens.
+    test::ValidationGuard guard;
+    auto& ctx = test::gpu_context();
+    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels;
+    std::vector<uint32_t> params(4 + 2 * 128 + 128 * 4, 0);
+    params[1] = 2;  // two rows: tokens 0 and 1
+    params[5] = 1;
+    gpu::Buffer params_buf(ctx, params.size() * 4, gpu::MemoryKind::Device);
+    params_buf.upload(params.data(), params.size() * 4);
+    for (const std::string& oracle : test::ggml_oracles(".tensors.json", {"quant"})) {
+        const auto j = test::read_json(oracle);
+        const ModelFile m = load_model(test::gguf_beside(oracle));
+        for (const auto& jt : j["tensors"]) {
+            const Tensor& t = m.get(gguf_canonical_name(jt["name"]));
+            if (t.shape.size() != 2) continue;
+            CAPTURE(oracle, t.name);
+            const GpuMatrix g = upload_matrix(ctx, {&t});
+            const GpuMatrix::Segment& s = g.only();
+            CHECK((s.variant != "f32" || t.type == DType::F32));  // expanded in the shader, not at upload
+            auto& k = kernels[s.variant];
+            if (!k) k = std::make_unique<gpu::Kernel>(ctx, "embed_" + s.variant, 4, sizeof(kernels::EmbedPush));
+            const uint32_t cols = uint32_t(t.shape[1]);
+            gpu::Buffer out(ctx, 2 * cols * 4, gpu::MemoryKind::Host);
+            gpu::CommandSequence seq(ctx);
+            seq.begin();
+            seq.dispatch(*k, {*s.words, *s.scales, params_buf, out}, kernels::EmbedPush{cols, s.group_shift()},
+                         kernels::div_up(cols / kernels::elements_per_word(s.variant), 64), 2);
+            seq.end();
+            seq.run();
+            std::vector<float> got(2 * cols);
+            out.download(got.data(), got.size() * 4);
+            int beyond_one_ulp = 0;
+            for (uint32_t r = 0; r < 2; ++r) {
+                const auto want = test::json_floats(jt["rows"][r]);
+                for (uint32_t i = 0; i < cols; ++i)
+                    beyond_one_ulp += std::abs(int64_t(bits(got[r * cols + i])) - int64_t(bits(want[i]))) > 1;
+            }
+            CHECK(beyond_one_ulp == 0);
         }
     }
 }

@@ -174,12 +174,17 @@ TEST_CASE("broken GGUF metadata and tensor tables are refused", "[loader-errors]
         put_u64(b, offset_at, 262401);
         CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the alignment 32"));
         put_u64(b, offset_at, 262400);
-        put_u32(b, offset_at - 4, 12);  // GGML type Q4_K
-        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("GGML type 12, which is not supported"));
+        put_u32(b, offset_at - 4, 16);  // GGML type IQ2_XXS
+        CHECK_THAT(load_error(b, "x.gguf"),
+                   Catch::Contains("x.gguf: tensor 'blk.0.attn_q.weight' has GGML type IQ2_XXS (type 16), which is "
+                                   "not supported (F32, F16, BF16, Q4_0") &&
+                       Catch::Contains("Q6_K, IQ4_NL, IQ4_XS are)"));
+        put_u32(b, offset_at - 4, 12);  // Q4_K over 64-wide rows
+        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("has rows of 64 values, not a multiple of the 256-value Q4_K block"));
         put_u32(b, offset_at - 4, 8);  // Q8_0 over 64-wide rows: fits, but the data is now read as blocks
         CHECK_NOTHROW(load_model_from_memory(std::make_shared<Bytes>(b), "x.gguf"));
         put_u64(b, offset_at - 4 - 16, 48);  // ne[0] = 48: rows no longer split into 32-blocks
-        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the 32-value block"));
+        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the 32-value Q8_0 block"));
     }
     {  // a tensor missing
         Bytes b = base;

@@ -92,20 +92,26 @@ void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu:
                              uint32_t x_stride, uint32_t y_stride, int block_rows) {
     if (block_rows > 0 && (n_tokens != 1 || out_rows % block_rows != 0))
         throw std::invalid_argument("row blocks need one token and a whole number of blocks");
-    MatmulPush push{uint32_t(w.cols), uint32_t(out_rows), uint32_t(n_tokens), w.group_shift(), flags,
-                    x_stride,         y_stride,           cfg_.rms_eps,         uint32_t(block_rows > 0 ? block_rows : out_rows)};
-    const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(out_rows), n_tokens, cpu_layouts_);
-    seq.dispatch(matmul_kernel(w.variant, g.spec), {*w.words, *w.scales, x, y, extra ? *extra : *final_norm_}, push,
-                 g.groups_x, g.groups_y);
+    // One dispatch per segment of the stack; a fused SwiGLU and row blocks need a single one.
+    if ((flags & kMatmulSwiglu) || block_rows > 0) w.only();
+    for (const GpuMatrix::Segment& s : w.segments) {
+        const int rows = w.segments.size() == 1 ? out_rows : s.rows;
+        MatmulPush push{uint32_t(w.cols), uint32_t(rows), uint32_t(n_tokens), s.group_shift(), flags, x_stride,
+                        y_stride, cfg_.rms_eps, uint32_t(block_rows > 0 ? block_rows : rows), uint32_t(s.first_row)};
+        const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), n_tokens, cpu_layouts_);
+        seq.dispatch(matmul_kernel(s.variant, g.spec), {*s.words, *s.scales, x, y, extra ? *extra : *final_norm_},
+                     push, g.groups_x, g.groups_y);
+    }
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     const uint32_t dim = cfg_.dim, kv = cfg_.kv_dim(), hd = cfg_.head_dim(), hidden = cfg_.hidden_dim;
     seq.stage("embed");
     {
-        const uint32_t epw = elements_per_word(embeddings_.variant);
-        seq.dispatch(embed_kernel(embeddings_.variant), {*embeddings_.words, *embeddings_.scales, *params_, *x_},
-                     EmbedPush{dim, embeddings_.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
+        const GpuMatrix::Segment& e = embeddings_.only();
+        const uint32_t epw = elements_per_word(e.variant);
+        seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, *params_, *x_}, EmbedPush{dim, e.group_shift()},
+                     div_up(dim / epw, 64), uint32_t(T));
     }
     for (size_t l = 0; l < layers_.size(); ++l) {
         const Layer& L = layers_[l];
@@ -187,8 +193,8 @@ std::vector<gpu::StageTime> GpuModel::stage_times() const { return last_ ? last_
 
 std::string GpuModel::weight_variants() const {
     const Layer& L = layers_.front();
-    return "embeddings " + embeddings_.variant + ", wqkv " + L.wqkv.variant + ", wo " + L.wo.variant + ", w1|w3 " +
-           L.w13.variant + ", w2 " + L.w2.variant + ", classifier " + classifier_.variant;
+    return "embeddings " + embeddings_.variant() + ", wqkv " + L.wqkv.variant() + ", wo " + L.wo.variant() +
+           ", w1|w3 " + L.w13.variant() + ", w2 " + L.w2.variant() + ", classifier " + classifier_.variant();
 }
 
 }  // namespace medusa

@@ -19,6 +19,7 @@ struct MatmulPush {
     uint32_t in_dim, out_dim, n_tokens, group_shift, flags, x_stride, y_stride;
     float eps;
     uint32_t block_rows;  // out_dim, or the rows of each stacked matrix (one input row per block)
+    uint32_t row_offset;  // output row of the dispatch's first row (GpuMatrix segments)
 };
 struct EmbedPush {
     uint32_t dim, group_shift;
@@ -65,9 +66,9 @@ inline uint32_t attention_groups(const gpu::Context& ctx, uint32_t pairs) {
     return div_up(pairs, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
 }
 
-// Elements per 32-bit weight word of a shader variant (EPW in weights.glsl).
+// Elements per weight word of a shader variant (EPW in weights.glsl; GGUF block variants: 8).
 inline uint32_t elements_per_word(const std::string& variant) {
-    return variant == "f32" ? 1 : variant == "f16" ? 2 : variant == "q8" ? 4 : 8;
+    return variant == "f32" ? 1 : variant == "f16" || variant == "bf16" ? 2 : variant == "q8" ? 4 : 8;
 }
 
 }  // namespace medusa::kernels
