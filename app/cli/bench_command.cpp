@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_draft.h"
+#include "bench_dtypes.h"
 #include "bench_medusa.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
@@ -80,6 +81,7 @@ int run_bench(int argc, char** argv) {
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts"});
+    if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));

@@ -36,6 +36,12 @@ const BlockFormat* gguf_format_by_id(uint32_t ggml_id) {
     return nullptr;
 }
 
+const BlockFormat* gguf_format_by_name(const std::string& name) {
+    for (const auto& f : gguf_formats())
+        if (name == dtype_name(f.type)) return &f;
+    return nullptr;
+}
+
 std::string ggml_type_name(uint32_t id) {
     static const char* names[] = {"F32",     "F16",    "Q4_0",   "Q4_1",   "Q4_2",  "Q4_3",   "Q5_0",  "Q5_1",
                                   "Q8_0",    "Q8_1",   "Q2_K",   "Q3_K",   "Q4_K",  "Q5_K",   "Q6_K",  "Q8_K",

@@ -26,6 +26,8 @@ const BlockFormat* gguf_format(DType t);
 const BlockFormat* gguf_format_by_id(uint32_t ggml_id);
 // llama.cpp's name for any ggml type id ("IQ2_XXS"), or "type N" for ids it never had.
 std::string ggml_type_name(uint32_t ggml_id);
+// The GGUF type named like dtype_name() ("q4_k"), or null.
+const BlockFormat* gguf_format_by_name(const std::string& name);
 // "F32, F16, ..., IQ4_XS": for error messages.
 std::string supported_gguf_types();
 
