@@ -21,6 +21,8 @@ const char* kUsage =
     "      with --heads/--tree/--accept it decodes with Medusa on the GPU\n"
     "  tree CHOICES.json|PRESET|dense:W,..|chain:N [--topk K]\n"
     "      the tree's buffers (tree_indices, position_ids, retrieve_indices, attn_mask) as JSON\n"
+    "  tokenize -m MODEL (-p TEXT | --file FILE) [--bos] [--parse-special] [--tokenizer FILE]\n"
+    "      the token ids of the text as one JSON array (no BOS unless --bos; --file reads bytes as they are)\n"
     "  info [-m MODEL] [--device N]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
     "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
         if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
+        if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {

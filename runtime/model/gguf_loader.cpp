@@ -47,26 +47,6 @@ std::string gguf_canonical_name(const std::string& g) {
     return "";  // ignored
 }
 
-namespace {
-
-std::string embedded_vocab(const GgufMetadata& meta, const std::string& name) {
-    const std::string model = meta.text("tokenizer.ggml.model");
-    if (model != "llama")
-        throw FormatError(name + ": tokenizer '" + model + "' is not supported (only sentencepiece 'llama')");
-    GgufVocab v;
-    v.tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
-    if (const GgufValue* s = meta.array("tokenizer.ggml.scores", F32))
-        for (double x : s->numbers) v.scores.push_back(std::isfinite(x) && std::fabs(x) < 1e30 ? float(x) : 0.0f);
-    if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
-        for (double x : t->numbers) v.types.push_back(x >= -1 && x <= 1000 ? int32_t(x) : -1);
-    v.bos = meta.integer("tokenizer.ggml.bos_token_id", 1, false);
-    v.eos = meta.integer("tokenizer.ggml.eos_token_id", 2, false);
-    v.unk = meta.integer("tokenizer.ggml.unknown_token_id", 0, false);
-    return sentencepiece_proto_from_vocab(v, name);
-}
-
-}  // namespace
-
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
     ModelFile m;
     m.path = name;
@@ -123,7 +103,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
         throw FormatError(name + ": mixture-of-experts models are not supported");
     validate_llama_tensors(m);
     if (meta.has("tokenizer.ggml.tokens")) {
-        m.embedded_tokenizer = embedded_vocab(meta, name);
+        m.embedded_tokenizer = read_gguf_vocab(meta, name);
         const size_t n_tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts.size();
         if (n_tokens != size_t(c.vocab_size))
             throw FormatError(name + ": the embedded vocabulary has " + std::to_string(n_tokens) +

@@ -1,5 +1,6 @@
 #include "model/gguf_metadata.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -169,7 +170,9 @@ GgufHeader read_gguf_header(const std::vector<uint8_t>& bytes, const std::string
                               " is not a multiple of the alignment " + std::to_string(alignment));
         infos.push_back(std::move(t));
     }
-    const uint64_t data_start = (r.pos() + alignment - 1) / alignment * alignment;
+    // A file without tensors (a vocabulary) may end right after its header, before the padding.
+    const uint64_t data_start = std::min<uint64_t>((r.pos() + alignment - 1) / alignment * alignment,
+                                                   infos.empty() ? bytes.size() : UINT64_MAX);
     if (data_start > bytes.size()) throw FormatError(name + ": truncated before the tensor data");
     h.data_start = data_start;
     return h;

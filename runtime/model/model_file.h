@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "model/bpe_vocab.h"
+
 namespace medusa {
 
 // Raised for any malformed, truncated or unsupported input file; the message names the file.
@@ -65,7 +67,7 @@ struct ModelFile {
     std::string format;  // "llama2c-v0", "llama2c-v2", "gguf", "safetensors"
     LlamaConfig config;
     std::vector<Tensor> tensors;
-    std::string embedded_tokenizer;  // serialized sentencepiece ModelProto, empty when the file has none
+    EmbeddedVocab embedded_tokenizer;  // the file's own vocabulary; empty when it has none
     std::string chat_template;       // GGUF tokenizer.chat_template (Jinja text), empty when absent
     std::shared_ptr<const void> storage;  // keeps the bytes behind Tensor::data alive
 
