@@ -9,4 +9,5 @@ int run_train_heads(int argc, char** argv);
 int run_tune_tree(int argc, char** argv);
 int run_tree(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
+int run_export_heads(int argc, char** argv);
 }  // namespace medusa::cli

@@ -30,6 +30,8 @@ const char* kUsage =
     "      --synthetic NAME --dtype q4_0,q8_0,q4_k,...: decode speed and weight GB/s of each type\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
+    "  export-heads -m MODEL --heads FILE|DIR --out DIR [--layout medusa|tgi --base-model HF_ID]\n"
+    "      Medusa heads of any layout read here (.safetensors, Medusa's .pt, legacy, vLLM) written for another tool\n"
     "  tune-tree -m MODEL --heads DIR --out FILE.json\n"
     "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n";
 
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
+        if (cmd == "export-heads") return medusa::cli::run_export_heads(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {
