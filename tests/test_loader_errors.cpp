@@ -186,6 +186,14 @@ TEST_CASE("broken GGUF metadata and tensor tables are refused", "[loader-errors]
         put_u64(b, offset_at - 4 - 16, 48);  // ne[0] = 48: rows no longer split into 32-blocks
         CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the 32-value Q8_0 block"));
     }
+    {  // FFN gate and up in different types: the fused SwiGLU cannot run them
+        Bytes b = base;
+        const size_t name = find(b, "blk.0.ffn_up.weight");
+        put_u32(b, name + 19 + 4 + 2 * 8, 1);  // F16: half the bytes, still inside the file
+        CHECK_THAT(load_error(b, "x.gguf"),
+                   Catch::Contains("x.gguf: layer 0 stores its FFN gate and up matrices as f32 and f16, which is not "
+                                   "supported"));
+    }
     {  // a tensor missing
         Bytes b = base;
         b[find(b, "output_norm.weight")] = 'X';

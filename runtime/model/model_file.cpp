@@ -77,6 +77,12 @@ void validate_llama_tensors(const ModelFile& m) {
         expect(p + "w1", {hid, dim});
         expect(p + "w2", {dim, hid});
         expect(p + "w3", {hid, dim});
+        // The GPU fuses the gate and up projections into one matmul of one weight type.
+        if (m.get(p + "w1").type != m.get(p + "w3").type)
+            throw FormatError(m.path + ": layer " + std::to_string(l) + " stores its FFN gate and up matrices as " +
+                              dtype_name(m.get(p + "w1").type) + " and " + dtype_name(m.get(p + "w3").type) +
+                              ", which is not supported (the fused SwiGLU needs one type for both, as llama.cpp's "
+                              "quantizer writes them)");
     }
 }
 
