@@ -95,8 +95,8 @@ void lane_per_row() {
         for (uint k = 0; k < chunk; ++k) {
             const uint wq = c0 + k;
             vec4 w[EPW], w2[EPW];
-            weight_quad(row, wq, p.in_dim, p.group_shift, w);
-            if (swiglu) weight_quad(row2, wq, p.in_dim, p.group_shift, w2);
+            weight_quad(row, wq, p.in_dim, p.group_shift, 0u, w);
+            if (swiglu) weight_quad(row2, wq, p.in_dim, p.group_shift, 1u, w2);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
                 [[unroll]] for (uint q = 0; q < EPW; ++q) {
                     vec4 x = subgroupShuffle(xs[j * EPW + q], k);

@@ -101,8 +101,67 @@ RowBase row_base(uint row, uint in_dim) {
 
 uint byte_of(uint w, uint k) { return (w >> (8u * k)) & 0xFFu; }
 
-// (a, b) of the sub-block holding element e of a row whose meta starts at word `meta`.
-vec2 sub_scale(uint meta, uint e) {
+#if BLOCK == 256
+#define META_WORDS (META_HALVES / 2)
+// A super-block's meta words (d/dmin or d, then the packed sub-scales), as few loads as its
+// alignment allows.
+void load_block_meta(uint mw, out uint m[5]) {
+#if META_WORDS == 4
+    const uvec4 v = W4[mw / 4u];
+    m = uint[5](v.x, v.y, v.z, v.w, 0u);
+#elif META_WORDS == 2
+    const uvec2 v = W2[mw / 2u];
+    m = uint[5](v.x, v.y, 0u, 0u, 0u);
+#else
+    m = uint[5](W[mw], W[mw + 1u], W[mw + 2u], W[mw + 3u], W[mw + 4u]);
+#endif
+}
+
+// m[i] for a run-time i, by selects: CPU drivers turn a dynamic index into a private array into a
+// per-lane memory access.
+uint word_at(const uint m[5], uint i) { return i == 1u ? m[1] : i == 2u ? m[2] : i == 3u ? m[3] : i == 4u ? m[4] : m[0]; }
+
+// (a, b) of sub-block j of a super-block with meta words m.
+vec2 k_scale(const uint m[5], uint j) {
+#if defined(VARIANT_Q4_K) || defined(VARIANT_Q5_K)
+    const vec2 dm = unpackHalf2x16(m[0]);  // then 12 packed bytes: byte k of them is in word 1 + k/4
+    uint sc, mn;
+    if (j < 4u) {
+        sc = byte_of(m[1], j) & 63u;
+        mn = byte_of(m[2], j) & 63u;
+    } else {
+        sc = (byte_of(m[3], j - 4u) & 0xFu) | ((byte_of(m[1], j - 4u) >> 6) << 4);
+        mn = (byte_of(m[3], j - 4u) >> 4) | ((byte_of(m[2], j - 4u) >> 6) << 4);
+    }
+    return vec2(dm.x * float(sc), -dm.y * float(mn));
+#elif defined(VARIANT_Q3_K)
+    const float d = unpackHalf2x16(m[0]).x;
+    const uint low = j < 8u ? byte_of(word_at(m, 1u + j / 4u), j % 4u) & 0xFu : byte_of(word_at(m, 1u + (j - 8u) / 4u), j % 4u) >> 4;
+    const uint high = (byte_of(m[3], j % 4u) >> (2u * (j / 4u))) & 3u;
+    const float dl = d * float(int(low | (high << 4)) - 32);
+    return vec2(dl, -4.0 * dl);
+#elif defined(VARIANT_Q2_K)
+    const vec2 dm = unpackHalf2x16(m[0]);
+    const uint sc = byte_of(word_at(m, 1u + j / 4u), j % 4u);
+    return vec2(dm.x * float(sc & 0xFu), -dm.y * float(sc >> 4));
+#elif defined(VARIANT_Q6_K)
+    const float dl = unpackHalf2x16(m[0]).x * float(bitfieldExtract(int(word_at(m, 1u + j / 4u)), int(8u * (j % 4u)), 8));
+    return vec2(dl, -32.0 * dl);
+#elif defined(VARIANT_IQ4_XS)
+    const uint ls = ((m[1] >> (4u * j)) & 0xFu) | (((m[0] >> (16u + 2u * j)) & 3u) << 4);  // d | scales_h << 16
+    return vec2(unpackHalf2x16(m[0]).x * float(int(ls) - 32), 0.0);
+#endif
+}
+
+// The last super-block meta read per slot (a row, and SwiGLU's second row): in the CPU layout all
+// lanes walk their rows in step, so a block's meta is loaded once for its eight quads.
+uint cached_meta_at[2] = uint[2](0xFFFFFFFFu, 0xFFFFFFFFu);
+uint cached_meta[2][5];
+#endif
+
+// (a, b) of the sub-block holding element e of a row whose meta starts at word `meta`; `slot`
+// (0 or 1) names the meta cache to use.
+vec2 sub_scale(uint meta, uint e, uint slot) {
 #if BLOCK == 32
     const uint blk = e / 32u;
 #if META_HALVES == 1
@@ -117,43 +176,13 @@ vec2 sub_scale(uint meta, uint e) {
 #else
     return unpackHalf2x16(W[meta + blk]);  // (d, m)
 #endif
-#else  // super-blocks of 256
-    const uint blk = e / 256u, j = (e % 256u) / SUB;
-    const uint mw = meta + blk * (META_HALVES / 2u);
-#if defined(VARIANT_Q4_K) || defined(VARIANT_Q5_K)
-    const uvec4 m = W4[mw / 4u];  // d|dmin, then 12 packed bytes (byte k of the 12: word 1 + k/4)
-    const vec2 dm = unpackHalf2x16(m.x);
-    const uvec3 q = m.yzw;
-    uint sc, mn;
-    if (j < 4u) {
-        sc = byte_of(q[0], j) & 63u;
-        mn = byte_of(q[1], j) & 63u;
-    } else {
-        sc = (byte_of(q[2], j - 4u) & 0xFu) | ((byte_of(q[0], j - 4u) >> 6) << 4);
-        mn = (byte_of(q[2], j - 4u) >> 4) | ((byte_of(q[1], j - 4u) >> 6) << 4);
+#else
+    const uint mw = meta + (e / 256u) * META_WORDS;
+    if (cached_meta_at[slot] != mw) {
+        load_block_meta(mw, cached_meta[slot]);
+        cached_meta_at[slot] = mw;
     }
-    return vec2(dm.x * float(sc), -dm.y * float(mn));
-#elif defined(VARIANT_Q3_K)
-    const uvec4 m = W4[mw / 4u];
-    const float d = unpackHalf2x16(m.x).x;
-    const uvec3 q = m.yzw;
-    const uint low = j < 8u ? byte_of(q[j / 4u], j % 4u) & 0xFu : byte_of(q[(j - 8u) / 4u], j % 4u) >> 4;
-    const uint high = (byte_of(q[2], j % 4u) >> (2u * (j / 4u))) & 3u;
-    const float dl = d * float(int(low | (high << 4)) - 32);
-    return vec2(dl, -4.0 * dl);
-#elif defined(VARIANT_Q2_K)
-    const vec2 dm = unpackHalf2x16(W[mw]);
-    const uint sc = byte_of(W[mw + 1u + j / 4u], j % 4u);
-    return vec2(dm.x * float(sc & 0xFu), -dm.y * float(sc >> 4));
-#elif defined(VARIANT_Q6_K)
-    const float d = unpackHalf2x16(W[mw]).x;
-    const float dl = d * float(bitfieldExtract(int(W[mw + 1u + j / 4u]), int(8u * (j % 4u)), 8));
-    return vec2(dl, -32.0 * dl);
-#elif defined(VARIANT_IQ4_XS)
-    const uvec2 m = W2[mw / 2u];  // d | scales_h << 16, scales_l
-    const uint ls = ((m.y >> (4u * j)) & 0xFu) | (((m.x >> (16u + 2u * j)) & 3u) << 4);
-    return vec2(unpackHalf2x16(m.x).x * float(int(ls) - 32), 0.0);
-#endif
+    return k_scale(cached_meta[slot], (e % 256u) / SUB);
 #endif
 }
 
@@ -198,7 +227,7 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
 #else
     const uint hi = 0u;
 #endif
-    const vec2 s = sub_scale(b.meta, e0);
+    const vec2 s = sub_scale(b.meta, e0, 0u);
     [[unroll]] for (uint k = 0; k < 8u; ++k) {
 #if LOW_BITS == 8
         const uint c = (lo8[k / 4u] >> (8u * (k % 4u))) & 0xFFu;
@@ -209,8 +238,9 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
     }
 }
 
-// Elements [32*q, 32*q + 32) of a row as 8 vec4s, with one 16-byte load where the low plane allows.
-void weight_quad(uint row, uint q, uint in_dim, uint group_shift, out vec4 w[EPW]) {
+// Elements [32*q, 32*q + 32) of a row as 8 vec4s, with one 16-byte load where the low plane allows;
+// `slot` as in sub_scale.
+void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW]) {
     const RowBase b = row_base(row, in_dim);
     const uint e0 = q * 32u;
 #if LOW_BITS == 4
@@ -232,9 +262,9 @@ void weight_quad(uint row, uint q, uint in_dim, uint group_shift, out vec4 w[EPW
 #else
     const uint hi[4] = uint[4](0u, 0u, 0u, 0u);
 #endif
-    const vec2 s0 = sub_scale(b.meta, e0);
+    const vec2 s0 = sub_scale(b.meta, e0, slot);
 #if SUB == 16
-    const vec2 s1 = sub_scale(b.meta, e0 + 16u);
+    const vec2 s1 = sub_scale(b.meta, e0 + 16u, slot);
 #else
     const vec2 s1 = s0;
 #endif
@@ -275,7 +305,7 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
 }
 
 // Words [4q, 4q + 4) of a row (4*EPW elements) as EPW vec4s, read with one 16-byte load.
-void weight_quad(uint row, uint q, uint in_dim, uint group_shift, out vec4 w[EPW]) {
+void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW]) {
     const uvec4 ww = W4[row * (in_dim / EPW / 4u) + q];
     [[unroll]] for (uint j = 0; j < 4u; ++j) {
         float v[EPW];
