@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/bpe_tokenizer.h"
+#include "model/chat_template.h"
 #include "model/gguf_vocab.h"
 #include "model/hf_tokenizer.h"
 #include "model/model_file.h"
@@ -157,4 +158,26 @@ TEST_CASE("text that is not UTF-8 is read as llama.cpp reads it", "[bpe]") {
     const Tokenizer tok = Tokenizer::from_serialized(vocab_of("gpt-2"), "gpt-2");
     CHECK(tok.encode("a\xFF" "b", false) == tok.encode("a\xEF\xBF\xBD" "b", false));
     CHECK(unicode_to_bytes(byte_to_unicode(0x20) + byte_to_unicode(0x00) + byte_to_unicode(0xFF)) == std::string(" \0\xFF", 3));
+}
+
+TEST_CASE("chat prompts of byte-level vocabularies: Llama 3 after BOS, ChatML without it", "[bpe]") {
+    const Tokenizer llama3 = Tokenizer::from_serialized(vocab_of("llama-bpe"), "llama-bpe");
+    const Tokenizer qwen = Tokenizer::from_serialized(vocab_of("qwen2"), "qwen2");
+    Conversation c;
+    c.user = "Hi!";
+    // Each special is one token; the text between them is what the tokenizer makes of it.
+    const auto l = encode_chat(render_chat(ChatTemplate::Llama3, c), llama3);
+    std::vector<int> want = {128000, llama3.find_piece("<|start_header_id|>")};
+    for (int id : llama3.encode("user", false)) want.push_back(id);
+    want.push_back(llama3.find_piece("<|end_header_id|>"));
+    for (int id : llama3.encode("\n\nHi!", false)) want.push_back(id);
+    want.push_back(llama3.find_piece("<|eot_id|>"));
+    CHECK(std::vector<int>(l.begin(), l.begin() + long(want.size())) == want);
+    CHECK(l == llama3.encode(render_chat(ChatTemplate::Llama3, c).text(), true, true));
+    CHECK(llama3.find_piece("<|eom_id|>") < 0);  // Llama 3.0's vocabulary: 3.1 added it
+    CHECK(chat_stop_tokens(ChatTemplate::Llama3, llama3) == std::vector<int>{128001, llama3.find_piece("<|eot_id|>")});
+    const auto q = encode_chat(render_chat(ChatTemplate::ChatML, c), qwen);
+    CHECK(q.front() == qwen.find_piece("<|im_start|>"));  // Qwen2 prompts have no BOS
+    CHECK(q == qwen.encode(render_chat(ChatTemplate::ChatML, c).text(), false, true));
+    CHECK(chat_stop_tokens(ChatTemplate::ChatML, qwen) == std::vector<int>{151645});  // <|im_end|> is the EOS
 }
