@@ -136,7 +136,7 @@ std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const
     auto v = std::make_shared<BpeVocab>();
     v->tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
     if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
-        for (double x : t->numbers) v->types.push_back(x >= 0 && x <= kTokenByte ? int32_t(x) : -1);
+        for (double x : t->numbers) v->types.push_back(x >= 0 && x <= double(kTokenByte) ? int32_t(x) : -1);
     const GgufValue* merges = meta.array("tokenizer.ggml.merges", STRING);
     if (!merges) throw FormatError(name + ": the gpt2 (BPE) vocabulary has no tokenizer.ggml.merges");
     v->merges = merges->texts;
