@@ -6,7 +6,8 @@
 // is found with a shift: CPU drivers pay dearly for per-element integer division).
 //
 // Block variants (the GGUF block types): each row holds, in 32-bit words,
-//   [low plane: LOW_BITS per element, element order][high plane: HIGH_BITS per element]
+//   [low plane: LOW_BITS per element, element order][high plane: HIGH_BITS per element, in byte
+//   lanes over 4-bit low planes (see group_codes), else element order]
 //   [meta: the f16 scales and packed sub-scales of each block, META_HALVES halves per block]
 // padded to a multiple of 4 words (llm/block_repack.cpp writes it). The file's bits are only
 // regrouped, so a row streams as many bytes as the file stores (plus at most 12 bytes).
@@ -200,8 +201,8 @@ float code_value(uint code) {
 #endif
 }
 
-// The 8 codes of elements [8u', 8u'+8) from their low plane bits `lo` (8*LOW_BITS bits, element
-// order) and high plane bits `hi`.
+// The code of element k of 8 from their low plane bits `lo` (8*LOW_BITS bits, element order) and
+// high plane bits `hi` (element order; Q3_K).
 uint code_at(uint lo, uint hi, uint k) {
     uint c = (lo >> (LOW_BITS * k)) & ((1u << LOW_BITS) - 1u);
 #if HIGH_BITS > 0
@@ -209,6 +210,25 @@ uint code_at(uint lo, uint hi, uint k) {
 #endif
     return c;
 }
+
+#if LOW_BITS == 4 && HIGH_BITS > 0
+// Q5_0, Q5_1, Q5_K, Q6_K: the high plane is laid out in byte lanes (block_repack.cpp), so the 5- or
+// 6-bit codes of group g (elements 8g..8g+7 of a quad) are assembled four at a time: `even` holds
+// those of elements 0, 2, 4, 6 in its bytes, `odd` those of 1, 3, 5, 7. h0, h1: the quad's high words.
+#define BYTE_LANES
+void group_codes(uint lo, uint h0, uint h1, uint g, out uint even, out uint odd) {
+#if HIGH_BITS == 1
+    const uint hb = (h0 >> (2u * g)) & 0x03030303u;  // per byte: bit 0 for the even element, bit 1 the odd
+    even = (lo & 0x0F0F0F0Fu) | ((hb & 0x01010101u) << 4);
+    odd = ((lo >> 4) & 0x0F0F0F0Fu) | ((hb & 0x02020202u) << 3);
+#else
+    const uint hb = ((g < 2u ? h0 : h1) >> (4u * (g % 2u))) & 0x0F0F0F0Fu;  // bits 0-1 even, 2-3 odd
+    even = (lo & 0x0F0F0F0Fu) | ((hb & 0x03030303u) << 4);
+    odd = ((lo >> 4) & 0x0F0F0F0Fu) | ((hb & 0x0C0C0C0Cu) << 2);
+#endif
+}
+uint lane_code(uint even, uint odd, uint k) { return (((k & 1u) != 0u ? odd : even) >> (8u * (k / 2u))) & 0xFFu; }
+#endif
 
 // Elements [8*wi, 8*wi + 8) of a row.
 void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[EPW]) {
@@ -221,9 +241,17 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
 #else
     const uvec2 lo8 = W2[(b.low + 2u * wi) / 2u];
 #endif
-#if HIGH_BITS > 0
-    const uint per_word = 32u / HIGH_BITS;  // elements per high-plane word
-    const uint hi = W[b.high + e0 / per_word] >> (HIGH_BITS * (e0 % per_word));
+#if defined(BYTE_LANES)
+#if HIGH_BITS == 1
+    const uint h0 = W[b.high + wi / 4u], h1 = 0u;
+#else
+    const uvec2 hh = W2[(b.high + 2u * (wi / 4u)) / 2u];
+    const uint h0 = hh.x, h1 = hh.y;
+#endif
+    uint even, odd;
+    group_codes(lo, h0, h1, wi % 4u, even, odd);
+#elif HIGH_BITS > 0
+    const uint hi = W[b.high + e0 / 32u] >> (e0 % 32u);  // Q3_K: one bit per element
 #else
     const uint hi = 0u;
 #endif
@@ -231,6 +259,8 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
     [[unroll]] for (uint k = 0; k < 8u; ++k) {
 #if LOW_BITS == 8
         const uint c = (lo8[k / 4u] >> (8u * (k % 4u))) & 0xFFu;
+#elif defined(BYTE_LANES)
+        const uint c = lane_code(even, odd, k);
 #else
         const uint c = code_at(lo, hi, k);
 #endif
@@ -253,12 +283,14 @@ void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out
     const uvec4 lo8a = W4[(b.low + 8u * q) / 4u], lo8b = W4[(b.low + 8u * q) / 4u + 1u];
     const uint lo8[8] = uint[8](lo8a.x, lo8a.y, lo8a.z, lo8a.w, lo8b.x, lo8b.y, lo8b.z, lo8b.w);
 #endif
-#if HIGH_BITS == 1
-    const uint h = W[b.high + q];
+#if defined(BYTE_LANES) && HIGH_BITS == 1
+    const uint h0 = W[b.high + q], h1 = 0u;
+#elif defined(BYTE_LANES)
+    const uvec2 hh = W2[(b.high + 2u * q) / 2u];
+    const uint h0 = hh.x, h1 = hh.y;
+#elif HIGH_BITS == 1
+    const uint h = W[b.high + q];  // Q3_K: element order
     const uint hi[4] = uint[4](h, h >> 8, h >> 16, h >> 24);
-#elif HIGH_BITS == 2
-    const uvec2 h = W2[(b.high + 2u * q) / 2u];
-    const uint hi[4] = uint[4](h.x, h.x >> 16, h.y, h.y >> 16);
 #else
     const uint hi[4] = uint[4](0u, 0u, 0u, 0u);
 #endif
@@ -270,9 +302,15 @@ void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out
 #endif
     [[unroll]] for (uint g = 0; g < 4u; ++g) {
         const vec2 s = g < 2u ? s0 : s1;
+#if defined(BYTE_LANES)
+        uint even, odd;
+        group_codes(lo[g], h0, h1, g, even, odd);
+#endif
         [[unroll]] for (uint k = 0; k < 8u; ++k) {
 #if LOW_BITS == 8
             const uint c = (lo8[2u * g + k / 4u] >> (8u * (k % 4u))) & 0xFFu;
+#elif defined(BYTE_LANES)
+            const uint c = lane_code(even, odd, k);
 #else
             const uint c = code_at(lo[g], hi[g], k);
 #endif

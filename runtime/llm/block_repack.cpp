@@ -110,6 +110,16 @@ void put_bits(uint32_t* plane, int64_t e, int bits, uint32_t v) {
     plane[e / per_word] |= v << (bits * (e % per_word));
 }
 
+// The high bits of element e over a 4-bit low plane, in byte lanes (group_codes in weights.glsl):
+// per 32-value quad and 8-value group g, element k's bits sit in byte k/2 of the quad's high word(s),
+// next to those of its even/odd neighbour, so four codes are assembled with a few word operations.
+void put_high_lane_bits(uint32_t* plane, int64_t e, int high_bits, uint32_t v) {
+    const int64_t quad = e / 32;
+    const int g = int(e % 32) / 8, k = int(e % 8);
+    if (high_bits == 1) plane[quad] |= v << (8 * (k / 2) + 2 * g + (k & 1));
+    else plane[2 * quad + g / 2] |= v << (8 * (k / 2) + 4 * (g % 2) + 2 * (k & 1));
+}
+
 }  // namespace
 
 const BlockLayout* block_layout(DType type) {
@@ -146,7 +156,9 @@ void repack_block_rows(const Tensor& t, std::vector<uint32_t>& out) {
             for (int i = 0; i < l.block; ++i) {
                 const int64_t e = b * l.block + i;
                 put_bits(low, e, l.low_bits, codes[i] & ((1u << l.low_bits) - 1));
-                if (l.high_bits) put_bits(high, e, l.high_bits, uint32_t(codes[i]) >> l.low_bits);
+                const uint32_t hb = uint32_t(codes[i]) >> l.low_bits;
+                if (l.high_bits && l.low_bits == 4) put_high_lane_bits(high, e, l.high_bits, hb);
+                else if (l.high_bits) put_bits(high, e, l.high_bits, hb);
             }
             for (const MetaPiece& p : r->meta)
                 for (int i = 0; i < p.bytes; ++i) meta.push_back(p.offset < 0 ? 0 : blk[p.offset + i]);

@@ -1,6 +1,6 @@
 // GGUF block tensors regrouped for the shaders (the row layout of shaders/weights.glsl): per row,
-// every element's low bits in element order, then its high bits, then each block's f16 scales and
-// packed sub-scales. Only the grouping changes: a row takes the bytes the file gives it (Q3_K and
+// every element's low bits in element order, then its high bits (in byte lanes over a 4-bit low
+// plane), then each block's f16 scales and packed sub-scales. Only the grouping changes: a row takes the bytes the file gives it (Q3_K and
 // Q6_K add 2 bytes of padding per 256 values, and rows are padded to 16 bytes).
 #pragma once
 #include <cstdint>
