@@ -1,8 +1,9 @@
 # Compiles shaders/*.comp with glslc, checks each with spirv-val and embeds the SPIR-V.
 # A shader whose first line is "// variants: A B C" is compiled once per variant with
-# -DVARIANT_A etc. and embedded as <name>_<a>.
+# -DVARIANT_A etc. and embedded as <name>_<a>. One whose first line is "// keep-names" is compiled
+# without optimisation, so its SPIR-V keeps the names tests/test_layouts.cpp reads.
 file(GLOB SHADER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.comp)
-file(GLOB SHADER_INCLUDES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.glsl)
+file(GLOB SHADER_INCLUDES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.glsl ${CMAKE_SOURCE_DIR}/shaders/layouts/*.h)
 set(SPV_DIR ${CMAKE_BINARY_DIR}/spv)
 file(MAKE_DIRECTORY ${SPV_DIR})
 set(SPV_FILES)
@@ -11,6 +12,10 @@ foreach(src ${SHADER_SOURCES})
   get_filename_component(base ${src} NAME_WE)
   file(STRINGS ${src} first_line LIMIT_COUNT 1)
   set(variants "")
+  set(optimize -O)
+  if(first_line MATCHES "^// keep-names")
+    set(optimize -O0)
+  endif()
   if(first_line MATCHES "^// variants: (.*)$")
     string(REPLACE " " ";" variants "${CMAKE_MATCH_1}")
   endif()
@@ -28,7 +33,7 @@ foreach(src ${SHADER_SOURCES})
     endif()
     set(out ${SPV_DIR}/${name}.spv)
     add_custom_command(OUTPUT ${out}
-      COMMAND ${GLSLC} --target-env=vulkan1.2 -O ${defs} -I ${CMAKE_SOURCE_DIR}/shaders ${src} -o ${out}
+      COMMAND ${GLSLC} --target-env=vulkan1.2 ${optimize} ${defs} -I ${CMAKE_SOURCE_DIR}/shaders ${src} -o ${out}
       COMMAND ${SPIRV_VAL} --target-env vulkan1.2 ${out}
       DEPENDS ${src} ${SHADER_INCLUDES}
       COMMENT "glslc ${name}")

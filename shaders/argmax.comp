@@ -1,14 +1,12 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#include "layouts/push_constants.h"
 // out[t] = index of the largest logit of token t (the lowest index among equals, as the CPU does).
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Logits { float L[]; };
 layout(std430, binding = 1) writeonly buffer Out { uint out_token[]; };
-layout(push_constant) uniform Push {
-    uint vocab;
-    uint n_tokens;
-} p;
+layout(push_constant) uniform PushBlock { ArgmaxPush p; };
 shared float best_v[64];
 shared uint best_i[64];
 

@@ -2,32 +2,29 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_EXT_control_flow_attributes : require
+#include "layouts/push_constants.h"
+#include "layouts/block_params.h"
 // One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix
-// [0, base) and the block tokens the mask lets this token see (itself and, in a tree, its
+// [0, base) (the window's slots as its mask says) and the block tokens the mask lets this token see (itself and, in a tree, its
 // ancestors; in a prompt, everything before it). Subgroup reductions only: no workgroup
 // barriers, which CPU drivers such as lavapipe pay for dearly.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
 layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
 layout(std430, binding = 2) readonly buffer VCache { float vc[]; };
-layout(std430, binding = 3) readonly buffer Params { uint P[]; };
+layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
 layout(std430, binding = 4) buffer Scores { float att[]; };  // [T][n_heads][ctx]
 layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
-layout(push_constant) uniform Push {
-    uint dim;
-    uint kv_dim;
-    uint head_dim;
-    uint n_heads;
-    uint kv_mul;  // query heads per kv head
-    uint ctx;
-    uint cache_offset;  // first float of this layer in the all-layer cache
-} p;
-#include "step_params.glsl"
+layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 bool visible(uint t, uint s, uint base) {
-    if (s < base) return true;
+    if (s < base - P.window) return true;
+    if (s < base) {
+        const uint w = s - (base - P.window);
+        return (P.window_mask[t * BLOCK_MASK_WORDS + (w >> 5)] & (1u << (w & 31u))) != 0;
+    }
     const uint u = s - base;
-    return (P[P_MASK + t * MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
+    return (P.mask[t * BLOCK_MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
 }
 
 // CPU drivers: the head size (a multiple of 4), and one pass with a running (online) softmax
@@ -71,10 +68,10 @@ void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, f
 void main() {
     const uint pair = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
     const uint t = pair / p.n_heads, h = pair % p.n_heads;
-    if (t >= P[P_COUNT]) return;  // uniform across the subgroup
+    if (t >= P.count) return;  // uniform across the subgroup
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-    const uint base = P[P_BASE];
-    const uint n_keys = base + P[P_COUNT];
+    const uint base = P.base;
+    const uint n_keys = base + P.count;
     const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
     const uint a_off = (t * p.n_heads + h) * p.ctx;

@@ -4,6 +4,7 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
+#include "layouts/push_constants.h"
 // Y[t][o] (+)= sum_i W[o][i] * X[t][i] for a tile of up to 8 tokens (one subgroup or one lane per
 // output row, see LANE_PER_ROW), so each weight word is loaded once and used for every token of
 // the tile (tree verification).
@@ -21,18 +22,7 @@ layout(std430, binding = 4) readonly buffer Gain { float G[]; };
 // an instruction per lane: a 16-byte load costs about what a 4-byte one does).
 layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
-layout(push_constant) uniform Push {
-    uint in_dim;
-    uint out_dim;   // rows written (for SwiGLU: half the rows of W)
-    uint n_tokens;
-    uint group_shift;  // log2 of the quantization group size
-    uint flags;
-    uint x_stride;
-    uint y_stride;
-    float eps;
-    uint block_rows;  // out_dim, or the rows of one stacked matrix (see above)
-    uint row_offset;  // output row of this dispatch's first row (a stack stored in several types)
-} p;
+layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
 #define FLAG_NORM 1u
 #define FLAG_ACCUM 2u

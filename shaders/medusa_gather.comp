@@ -1,24 +1,21 @@
 #version 450
-// Lays the tree's tokens into the forward pass's parameters: node i takes candidate
-// tree_index[i] at position base + depth[i]. The root is the token the last step emitted.
+#include "layouts/block_params.h"
+#include "layouts/medusa_gather_map.h"
+// Lays the heads' candidates into the verify block: node i (i >= 1) takes candidate
+// map.candidate[i]; the root (block token 0, the token the last step emitted) is written by
+// the CPU. Also reports each node's head probability for the step's trace.
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer Tree { uint tree[]; };
-layout(std430, binding = 1) buffer Candidates { uint cand_token[]; };
-layout(std430, binding = 2) readonly buffer State { uint state[]; };
-layout(std430, binding = 3) buffer Params { uint P[]; };
-#include "step_params.glsl"
-#include "medusa_layout.glsl"
+layout(std430, binding = 0) readonly buffer Map { MedusaGatherMap map; };
+layout(std430, binding = 1) readonly buffer CandidateTokens { uint cand_token[]; };
+layout(std430, binding = 2) readonly buffer CandidateProbs { float cand_prob[]; };
+layout(std430, binding = 3) buffer Params { BlockParams P; };
+layout(std430, binding = 4) writeonly buffer Probs { DraftProbs out_probs; };
 
 void main() {
-    const uint n = tree[T_NODES];
-    const uint base = P[P_BASE];
+    const uint n = min(P.count, map.nodes);
     for (uint i = gl_LocalInvocationID.x; i < n; i += 64) {
-        const uint c = tree[T_INDEX + i];
-        P[P_TOKENS + i] = c == 0 ? state[S_ROOT] : cand_token[c];
-        P[P_POS + i] = base + tree[T_DEPTH + i];
-    }
-    if (gl_LocalInvocationID.x == 0) {
-        P[P_COUNT] = n;
-        cand_token[0] = state[S_ROOT];
+        const uint c = map.candidate[i];
+        if (i > 0) P.tokens[i] = cand_token[c];
+        out_probs.prob[i] = i == 0 ? 1.0 : cand_prob[c];
     }
 }

@@ -1,17 +1,14 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#include "layouts/push_constants.h"
 // One workgroup per Medusa head: its top-k tokens by logit (ties to the lower id) and their
 // softmax probabilities, written into the candidate list the tree is gathered from.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer HeadLogits { float L[]; };  // [heads][stride]
 layout(std430, binding = 1) buffer Candidates { uint cand_token[]; };
 layout(std430, binding = 2) buffer CandidateProbs { float cand_prob[]; };
-layout(push_constant) uniform Push {
-    uint vocab;
-    uint stride;
-    uint topk;
-} p;
+layout(push_constant) uniform PushBlock { TopkPush p; };
 #include "reduce.glsl"
 shared uint picked[32];
 shared float best_v[64];

@@ -1,15 +1,12 @@
 #version 450
+#include "layouts/push_constants.h"
 // Y[t][:] = G * X[t][:] / rms(X[t][:]): the final norm, kept as its own output because the
 // Medusa heads read this hidden state as well as the classifier.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Input { float X[]; };
 layout(std430, binding = 1) readonly buffer Gain { float G[]; };
 layout(std430, binding = 2) writeonly buffer Output { float Y[]; };
-layout(push_constant) uniform Push {
-    uint dim;
-    uint n_tokens;
-    float eps;
-} p;
+layout(push_constant) uniform PushBlock { RmsnormPush p; };
 #include "reduce.glsl"
 
 void main() {

@@ -1,28 +1,23 @@
 #version 450
+#include "layouts/push_constants.h"
+#include "layouts/block_params.h"
 // Rotates q and k of every block token by its position (llama2.c's adjacent-pair RoPE) and
 // writes k and v into the layer's cache at slot base + t, so attention reads only the cache.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer QKV { float qkv[]; };  // [T][dim + 2*kv_dim]
 layout(std430, binding = 1) writeonly buffer KCache { float kc[]; };
 layout(std430, binding = 2) writeonly buffer VCache { float vc[]; };
-layout(std430, binding = 3) readonly buffer Params { uint P[]; };
-layout(push_constant) uniform Push {
-    uint dim;
-    uint kv_dim;
-    uint head_dim;
-    float theta;
-    uint cache_offset;  // first float of this layer in the all-layer cache
-} p;
-#include "step_params.glsl"
+layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
+layout(push_constant) uniform PushBlock { RopePush p; };
 
 void main() {
     const uint t = gl_WorkGroupID.y;
     const uint id = gl_GlobalInvocationID.x;
-    if (t >= P[P_COUNT]) return;
+    if (t >= P.count) return;
     const uint stride = p.dim + 2 * p.kv_dim;
     const uint row = t * stride;
-    const uint slot = P[P_BASE] + t;
-    const float pos = float(P[P_POS + t]);
+    const uint slot = P.base + t;
+    const float pos = float(P.positions[t]);
     const uint q_pairs = p.dim / 2, k_pairs = p.kv_dim / 2;
     if (id < q_pairs + k_pairs) {
         const bool is_q = id < q_pairs;

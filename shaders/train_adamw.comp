@@ -1,4 +1,5 @@
 #version 450
+#include "layouts/push_constants.h"
 // AdamW over the flat parameter buffer, with the gradient scaled down to the clipping norm.
 // Step parameters: lr, 1-beta1^t, 1-beta2^t, beta1, beta2, eps, weight decay, clip norm.
 layout(local_size_x = 256) in;
@@ -8,7 +9,7 @@ layout(std430, binding = 2) buffer M_ { float Mo[]; };
 layout(std430, binding = 3) buffer V_ { float Vo[]; };
 layout(std430, binding = 4) readonly buffer Part_ { float part[]; };
 layout(std430, binding = 5) readonly buffer SP_ { float SP[]; };
-layout(push_constant) uniform Push { uint n, n_parts; } p;
+layout(push_constant) uniform PushBlock { TrainAdamwPush p; };
 shared float red[256];
 void main() {
     const uint t = gl_LocalInvocationID.x;

@@ -1,9 +1,10 @@
 #version 450
+#include "layouts/push_constants.h"
 // Partial sums of squares of the flat gradient, one per workgroup (256 of them), for global-norm clipping.
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer G_ { float G[]; };
 layout(std430, binding = 1) buffer Part_ { float part[]; };
-layout(push_constant) uniform Push { uint n; } p;
+layout(push_constant) uniform PushBlock { TrainGradNormPush p; };
 shared float red[256];
 void main() {
     const uint t = gl_LocalInvocationID.x;

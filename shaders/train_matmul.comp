@@ -1,5 +1,6 @@
 // variants: TILED DIRECT
 #version 450
+#include "layouts/push_constants.h"
 // Head training GEMM: C(m,n) (+)= sum_k A(m,k) B(k,n), every operand addressed by element offset
 // and row/column strides, so one kernel covers X W^T (forward), dY W (input gradient) and
 // dY^T X (weight gradient) without transposed copies. 64x64 outputs per workgroup, 4x4 per thread.
@@ -9,13 +10,7 @@ layout(local_size_x = 16, local_size_y = 16) in;
 layout(std430, binding = 0) readonly buffer A_ { float A[]; };
 layout(std430, binding = 1) readonly buffer B_ { float B[]; };
 layout(std430, binding = 2) buffer C_ { float C[]; };
-layout(push_constant) uniform Push {
-    uint M, N, K;
-    uint a_off, a_rs, a_cs;
-    uint b_off, b_rs, b_cs;
-    uint c_off, c_rs;
-    uint accumulate;
-} p;
+layout(push_constant) uniform PushBlock { TrainMatmulPush p; };
 
 #ifdef VARIANT_TILED
 shared float As[16][64];

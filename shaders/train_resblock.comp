@@ -1,5 +1,6 @@
 // variants: FWD BWD
 #version 450
+#include "layouts/push_constants.h"
 // The Medusa residual block around the GEMM Z = X W^T, for a batch of rows.
 // FWD: Z += b (kept for the backward pass), Y = X + SiLU(Z).
 // BWD: dZ = dY * SiLU'(Z) and the bias gradient db = sum over rows of dZ; one thread per feature,
@@ -9,9 +10,7 @@ layout(std430, binding = 0) buffer Z_ { float Z[]; };
 layout(std430, binding = 1) readonly buffer X_ { float X[]; };    // FWD: block input; BWD: dY
 layout(std430, binding = 2) buffer Y_ { float Y[]; };             // FWD: block output; BWD: dZ
 layout(std430, binding = 3) buffer P_ { float P[]; };             // FWD: parameters (bias); BWD: gradients
-layout(push_constant) uniform Push {
-    uint dim, rows, bias_off;
-} p;
+layout(push_constant) uniform PushBlock { TrainResblockPush p; };
 
 float sigmoid(float z) { return 1.0 / (1.0 + exp(-z)); }
 

@@ -1,4 +1,5 @@
 #version 450
+#include "layouts/push_constants.h"
 // Softmax cross-entropy of one head over a batch, one workgroup per row. Writes the row's loss and
 // the target's rank (0 = top-1) to Stats, and replaces the logits by d(scale * CE)/d(logits) =
 // scale * (softmax - onehot). Rows whose target is negative (past the sequence end) get zeros.
@@ -7,9 +8,7 @@ layout(std430, binding = 0) buffer L_ { float L[]; };               // [rows][vo
 layout(std430, binding = 1) readonly buffer T_ { int T[]; };        // targets
 layout(std430, binding = 2) buffer S_ { float S[]; };               // [rows][2]: loss, rank
 layout(std430, binding = 3) readonly buffer SP_ { float SP[]; };    // step parameters (scale per head)
-layout(push_constant) uniform Push {
-    uint vocab, target_off, stats_off, scale_index;
-} p;
+layout(push_constant) uniform PushBlock { TrainSoftmaxCePush p; };
 
 shared float red[128];
 

@@ -100,3 +100,52 @@ TEST_CASE("reaching the end of the context stops with a note, not a crash", "[cl
     CHECK(r.exit_code == 0);
     CHECK((r.err.find("context") != std::string::npos || r.err.find("stop-token") != std::string::npos));
 }
+
+TEST_CASE("every drafter prints plain greedy decoding's text to the end of the context", "[cli]") {
+    // llama2xs has a 256-token context: a 64-node Medusa tree must shrink near its end.
+    const std::string base = "generate -m " + model_path("llama2xs.bin") + " --tokenizer " + model_path("tok512.model") +
+                             " -p 'Once upon a time' -n 300 --temp 0 ";
+    auto plain = run_medusa(base);
+    INFO(plain.err);
+    REQUIRE(plain.exit_code == 0);
+    CHECK(plain.err.find("stop: context") != std::string::npos);
+    for (const std::string& flags : std::vector<std::string>{"--heads init --tree mc_sim_7b_63", "--ngram 6 --ngram-branches 2",
+                                    "--draft-model " + model_path("stories260K_q80.bin") + " --gamma 3",
+                                    "--draft-model " + model_path("stories260K_q80.bin") + " --draft-tree 2",
+                                    "--cpu --heads init --tree dense:2,2"}) {
+        CAPTURE(flags);
+        auto r = run_medusa(base + flags);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out == plain.out);
+        CHECK(r.err.find("stop: context") != std::string::npos);
+    }
+}
+
+TEST_CASE("top-k, top-p and the repetition penalty work in every mode, and a seed reproduces the text", "[cli]") {
+    const std::string base = "generate -m " + model_path("stories260K.bin") + " --tokenizer " +
+                             model_path("tok512.model") +
+                             " -p 'Once upon a time' -n 50 --temp 0.9 --top-k 20 --top-p 0.9 --repeat-penalty 1.2 ";
+    for (const std::string& flags : std::vector<std::string>{"", "--heads init --tree dense:2,2", "--ngram 4",
+                                    "--draft-model " + model_path("stories260K_q80.bin") + " --draft-tree 2"}) {
+        CAPTURE(flags);
+        auto a = run_medusa(base + flags + " --seed 4"), b = run_medusa(base + flags + " --seed 4"),
+             c = run_medusa(base + flags + " --seed 5");
+        INFO(a.err);
+        REQUIRE(a.exit_code == 0);
+        CHECK(a.out == b.out);
+        CHECK(a.out != c.out);
+    }
+}
+
+TEST_CASE("one drafter at a time", "[cli-errors]") {
+    auto r = run_medusa("generate -m " + model_path("stories260K.bin") + " --ngram 4 --heads init -p hi -n 3");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("choose one drafter") != std::string::npos);
+    auto g = run_medusa("generate -m " + model_path("stories260K.bin") + " --gamma 4 -p hi -n 3");
+    CHECK(g.exit_code == 2);
+    CHECK(g.err.find("--draft-model") != std::string::npos);
+    auto n = run_medusa("generate -m " + model_path("stories260K.bin") + " --temp nan -p hi -n 3");
+    CHECK(n.exit_code == 2);
+    CHECK(n.err.find("--temp") != std::string::npos);
+}

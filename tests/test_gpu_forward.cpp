@@ -2,7 +2,7 @@
 // prompts (causal blocks), single-token decoding, and tree-shaped attention masks.
 #include <catch2/catch.hpp>
 
-#include "decode/autoregressive.h"
+#include "greedy_reference.h"
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -95,6 +95,51 @@ TEST_CASE("a tree node's logits equal those of its path decoded as a plain seque
     CHECK(test::max_abs_diff(c.data(), d.data(), c.size()) < 2e-3f);
 }
 
+TEST_CASE("a tree forwarded level by level through windows equals the tree in one block", "[gpu-forward]") {
+    // Tree 0 -> {1, 2}, 1 -> 3, 3 -> 4, 2 -> 5: levels {0}, {1, 2}, {3, 5}, {4}, each block seeing the
+    // earlier levels' slots only through its window mask (its ancestors).
+    test::ValidationGuard guard;
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    GpuModel gpu(gpu_context(), file);
+    CpuReferenceModel cpu(file);
+    const std::vector<int> prompt = {1, 403, 407, 261, 378};
+    const std::vector<int> tokens = {10, 20, 30, 40, 50, 60};
+    const int base = int(prompt.size());
+    const TokenBlock whole = tree_block(base, tokens);
+    std::vector<std::vector<float>> want;
+    gpu.forward(TokenBlock::causal(0, prompt));
+    gpu.forward(whole);
+    for (int t = 0; t < whole.size(); ++t) want.emplace_back(gpu.logits(t).begin(), gpu.logits(t).end());
+    // Slot of each node when levels are run in order 0 | 1 2 | 3 5 | 4.
+    const std::vector<std::vector<int>> levels = {{0}, {1, 2}, {3, 5}, {4}};
+    std::vector<int> slot(tokens.size());
+    int next = base;
+    for (const auto& level : levels)
+        for (int n : level) slot[n] = next++;
+    for (LanguageModel* m : {static_cast<LanguageModel*>(&gpu), static_cast<LanguageModel*>(&cpu)}) {
+        CAPTURE(m->engine_name());
+        m->forward(TokenBlock::causal(0, prompt));
+        for (const auto& level : levels) {
+            TokenBlock b;
+            b.base = slot[level[0]];
+            b.window = b.base - base;
+            for (int n : level) {
+                b.tokens.push_back(tokens[n]);
+                b.positions.push_back(whole.positions[n]);
+                b.mask.push_back(std::vector<uint8_t>(level.size(), 0));
+                b.mask.back()[b.tokens.size() - 1] = 1;
+                std::vector<uint8_t> w(b.window, 0);
+                for (int a = 0; a < int(tokens.size()); ++a)
+                    if (a != n && whole.sees(n, a)) w[slot[a] - base] = 1;  // an ancestor in an earlier level
+                b.window_mask.push_back(w);
+            }
+            m->forward(b);
+            for (size_t i = 0; i < level.size(); ++i)
+                CHECK(test::max_abs_diff(m->logits(int(i)).data(), want[level[i]].data(), want[level[i]].size()) < 2e-3f);
+        }
+    }
+}
+
 TEST_CASE("greedy decoding gives the same tokens on the GPU and the CPU reference", "[gpu-forward]") {
     test::ValidationGuard guard;
     for (const char* name : {"stories260K.bin", "llama2xs.bin", "stories260K_q80.bin"}) {
@@ -102,13 +147,8 @@ TEST_CASE("greedy decoding gives the same tokens on the GPU and the CPU referenc
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
         GpuModel gpu(gpu_context(), file);
-        GenerationOptions o;
-        o.max_new_tokens = 120;
-        o.sampling.temperature = 0;
-        std::vector<int> a, b;
         const std::vector<int> prompt = {1, 403, 407, 261, 378};
-        generate_autoregressive(cpu, prompt, o, [&](int t) { return a.push_back(t), true; });
-        generate_autoregressive(gpu, prompt, o, [&](int t) { return b.push_back(t), true; });
+        const std::vector<int> a = test::greedy_ar(cpu, prompt, 120), b = test::greedy_ar(gpu, prompt, 120);
         CHECK(a.size() == 120);
         CHECK(a == b);
     }

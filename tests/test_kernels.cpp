@@ -21,6 +21,8 @@ using namespace medusa::kernels;
 using medusa::test::gpu_context;
 using medusa::test::max_abs_diff;
 using medusa::test::random_floats;
+using medusa::test::buffer_with;
+using medusa::test::read;
 
 namespace {
 
@@ -72,18 +74,6 @@ Tensor random_tensor(DType type, int rows, int cols, uint32_t seed, std::vector<
     t.data = storage.data();
     t.nbytes = storage.size();
     return t;
-}
-
-std::unique_ptr<gpu::Buffer> buffer_with(const std::vector<float>& v) {
-    auto b = std::make_unique<gpu::Buffer>(gpu_context(), v.size() * 4, gpu::MemoryKind::Device);
-    b->upload(v.data(), v.size() * 4);
-    return b;
-}
-
-std::vector<float> read(const gpu::Buffer& b, size_t n) {
-    std::vector<float> v(n);
-    b.download(v.data(), n * 4);
-    return v;
 }
 
 }  // namespace

@@ -1,90 +1,33 @@
-// Medusa decoding on the GPU against plain decoding and against the model's own distribution.
+// Medusa drafting on the GPU: the heads' candidates, the compacted cache, typical acceptance.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "decode/autoregressive.h"
-#include "decode/medusa_decoder.h"
-#include "gpu_fixture.h"
+#include "decode/medusa_drafter.h"
+#include "decode_support.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
+#include "llm/cpu_tree_runner.h"
+#include "llm/gpu_model.h"
+#include "llm/gpu_tree_runner.h"
 #include "test_paths.h"
 
 using namespace medusa;
-using medusa::test::gpu_context;
-using medusa::test::greedy_ar;
-using medusa::test::model_path;
-
-namespace {
-
-std::vector<int> run_medusa(GpuModel& gpu, const ModelFile& file, const MedusaHeads& heads, const TreeBuffers& tree,
-                            MedusaOptions o, const std::vector<int>& prompt, GenerationStats* stats = nullptr) {
-    MedusaDecoder d(gpu, file, heads, tree, o);
-    std::vector<int> out;
-    auto s = d.generate(prompt, [&](const StepTrace& st) {
-        out.insert(out.end(), st.emitted.begin(), st.emitted.end());
-        return true;
-    });
-    if (stats) *stats = s;
-    return out;
-}
-
-// Heads that guess badly: random residual blocks and projections.
-MedusaHeads random_heads(const ModelFile& file, int k, uint32_t seed) {
-    MedusaHeads h = MedusaHeads::init_from_model(file, k);
-    for (auto& head : h.heads) {
-        head.w1[0] = test::random_floats(head.w1[0].size(), seed++, 0.2f);
-        head.b1[0] = test::random_floats(head.b1[0].size(), seed++, 0.2f);
-        head.w2 = test::random_floats(head.w2.size(), seed++, 0.2f);
-    }
-    return h;
-}
-
-const std::vector<std::vector<int>> kPrompts = {{1, 403, 407, 261, 378}, {1, 70, 81}, {1, 339, 16, 269, 290, 3}};
-
-}  // namespace
-
-TEST_CASE("greedy Medusa reproduces greedy autoregressive decoding token for token", "[medusa]") {
-    test::ValidationGuard guard;
-    for (const char* name : {"stories260K.bin", "llama2xs.bin"}) {
-        ModelFile file = load_model(model_path(name));
-        CpuReferenceModel cpu(file);
-        GpuModel gpu(gpu_context(), file);
-        const MedusaHeads init = MedusaHeads::init_from_model(file, 4);
-        const MedusaHeads noise = random_heads(file, 4, 17);
-        for (const char* spec : {"1", "chain:4", "dense:2,3,2", "mc_sim_7b_63"}) {
-            TreeBuffers tree = build_tree_buffers(load_tree(spec), 10);
-            for (const MedusaHeads* heads : {&init, &noise}) {
-                for (const auto& prompt : kPrompts) {
-                    CAPTURE(name, spec, heads == &init ? "init heads" : "random heads", prompt);
-                    const int n = 100;
-                    MedusaOptions o;
-                    o.max_new_tokens = n;
-                    GenerationStats stats;
-                    auto got = run_medusa(gpu, file, *heads, tree, o, prompt, &stats);
-                    CHECK(got == greedy_ar(cpu, prompt, n));
-                    if (tree.num_nodes == 1) CHECK(stats.forward_passes == n - 1);
-                }
-            }
-        }
-    }
-}
+using namespace medusa::test;
 
 TEST_CASE("the compacted cache continues exactly like a sequence recomputed from scratch", "[medusa]") {
     test::ValidationGuard guard;
-    ModelFile file = load_model(model_path("stories260K.bin"));
-    GpuModel gpu(gpu_context(), file);
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, runner] = target;
     CpuReferenceModel cpu(file);
-    const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
-    TreeBuffers tree = build_tree_buffers(load_tree("mc_sim_7b_63"), 10);
+    const MedusaHeads heads = random_heads(file, 4, 3);
+    MedusaDrafter medusa(runner, file, heads, build_tree_buffers(load_tree("mc_sim_7b_63"), 10));
     for (int n : {2, 9, 30}) {
         CAPTURE(n);
-        std::vector<int> seq = kPrompts[0];
-        MedusaOptions o;
-        o.max_new_tokens = n;
-        auto out = run_medusa(gpu, file, heads, tree, o, seq);
+        std::vector<int> seq = kStoryPrompts[0];
+        const auto out = decode(runner, medusa, greedy_options(n), seq);
         seq.insert(seq.end(), out.begin(), out.end());
         // The last emitted token is not in the cache yet: decode it plainly from the compacted cache.
         gpu.forward(TokenBlock::causal(int(seq.size()) - 1, {seq.back()}));
@@ -96,73 +39,100 @@ TEST_CASE("the compacted cache continues exactly like a sequence recomputed from
 
 TEST_CASE("typical acceptance at temperature near 0 behaves as greedy", "[medusa]") {
     test::ValidationGuard guard;
-    ModelFile file = load_model(model_path("stories260K.bin"));
-    GpuModel gpu(gpu_context(), file);
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, runner] = target;
     CpuReferenceModel cpu(file);
     const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
-    TreeBuffers tree = build_tree_buffers(load_tree("mc_sim_7b_63"), 10);
-    MedusaOptions o;
+    MedusaDrafter medusa(runner, file, heads, build_tree_buffers(load_tree("mc_sim_7b_63"), 10));
+    DecodeOptions o = greedy_options(80);
     o.rule = AcceptRule::Typical;
-    o.temperature = 1e-4f;
-    o.max_new_tokens = 80;
-    CHECK(run_medusa(gpu, file, heads, tree, o, kPrompts[0]) == greedy_ar(cpu, kPrompts[0], 80));
+    o.sampling.temperature = 1e-4f;
+    CHECK(decode(runner, medusa, o, kStoryPrompts[0]) == greedy_ar(cpu, kStoryPrompts[0], 80));
+}
+
+TEST_CASE("typical acceptance adds the greedy token after the accepted guesses, as the reference does", "[medusa]") {
+    // FasterDecoding/Medusa with fast=True: candidates pass on p > min(eps, delta exp(-H)); the next
+    // token is argmax(logits) at the last accepted position, not a draw.
+    test::ValidationGuard guard;
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, runner] = target;
+    CpuReferenceModel cpu(file);
+    const MedusaHeads heads = random_heads(file, 3, 11);
+    MedusaDrafter medusa(runner, file, heads, build_tree_buffers(load_tree("dense:4,2,2"), 10));
+    DecodeOptions o;
+    o.max_new_tokens = 60;
+    o.rule = AcceptRule::Typical;
+    o.sampling = {1.0f, 1.0f, 9};
+    std::vector<StepTrace> steps;
+    decode(runner, medusa, o, kStoryPrompts[1], nullptr, &steps);
+    REQUIRE(steps.size() > 5);
+    std::vector<int> seq = kStoryPrompts[1];
+    int accepted = 0;
+    for (const StepTrace& s : steps) {
+        // The sequence before the bonus: everything so far and the accepted guesses.
+        std::vector<int> before = seq;
+        before.insert(before.end(), s.emitted.begin(), s.emitted.end() - 1);
+        cpu.forward(TokenBlock::causal(0, before));
+        auto l = cpu.logits(int(before.size()) - 1);
+        CHECK(s.bonus == int(std::max_element(l.begin(), l.end()) - l.begin()));
+        for (size_t i = 1; i < s.nodes.size(); ++i)
+            CHECK(s.nodes[i].passes == (s.nodes[i].model_prob > s.nodes[i].limit));
+        accepted += s.accepted;
+        seq.insert(seq.end(), s.emitted.begin(), s.emitted.end());
+    }
+    CHECK(accepted > 0);  // the check covered bonuses after accepted guesses too
 }
 
 TEST_CASE("every tree node carries its own head's candidate of its rank", "[medusa]") {
     test::ValidationGuard guard;
-    ModelFile file = load_model(model_path("stories260K.bin"));
-    GpuModel gpu(gpu_context(), file);
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, runner] = target;
     // Init heads all repeat the model's classifier on the same hidden state, so head k's rank-r
     // guess is the same token for every k: along a chain every node must hold the rank-0 token,
     // and a dense tree's nodes of one rank must agree across depths.
     const MedusaHeads heads = MedusaHeads::init_from_model(file, 4);
-    CpuReferenceModel cpu(file);
     for (const char* spec : {"chain:4", "dense:2,2,2", "mc_sim_7b_63"}) {
         CAPTURE(spec);
-        TreeBuffers tree = build_tree_buffers(load_tree(spec), 10);
-        MedusaDecoder d(gpu, file, heads, tree, MedusaOptions{.max_new_tokens = 12});
-        int steps = 0;
-        d.generate(kPrompts[0], [&](const StepTrace& st) {
-            if (st.nodes.empty()) return true;
-            ++steps;
+        MedusaDrafter medusa(runner, file, heads, build_tree_buffers(load_tree(spec), 10));
+        std::vector<StepTrace> steps;
+        decode(runner, medusa, greedy_options(12), kStoryPrompts[0], nullptr, &steps);
+        int trees = 0;
+        for (const StepTrace& st : steps) {
+            if (st.nodes.size() < 2) continue;
+            ++trees;
             std::map<int, int> token_of_rank;
             for (size_t i = 1; i < st.nodes.size(); ++i) {
                 auto [it, fresh] = token_of_rank.emplace(st.nodes[i].rank, st.nodes[i].token);
                 CHECK(it->second == st.nodes[i].token);
             }
-            return true;
-        });
-        CHECK(steps > 0);
+        }
+        CHECK(trees > 0);
     }
 }
 
-TEST_CASE("the first step's candidates are the CPU reference heads' top-k, also for two-layer heads", "[medusa]") {
-    // Step 1's heads read the prompt's last hidden state, which the CPU reference also has, so
-    // every node at depth d and rank r must hold head d-1's rank-r token with its probability.
+TEST_CASE("the first tree's candidates are the CPU reference heads' top-k, on both engines", "[medusa]") {
+    // Step 1 verifies the prompt's last token alone; its hidden state, which the CPU reference
+    // also has, is what step 2's heads read: every node at depth d and rank r must hold head
+    // d-1's rank-r token with its probability.
     test::ValidationGuard guard;
-    ModelFile file = load_model(model_path("stories260K.bin"));
-    GpuModel gpu(gpu_context(), file);
-    CpuReferenceModel cpu(file);
-    const std::vector<int>& prompt = kPrompts[0];
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, gpu_runner] = target;
+    CpuReferenceModel cpu(file), cpu_engine(file);
+    CpuTreeRunner cpu_runner(cpu_engine);
+    const std::vector<int>& prompt = kStoryPrompts[0];
     cpu.forward(TokenBlock::causal(0, prompt));
     const auto h = cpu.hidden(int(prompt.size()) - 1);
-    MedusaHeads two_layer = MedusaHeads::init_from_model(file, 3, 2);
-    uint32_t seed = 40;
-    for (auto& head : two_layer.heads) {
-        for (int l = 0; l < 2; ++l) {
-            head.w1[l] = test::random_floats(head.w1[l].size(), seed++, 0.3f);
-            head.b1[l] = test::random_floats(head.b1[l].size(), seed++, 0.3f);
-        }
-        head.w2 = test::random_floats(head.w2.size(), seed++, 0.5f);
-    }
+    const MedusaHeads two_layer = random_heads(file, 3, 40, 2);
     const MedusaHeads shared = MedusaHeads::init_from_model(file, 3);  // all share the classifier
-    for (const MedusaHeads* heads : {static_cast<const MedusaHeads*>(&two_layer), &shared}) {
-        CAPTURE(heads == &shared ? "init heads (shared classifier)" : "random two-layer heads");
-        TreeBuffers tree = build_tree_buffers(load_tree("dense:3,3,3"), 10);
-        MedusaDecoder d(gpu, file, *heads, tree, MedusaOptions{.max_new_tokens = 8});
-        int checked = 0;
-        d.generate(prompt, [&](const StepTrace& st) {
-            if (st.step != 1) return true;
+    for (TreeRunner* runner : {static_cast<TreeRunner*>(&gpu_runner), static_cast<TreeRunner*>(&cpu_runner)}) {
+        for (const MedusaHeads* heads : {&two_layer, &shared}) {
+            CAPTURE(runner->engine_name(), heads == &shared ? "init heads (shared classifier)" : "random two-layer heads");
+            MedusaDrafter medusa(*runner, file, *heads, build_tree_buffers(load_tree("dense:3,3,3"), 10));
+            std::vector<StepTrace> steps;
+            decode(*runner, medusa, greedy_options(8), prompt, nullptr, &steps);
+            REQUIRE(steps.size() >= 2);
+            const StepTrace& st = steps[1];
+            REQUIRE(st.nodes.size() == 40);
             for (size_t i = 1; i < st.nodes.size(); ++i) {
                 const TreeNodeTrace& n = st.nodes[i];
                 auto logits = heads->logits(n.depth - 1, h);
@@ -175,11 +145,8 @@ TEST_CASE("the first step's candidates are the CPU reference heads' top-k, also 
                 for (float l : logits) z += std::exp(double(l) - top);
                 CAPTURE(i, n.depth, n.rank);
                 CHECK(n.token == order[n.rank]);
-                CHECK(n.head_prob == Approx(std::exp(double(logits[n.token]) - top) / z).margin(1e-4));
-                ++checked;
+                CHECK(n.draft_prob == Approx(std::exp(double(logits[n.token]) - top) / z).margin(1e-4));
             }
-            return false;
-        });
-        CHECK(checked == 39);
+        }
     }
 }

@@ -5,8 +5,12 @@
 
 #include <filesystem>
 
-#include "decode/autoregressive.h"
-#include "decode/medusa_decoder.h"
+#include "decode/medusa_drafter.h"
+#include "decode_support.h"
+#include "trained_heads.h"
+#include "greedy_reference.h"
+#include "llm/cpu_tree_runner.h"
+#include "llm/gpu_tree_runner.h"
 #include "decode/tree_search.h"
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
@@ -23,46 +27,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Fixture {
-    ModelFile file = load_model(test::model_path("stories260K.bin"));
-    CpuReferenceModel cpu{file};
-    DistillData train, held;
-    Fixture() {
-        Tokenizer tok = Tokenizer::from_file(test::model_path("tok512.model"));
-        std::vector<std::vector<int>> prompts;
-        for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
-        DistillOptions o;
-        o.sequences = 48;
-        o.max_len = 200;
-        o.seed = 1;
-        train = generate_distill_data(cpu, cpu_hidden_states(cpu), prompts, tok.bos_id(), o);
-        o.sequences = 8;
-        o.seed = 2;  // held out: other samples
-        held = generate_distill_data(cpu, cpu_hidden_states(cpu), prompts, tok.bos_id(), o);
-    }
-};
-
-Fixture& fixture() {
-    static Fixture f;
-    return f;
-}
-
-TrainOptions short_run() {
-    TrainOptions o;
-    o.steps = 160;
-    o.batch = 128;
-    o.lr = 1e-2f;
-    o.seed = 3;
-    return o;
-}
-
-const MedusaHeads& trained_heads() {
-    static const MedusaHeads h = [] {
-        const MedusaHeads init = MedusaHeads::init_from_model(fixture().file, 4);
-        return train_heads(gpu_context(), init, fixture().train, short_run()).heads;
-    }();
-    return h;
-}
+using Fixture = test::DistillFixture;
+Fixture& fixture() { return test::distill_fixture(); }
+TrainOptions short_run() { return test::short_training(); }
+const MedusaHeads& trained_heads() { return test::trained_heads(); }
 
 }  // namespace
 
@@ -110,27 +78,18 @@ TEST_CASE("greedy Medusa with trained heads equals greedy autoregressive decodin
     test::ValidationGuard guard;
     Fixture& f = fixture();
     GpuModel gpu(gpu_context(), f.file);
+    GpuTreeRunner runner(gpu);
     const HeadAccuracy acc = evaluate_heads(gpu_context(), trained_heads(), f.held);
     const GreedyTree searched = greedy_tree_search(acc.rank_share, 32, 4);
     for (const auto& choices : {load_tree("mc_sim_7b_63").choices, searched.choices}) {
         const TreeBuffers tree = build_tree_buffers(make_tree(choices));
         for (const std::vector<int>& prompt : {std::vector<int>{1, 403, 407, 261, 378}, std::vector<int>{1, 70, 81}}) {
             CAPTURE(tree.num_nodes, prompt);
-            GenerationOptions g;
-            g.max_new_tokens = 120;
-            g.sampling.temperature = 0;
-            std::vector<int> want;
-            generate_autoregressive(f.cpu, prompt, g, [&](int t) { return want.push_back(t), true; });
-            MedusaOptions o;
-            o.max_new_tokens = 120;
-            MedusaDecoder d(gpu, f.file, trained_heads(), tree, o);
-            std::vector<int> got;
-            const GenerationStats s = d.generate(prompt, [&](const StepTrace& st) {
-                got.insert(got.end(), st.emitted.begin(), st.emitted.end());
-                return true;
-            });
-            CHECK(got == want);
-            CHECK(double(s.new_tokens) / s.forward_passes > 1.3);  // the trained heads do get tokens accepted
+            const std::vector<int> want = test::greedy_ar(f.cpu, prompt, 120);
+            MedusaDrafter medusa(runner, f.file, trained_heads(), tree);
+            GenerationStats s;
+            CHECK(test::decode(runner, medusa, test::greedy_options(120), prompt, &s) == want);
+            CHECK(s.tokens_per_step() > 1.3);  // the trained heads do get tokens accepted
         }
     }
 }

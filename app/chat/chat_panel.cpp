@@ -138,7 +138,7 @@ void draw_chat_panel(ChatApp& app) {
         if (turn.done) {
             char buf[160];
             std::snprintf(buf, sizeof buf, "\n[%s: %d tokens in %d forward passes, stop: %s]", turn.mode.c_str(),
-                          turn.new_tokens, turn.forward_passes + 1, turn.stop_reason.c_str());
+                          turn.new_tokens, turn.steps, turn.stop_reason.c_str());
             spans.push_back({buf, IM_COL32(120, 120, 130, 255)});
         }
     }

@@ -36,33 +36,26 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::RadioButton("Medusa", &mode, int(DecodeMode::Medusa));
     ImGui::SameLine();
     ImGui::RadioButton("draft model", &mode, int(DecodeMode::Draft));
+    ImGui::SameLine();
+    ImGui::RadioButton("n-gram", &mode, int(DecodeMode::Ngram));
     help("Plain: one forward pass per token.\nMedusa: extra heads guess the next tokens; one pass checks all the "
          "guesses at once (a tree of candidates) and keeps those the model agrees with.\nDraft model: a small "
          "model writes gamma tokens ahead one by one; the big model checks the whole chain in one pass and keeps "
-         "the prefix it agrees with.");
+         "the prefix it agrees with.\nn-gram: no model at all: the last few tokens are looked up earlier in the "
+         "text, and what followed them there is proposed.");
     s.mode = DecodeMode(mode);
     const bool medusa = s.mode == DecodeMode::Medusa, draft = s.mode == DecodeMode::Draft;
 
-    if (draft) {
-        const char* drules[] = {"greedy", "sample"};
-        int dr = s.draft_rule == DraftRule::Greedy ? 0 : 1;
-        ImGui::SetNextItemWidth(120);
-        if (ImGui::Combo("acceptance", &dr, drules, 2)) s.draft_rule = dr == 0 ? DraftRule::Greedy : DraftRule::Sample;
-        help("greedy: keep a drafted token while it is the target's argmax.\nsample: keep token x with probability "
-             "min(1, p(x)/q(x)) (p: target, q: draft); at the first rejection draw from max(0, p - q). Lossless: the "
-             "text has exactly the target's distribution.");
-    } else {
-        ImGui::BeginDisabled(!medusa);
-        const char* rules[] = {"greedy", "typical", "sample"};
-        int rule = std::min(int(s.rule), 2);
-        ImGui::SetNextItemWidth(120);
-        if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
-        help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
-             "probability (threshold from eps and delta).\nsample: lossless speculative sampling.");
-        ImGui::EndDisabled();
-    }
-    const bool greedy = draft ? s.draft_rule == DraftRule::Greedy : s.rule == AcceptRule::Greedy;
-    ImGui::BeginDisabled(greedy || s.mode == DecodeMode::Plain);
+    const char* rules[] = {"greedy", "typical", "sample"};
+    int rule = std::min(int(s.rule), 2);
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
+    help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
+         "probability (threshold from eps and delta); the token after them is the argmax.\nsample: lossless "
+         "speculative sampling: keep guess x with probability min(1, p(x)/q(x)), at a rejection draw from what is "
+         "left of p. The text has exactly the model's own distribution.");
+    const bool greedy = s.rule == AcceptRule::Greedy;
+    ImGui::BeginDisabled(greedy);
     ImGui::SliderFloat("temperature", &s.temperature, 0.05f, 2.0f, "%.2f");
     ImGui::EndDisabled();
     int seed = int(s.seed);
@@ -73,10 +66,15 @@ void draw_controls_panel(ChatApp& app) {
         help("The draft model file: a smaller model with the target's tokenizer (for stories260K, its q8_0 copy "
              "stories260K_q80.bin).");
         ImGui::SliderInt("gamma", &s.gamma, 1, 16);
-        help("Tokens the draft proposes per step (the chain's length).");
+        help("Levels the draft proposes per step (the chain's length).");
         ImGui::Checkbox("adaptive gamma", &s.adaptive_gamma);
         help("Grow gamma by one after a step that accepted every drafted token, shrink it by one when fewer than "
              "half were accepted.");
+        ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
+        help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
+    } else if (s.mode == DecodeMode::Ngram) {
+        ImGui::SliderInt("n-gram tokens", &s.ngram_tokens, 1, 16);
+        help("The longest continuation proposed per step.");
     } else {
         ImGui::BeginDisabled(!medusa);
         ImGui::BeginDisabled(s.rule != AcceptRule::Typical);

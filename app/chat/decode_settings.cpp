@@ -17,24 +17,25 @@ std::string short_float(float v) { return std::to_string(v).substr(0, 4); }
 
 std::string DecodeSettings::decoder_key() const {
     std::string k = model_path + "|" + tokenizer_path + "|" + std::to_string(int(mode)) + "|" +
-                    std::to_string(temperature) + "|" + std::to_string(max_new_tokens) + "|";
+                    std::to_string(temperature) + "|" + std::to_string(max_new_tokens) + "|" + accept_rule_name(rule) +
+                    "|" + std::to_string(typical_eps) + "|" + std::to_string(typical_delta) + "|" +
+                    std::to_string(top_k) + "|" + std::to_string(top_p) + "|" + std::to_string(repeat_penalty) + "|";
     if (mode == DecodeMode::Draft)
         return k + draft_path + "|" + std::to_string(gamma) + "|" + (adaptive_gamma ? "a" : "f") + "|" +
-               draft_rule_name(draft_rule);
-    return k + heads_path + "|" + tree + "|" + std::to_string(num_heads) + "|" + accept_rule_name(rule) + "|" +
-           std::to_string(typical_eps) + "|" + std::to_string(typical_delta);
+               std::to_string(draft_branches);
+    if (mode == DecodeMode::Ngram) return k + std::to_string(ngram_tokens);
+    return k + heads_path + "|" + tree + "|" + std::to_string(num_heads);
 }
 
 std::string DecodeSettings::mode_name() const {
-    if (mode == DecodeMode::Plain) return "plain decoding";
-    if (mode == DecodeMode::Draft) {
-        std::string r = draft_rule_name(draft_rule);
-        if (draft_rule != DraftRule::Greedy) r += " T=" + short_float(temperature);
-        return "draft (" + file_stem(draft_path) + ", gamma " + std::to_string(gamma) +
-               (adaptive_gamma ? " adaptive" : "") + ", " + r + ")";
-    }
     std::string r = accept_rule_name(rule);
     if (rule != AcceptRule::Greedy) r += " T=" + short_float(temperature);
+    if (mode == DecodeMode::Plain) return rule == AcceptRule::Greedy ? "plain decoding" : "plain decoding (" + r + ")";
+    if (mode == DecodeMode::Draft)
+        return "draft (" + file_stem(draft_path) + ", gamma " + std::to_string(gamma) +
+               (adaptive_gamma ? " adaptive" : "") +
+               (draft_branches > 1 ? ", " + std::to_string(draft_branches) + " branches" : "") + ", " + r + ")";
+    if (mode == DecodeMode::Ngram) return "n-gram (" + std::to_string(ngram_tokens) + " tokens, " + r + ")";
     std::string t = tree;
     if (t.find('/') != std::string::npos) t = std::filesystem::path(t).filename().string();  // a JSON file
     return "medusa (" + t + ", " + std::to_string(num_heads) + " heads, " + r + ")";

@@ -3,15 +3,16 @@
 #include <cstdint>
 #include <string>
 
-#include "decode/draft_decoder.h"
-#include "decode/step_trace.h"
+#include "decode/acceptance.h"
 
 namespace medusa::chat {
 
+// Which drafter proposes each step's candidates; one verifier checks them in every mode.
 enum class DecodeMode {
-    Plain,   // one forward pass per token (a one-node tree through the Medusa pipeline)
+    Plain,   // no drafter: one forward pass per token
     Medusa,  // heads guess a tree of tokens, one pass verifies it
-    Draft,   // a small draft model proposes a chain of gamma tokens, one target pass verifies it
+    Draft,   // a small draft model proposes a chain (or a tree) of gamma levels, one target pass verifies it
+    Ngram,   // the text so far is searched for the last few tokens; what followed them is proposed
 };
 
 struct DecodeSettings {
@@ -21,14 +22,18 @@ struct DecodeSettings {
     DecodeMode mode = DecodeMode::Medusa;
     std::string tree = "mc_sim_7b_63";  // preset, "dense:W1,W2,..", "chain:N" or a JSON file
     int num_heads = 4;                  // deeper tree levels are cut off
-    AcceptRule rule = AcceptRule::Greedy;
-    // Draft mode: the draft model (same tokenizer as the target), tokens drafted per step, and
-    // greedy matching or lossless speculative sampling.
+    AcceptRule rule = AcceptRule::Greedy;  // every mode's (greedy: temperature 0)
+    // Draft mode: the draft model (same tokenizer as the target), levels drafted per step, and
+    // children per drafted node (1: a chain).
     std::string draft_path = MEDUSA_SHARED_DIR "/models/stories260K_q80.bin";
     int gamma = 4;
     bool adaptive_gamma = false;
-    DraftRule draft_rule = DraftRule::Greedy;
+    int draft_branches = 1;
+    int ngram_tokens = 8;      // n-gram mode: the longest continuation proposed
     float temperature = 0.7f;  // typical and sample
+    int top_k = 0;             // 0: off
+    float top_p = 1.0f;        // 1: off
+    float repeat_penalty = 1.0f;
     float typical_eps = 0.09f;
     float typical_delta = 0.3f;
     uint64_t seed = 1;
@@ -37,7 +42,8 @@ struct DecodeSettings {
 
     // Everything the loaded decoder depends on; a change means rebuilding it.
     std::string decoder_key() const;
-    // "medusa (mc_sim_7b_63, 4 heads, greedy)", "draft (stories260K_q80, gamma 4, greedy)" or "plain decoding"
+    // "medusa (mc_sim_7b_63, 4 heads, greedy)", "draft (stories260K_q80, gamma 4, greedy)", "n-gram (8 tokens,
+    // greedy)" or "plain decoding"
     std::string mode_name() const;
 };
 

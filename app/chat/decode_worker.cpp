@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cstdio>
 
-#include "decode/draft_decoder.h"
-#include "decode/medusa_decoder.h"
+#include "decode/draft_model_drafter.h"
+#include "decode/medusa_drafter.h"
+#include "decode/ngram_drafter.h"
+#include "decode/speculative_decoder.h"
+#include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "model/chat_template.h"
 #include "model/model_file.h"
@@ -19,18 +22,19 @@ struct DecodeWorker::Loaded {
     ModelFile file;
     std::optional<Tokenizer> tokenizer;
     std::unique_ptr<GpuModel> model;
+    std::unique_ptr<GpuTreeRunner> runner;
     MedusaHeads heads;
     TreeBuffers tree;
-    std::unique_ptr<MedusaDecoder> decoder;  // plain and Medusa modes
-    // Draft mode: the draft model and the decoder over both models.
+    // Draft mode: the draft model.
     std::string draft_path;
     ModelFile draft_file;
     std::unique_ptr<GpuModel> draft_model;
-    std::unique_ptr<DraftDecoder> draft;
-    // Plain decoding for the speedup measurement; built on first use, dropped with the decoder.
-    TreeBuffers plain_tree;
-    MedusaHeads no_heads;  // a one-node tree needs none
-    std::unique_ptr<MedusaDecoder> plain;
+    // The settings' drafter and the decoder over it (every mode).
+    std::unique_ptr<Drafter> drafter;
+    std::unique_ptr<SpeculativeDecoder> decoder;
+    // Plain decoding with the same sampling, for the speedup measurement; built on first use.
+    NoDrafter no_drafter;
+    std::unique_ptr<SpeculativeDecoder> plain;
     std::vector<int> stop_tokens;
 };
 
@@ -38,7 +42,6 @@ namespace {
 
 // The preset cut to `heads` levels, so "how many heads" really limits the guesses.
 TreeBuffers tree_for(const DecodeSettings& s) {
-    if (s.mode != DecodeMode::Medusa) return build_tree_buffers(load_tree("1"));
     MedusaTree t = load_tree(s.tree);
     std::vector<std::vector<int>> kept;
     for (const auto& c : t.choices)
@@ -46,19 +49,17 @@ TreeBuffers tree_for(const DecodeSettings& s) {
     return build_tree_buffers(make_tree(kept, t.name));
 }
 
-// The draft must share the target's tokenizer: the same vocabulary size, and the same embedded
-// tokenizer when both files carry one (as the CLI's --draft-model checks).
-ModelFile open_draft(const std::string& path, const ModelFile& target) {
-    ModelFile draft = load_model(path);
-    check_draft_compatible(target.config, draft.config, target.path, path);
-    if (!target.embedded_tokenizer.empty() && !draft.embedded_tokenizer.empty() &&
-        target.embedded_tokenizer != draft.embedded_tokenizer)
-        throw std::invalid_argument("the draft model " + path + " embeds a different tokenizer from the target model " +
-                                    target.path + ": a draft model must use the target's tokenizer");
-    return draft;
-}
-
 std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+DecodeOptions decode_options(const DecodeSettings& s, const std::vector<int>& stop_tokens) {
+    DecodeOptions o;
+    o.rule = s.rule;
+    o.sampling = {s.rule == AcceptRule::Greedy ? 0.0f : s.temperature, s.top_p, s.seed, s.top_k, s.repeat_penalty, 64};
+    o.typical = {s.typical_eps, s.typical_delta};
+    o.max_new_tokens = s.max_new_tokens;
+    o.stop_tokens = stop_tokens;
+    return o;
+}
 
 }  // namespace
 
@@ -194,11 +195,12 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     Loaded& L = *loaded_;
     if (L.decoder_key == s.decoder_key()) return;
     L.decoder.reset();  // they refer to the models, heads and trees below
-    L.draft.reset();
     L.plain.reset();
+    L.drafter.reset();
     L.decoder_key.clear();
     if (L.model_path != s.model_path) {
         set_status("loading " + s.model_path);
+        L.runner.reset();
         L.model.reset();
         L.draft_model.reset();  // checked against the target: reopen it
         L.draft_path.clear();
@@ -206,6 +208,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
         L.heads_key.clear();
         L.file = load_model(s.model_path);
         L.model = std::make_unique<GpuModel>(ctx_, L.file);
+        L.runner = std::make_unique<GpuTreeRunner>(*L.model, ctx_.timestamps_supported());
         L.model_path = s.model_path;
         L.tokenizer.reset();  // an empty tokenizer path means this file's own vocabulary: reload it too
     }
@@ -226,59 +229,60 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     const std::string model_line = file_name(L.file.path) + " (" + L.file.format + ", " + std::to_string(c.n_layers) +
                                    " layers, dim " + std::to_string(c.dim) + ", vocab " +
                                    std::to_string(c.vocab_size) + ")";
-    if (s.mode == DecodeMode::Draft) {
-        if (L.draft_path != s.draft_path) {
-            set_status("loading the draft model " + s.draft_path);
-            L.draft_model.reset();
-            L.draft_path.clear();
-            L.draft_file = open_draft(s.draft_path, L.file);
-            L.draft_model = std::make_unique<GpuModel>(ctx_, L.draft_file);
-            L.draft_path = s.draft_path;
+    std::string line = model_line;
+    switch (s.mode) {
+        case DecodeMode::Plain:
+            L.drafter = std::make_unique<NoDrafter>();
+            line += ", plain decoding";
+            break;
+        case DecodeMode::Draft: {
+            if (L.draft_path != s.draft_path) {
+                set_status("loading the draft model " + s.draft_path);
+                L.draft_model.reset();
+                L.draft_path.clear();
+                L.draft_file = load_draft_model(s.draft_path, L.file);
+                L.draft_model = std::make_unique<GpuModel>(ctx_, L.draft_file);
+                L.draft_path = s.draft_path;
+            }
+            DraftModelOptions o;
+            o.gamma = std::clamp(s.gamma, 1, TokenBlock::kMaxTokens - 1);
+            o.adaptive_gamma = s.adaptive_gamma;
+            o.max_gamma = std::max(o.gamma, 16);
+            o.branches = std::clamp(s.draft_branches, 1, 8);
+            L.drafter = std::make_unique<DraftModelDrafter>(*L.draft_model, o);
+            const auto& d = L.draft_file.config;
+            line += ", draft model " + file_name(L.draft_file.path) + " (" + L.draft_file.format + ", " +
+                    std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
+                    std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") +
+                    (o.branches > 1 ? ", " + std::to_string(o.branches) + " branches" : "");
+            break;
         }
-        DraftOptions o;
-        o.gamma = std::clamp(s.gamma, 1, TokenBlock::kMaxTokens - 1);
-        o.adaptive_gamma = s.adaptive_gamma;
-        o.max_gamma = std::max(o.gamma, 16);
-        o.rule = s.draft_rule;
-        o.temperature = s.draft_rule == DraftRule::Greedy ? 0.0f : s.temperature;
-        o.seed = s.seed;
-        o.max_new_tokens = s.max_new_tokens;
-        o.stop_tokens = L.stop_tokens;
-        L.draft = std::make_unique<DraftDecoder>(*L.model, *L.draft_model, o);
-        L.decoder_key = s.decoder_key();
-        const auto& d = L.draft_file.config;
-        set_status(model_line + ", draft model " + file_name(L.draft_file.path) + " (" + L.draft_file.format + ", " +
-                   std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
-                   std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") + ", " +
-                   draft_rule_name(o.rule));
-        return;
+        case DecodeMode::Ngram: {
+            NgramOptions o;
+            o.max_tokens = std::clamp(s.ngram_tokens, 1, TokenBlock::kMaxTokens - 1);
+            L.drafter = std::make_unique<NgramDrafter>(o);
+            line += ", n-gram lookup of up to " + std::to_string(o.max_tokens) + " tokens";
+            break;
+        }
+        case DecodeMode::Medusa: {
+            const std::string heads_key = s.heads_path + "|" + std::to_string(s.num_heads);
+            if (L.heads_key != heads_key) {
+                L.heads = s.heads_path.empty() ? MedusaHeads::init_from_model(L.file, std::max(1, s.num_heads))
+                                               : load_medusa_heads(s.heads_path, L.file.config);
+                L.heads_key = heads_key;
+            }
+            L.tree = tree_for(s);
+            L.drafter = std::make_unique<MedusaDrafter>(*L.runner, L.file, L.heads, L.tree);
+            line += ", " + std::to_string(L.heads.count()) + " heads (" +
+                    (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
+                    std::to_string(L.tree.num_nodes) + "-node tree" +
+                    (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree);
+            break;
+        }
     }
-    const std::string heads_key = s.heads_path + "|" + std::to_string(s.num_heads);
-    if (L.heads_key != heads_key) {
-        L.heads = s.heads_path.empty() ? MedusaHeads::init_from_model(L.file, std::max(1, s.num_heads))
-                                       : load_medusa_heads(s.heads_path, L.file.config);
-        L.heads_key = heads_key;
-    }
-    L.tree = tree_for(s);
-    MedusaOptions mo;
-    mo.rule = s.rule;
-    mo.temperature = s.rule == AcceptRule::Greedy ? 0.0f : s.temperature;
-    mo.typical_eps = s.typical_eps;
-    mo.typical_delta = s.typical_delta;
-    mo.seed = s.seed;
-    mo.max_new_tokens = s.max_new_tokens;
-    mo.stop_tokens = L.stop_tokens;
-    mo.timestamps = ctx_.timestamps_supported();
-    L.decoder = std::make_unique<MedusaDecoder>(*L.model, L.file, L.heads, L.tree, mo);
+    L.decoder = std::make_unique<SpeculativeDecoder>(*L.runner, *L.drafter, decode_options(s, L.stop_tokens));
     L.decoder_key = s.decoder_key();
-    if (s.mode == DecodeMode::Plain) {
-        set_status(model_line + ", plain decoding");
-        return;
-    }
-    set_status(model_line + ", " + std::to_string(L.heads.count()) + " heads (" +
-               (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
-               std::to_string(L.tree.num_nodes) + "-node tree" +
-               (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree));
+    set_status(line + ", " + accept_rule_name(L.decoder->rule().kind()));
 }
 
 bool DecodeWorker::hold_before_step() {
@@ -329,9 +333,8 @@ std::vector<int> prompt_tokens(const ModelFile& file, const Tokenizer& tok, cons
 void DecodeWorker::run(const Job& job) {
     ensure_loaded(job.settings);
     Loaded& L = *loaded_;
-    const bool draft = job.settings.mode == DecodeMode::Draft;
-    if (draft) L.draft->reseed(job.settings.seed);
-    else L.decoder->reseed(job.settings.seed);
+    const bool chain = job.settings.mode == DecodeMode::Draft && job.settings.draft_branches == 1;
+    L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
     std::vector<int> prompt = prompt_tokens(L.file, *L.tokenizer, log_, turn, job.prompt, job.settings.max_new_tokens);
     int prev = prompt.back();
@@ -341,8 +344,8 @@ void DecodeWorker::run(const Job& job) {
         StepRecord r;
         r.turn = turn;
         r.trace = tr;
-        r.source = draft ? StepSource::Draft : StepSource::Medusa;
-        r.sampled = draft && job.settings.draft_rule != DraftRule::Greedy;
+        r.source = chain ? StepSource::Draft : StepSource::Medusa;
+        for (const auto& n : tr.nodes) r.sampled = r.sampled || n.sampled;
         for (size_t i = 0; i < tr.nodes.size(); ++i) {
             const int parent = tr.nodes[i].parent >= 0 ? tr.nodes[tr.nodes[i].parent].token : prev;
             r.node_text.push_back(L.tokenizer->piece_text(parent, tr.nodes[i].token));
@@ -358,8 +361,8 @@ void DecodeWorker::run(const Job& job) {
         if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
         return hold_before_step();
     };
-    GenerationStats stats = draft ? L.draft->generate(prompt, on_step) : L.decoder->generate(prompt, on_step);
-    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.forward_passes, stats.decode_ms);
+    GenerationStats stats = L.decoder->generate(prompt, on_step);
+    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.steps, stats.decode_ms);
 }
 
 }  // namespace medusa::chat
@@ -382,17 +385,8 @@ void DecodeWorker::measure(const Job& job) {
         };
     };
     if (!L.plain) {
-        L.plain_tree = build_tree_buffers(load_tree("1"));
-        MedusaOptions mo;
-        const bool sample = s.mode == DecodeMode::Draft ? s.draft_rule != DraftRule::Greedy : s.rule != AcceptRule::Greedy;
-        mo.rule = s.mode == DecodeMode::Draft ? (sample ? AcceptRule::Sample : AcceptRule::Greedy) : s.rule;
-        mo.temperature = sample ? s.temperature : 0.0f;
-        mo.seed = s.seed;
-        mo.max_new_tokens = s.max_new_tokens;
-        mo.stop_tokens = L.stop_tokens;
-        // The same instrumentation as the Medusa decoder it is compared with (timestamps cost time).
-        mo.timestamps = s.mode == DecodeMode::Medusa && ctx_.timestamps_supported();
-        L.plain = std::make_unique<MedusaDecoder>(*L.model, L.file, L.no_heads, L.plain_tree, mo);
+        // The same sampling and instrumentation as the decoder it is compared with.
+        L.plain = std::make_unique<SpeculativeDecoder>(*L.runner, L.no_drafter, decode_options(s, L.stop_tokens));
         set_status("measuring: warming up plain decoding");
         L.plain->generate(prompt, until(8));
     }
@@ -401,23 +395,16 @@ void DecodeWorker::measure(const Job& job) {
     // Alternating runs, the best of each kept: the machine's other load only ever slows a run down.
     for (int round = 1; round <= SpeedupResult::kRounds && !stop_; ++round) {
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) + "): " + r.mode);
-        GenerationStats a;
-        if (s.mode == DecodeMode::Draft) {
-            L.draft->reseed(s.seed);
-            a = L.draft->generate(prompt, until(job.new_tokens));
-        } else {
-            L.decoder->reseed(s.seed);
-            a = L.decoder->generate(prompt, until(job.new_tokens));
-        }
+        L.decoder->reseed(s.seed);
+        const GenerationStats a = L.decoder->generate(prompt, until(job.new_tokens));
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) +
                    "): plain decoding");
         L.plain->reseed(s.seed);
         const GenerationStats b = L.plain->generate(prompt, until(job.new_tokens));
         if (a.decode_tokens_per_s() > r.tokens_per_s)
-            r.tokens_per_s = a.decode_tokens_per_s(), r.tokens = a.new_tokens, r.forward_passes = a.forward_passes;
+            r.tokens_per_s = a.decode_tokens_per_s(), r.tokens = a.new_tokens, r.steps = a.steps;
         if (b.decode_tokens_per_s() > r.plain_tokens_per_s)
-            r.plain_tokens_per_s = b.decode_tokens_per_s(), r.plain_tokens = b.new_tokens,
-            r.plain_forward_passes = b.forward_passes;
+            r.plain_tokens_per_s = b.decode_tokens_per_s(), r.plain_tokens = b.new_tokens, r.plain_steps = b.steps;
     }
     set_status(loaded_status);
     if (stop_) return;  // stopped: no result

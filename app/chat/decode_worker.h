@@ -1,6 +1,6 @@
-// Decoding on its own thread: loads the model, tokenizer, heads and tree (or the draft model) the
-// settings name, runs MedusaDecoder::generate (or DraftDecoder::generate) and appends every step
-// to the StepLog. The UI thread only calls the
+// Decoding on its own thread: loads the model, tokenizer and the drafter the settings name (Medusa
+// heads and tree, a draft model, n-gram lookup, or none), runs the speculative decoder and appends
+// every step to the StepLog. The UI thread only calls the
 // small control methods below, which never wait for the GPU.
 #pragma once
 #include <atomic>
@@ -25,7 +25,7 @@ struct SpeedupResult {
     std::string mode;        // the settings' mode_name()
     int tokens = 0, plain_tokens = 0;
     double tokens_per_s = 0, plain_tokens_per_s = 0;
-    int forward_passes = 0, plain_forward_passes = 0;
+    int steps = 0, plain_steps = 0;
     double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
 };
 

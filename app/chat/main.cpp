@@ -59,14 +59,17 @@ Options parse(int argc, char** argv) {
         else if (a == "--draft-model") o.settings.draft_path = value(), o.settings.mode = DecodeMode::Draft;
         else if (a == "--gamma") o.settings.gamma = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
         else if (a == "--adaptive-gamma") o.settings.adaptive_gamma = true, o.settings.mode = DecodeMode::Draft;
+        else if (a == "--draft-tree") o.settings.draft_branches = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
+        else if (a == "--ngram") o.settings.ngram_tokens = std::stoi(value()), o.settings.mode = DecodeMode::Ngram;
         else if (a == "--accept") o.accept = value();
         else if (a == "--temp") o.settings.temperature = std::stof(value());
         else if (a == "--seed") o.settings.seed = std::stoull(value());
         else if (a == "--help" || a == "-h") {
             std::puts("medusa-chat [--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
-                      "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--temp T] [--seed N] [--size WxH]\n"
-                      "  --draft-model, --gamma, --adaptive-gamma select draft-model speculative decoding\n"
-                      "      (--accept greedy|sample); otherwise Medusa (--accept greedy|typical|sample)\n"
+                      "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
+                      "            [--temp T] [--seed N] [--size WxH]\n"
+                      "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
+                      "      --ngram n-gram lookup, otherwise Medusa; --accept greedy|typical|sample in every mode\n"
                       "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
                       "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
@@ -77,10 +80,7 @@ Options parse(int argc, char** argv) {
             std::exit(0);
         } else throw std::runtime_error("unknown argument " + a + " (see --help)");
     }
-    if (!o.accept.empty()) {
-        if (o.settings.mode == DecodeMode::Draft) o.settings.draft_rule = parse_draft_rule(o.accept);
-        else o.settings.rule = parse_accept_rule(o.accept);
-    }
+    if (!o.accept.empty()) o.settings.rule = parse_accept_rule(o.accept);
     if (o.settings.gamma < 1 || o.settings.gamma > 16) throw std::runtime_error("--gamma must be in 1..16");
     return o;
 }
@@ -185,7 +185,7 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
                 bool guess_rejected = false;  // Medusa: a guess under the last accepted node was turned down
                 for (const auto& n : s.trace.nodes)
                     guess_rejected = guess_rejected || (!s.trace.path.empty() && n.parent == s.trace.path.back());
-                if (s.trace.step > 0 && (s.source == StepSource::Draft ? rejected_node(s.trace) > 0
+                if (s.trace.nodes.size() > 1 && (s.source == StepSource::Draft ? rejected_node(s.trace) > 0
                                                                        : s.trace.accepted > 0 && guess_rejected))
                     app.selected_step = i;
             }

@@ -42,8 +42,8 @@ void draw_speedup(ChatApp& app) {
     ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", name == "medusa" ? "Medusa" : name.c_str(),
                        r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
     ImGui::PopStyleColor();
-    ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.forward_passes + 1, r.plain_tokens,
-                        r.plain_forward_passes + 1, r.mode.c_str());
+    ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.steps, r.plain_tokens,
+                        r.plain_steps, r.mode.c_str());
 }
 
 }  // namespace
@@ -63,7 +63,7 @@ void draw_metrics_panel(ChatApp& app) {
     int tokens = 0, tree_steps = 0, tree_tokens = 0;
     for (const auto* s : cur) {
         tokens += int(s->trace.emitted.size());
-        if (s->trace.step > 0 && !s->trace.nodes.empty()) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
+        if (s->trace.nodes.size() > 1) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
     }
     const double tau = tree_steps ? double(tree_tokens) / tree_steps : 0;
     ImGui::Text("tokens per step (tau):  %.2f", tau);
@@ -124,7 +124,7 @@ void draw_metrics_panel(ChatApp& app) {
             ImGui::TableNextColumn();
             ImGui::Text("%d", t.new_tokens);
             ImGui::TableNextColumn();
-            ImGui::Text("%.2f", t.forward_passes ? double(t.new_tokens) / (t.forward_passes + 1) : 1.0);
+            ImGui::Text("%.2f", t.steps ? double(t.new_tokens) / t.steps : 1.0);
             ImGui::TableNextColumn();
             ImGui::Text("%.0f", t.decode_ms > 0 ? t.new_tokens * 1000.0 / t.decode_ms : 0.0);
         }

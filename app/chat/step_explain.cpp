@@ -49,9 +49,6 @@ std::string draft_caption(const StepRecord& r) {
     const int emitted = int(s.emitted.size());
     const std::string head = "Step " + std::to_string(s.step) + ": ";
     const int gamma = int(s.nodes.size()) - 1;
-    if (s.step == 0 && gamma == 0)
-        return head + "the prompt's forward pass gives the first token " + quoted(r.bonus_text) +
-               "; the draft model starts proposing from the next step.";
     if (gamma == 0)
         return head + "nothing left to draft; the target's own token " + quoted(r.bonus_text) + ".";
     std::string out = head + "the draft proposed " + plural(gamma, "token", "tokens") + " (";
@@ -72,7 +69,7 @@ std::string draft_caption(const StepRecord& r) {
                " it rejected " + quoted(text_of(r, rej));
         const TreeNodeTrace& n = s.nodes[rej];
         if (r.sampled) {
-            out += " (p/q = " + fixed2(n.head_prob > 0 ? n.model_prob / n.head_prob : 0) + ") and resampled " +
+            out += " (p/q = " + fixed2(n.draft_prob > 0 ? n.model_prob / n.draft_prob : 0) + ") and resampled " +
                    quoted(r.bonus_text) + " from max(0, p - q)";
         } else {
             out += " (not the target's top choice) and took the target's " + quoted(r.bonus_text) + " instead";
@@ -88,12 +85,18 @@ std::string step_caption(const StepRecord& r) {
     if (r.source == StepSource::Draft) return draft_caption(r);
     const StepTrace& s = r.trace;
     const int emitted = int(s.emitted.size());
-    if (s.nodes.empty())
-        return "Step " + std::to_string(s.step) + ": the prompt's forward pass gives the first token " +
-               quoted(r.bonus_text) + "; the heads start guessing from the next step.";
+    const bool medusa = s.drafter == "medusa";
+    if (s.nodes.size() == 1 && medusa && s.step == 1)
+        return "Step 1: the heads read the hidden state of the last token, which no pass has made yet: this pass "
+               "checks the prompt's last token alone and gives the first token " +
+               quoted(r.bonus_text) + "; the heads guess from the next step.";
     if (s.nodes.size() == 1)
-        return "Step " + std::to_string(s.step) + ": plain decoding - one forward pass, the model's own token " +
-               quoted(r.bonus_text) + " (1 token per pass).";
+        return "Step " + std::to_string(s.step) + ": " + (s.drafter == "plain" ? "plain decoding" : "nothing drafted") +
+               " - one forward pass, the model's own token " + quoted(r.bonus_text) + " (1 token per pass).";
+    // Who made the guess at depth d.
+    auto guesser = [&](int d) {
+        return medusa ? "head " + std::to_string(d) : s.drafter == "ngram" ? std::string("the lookup") : "the draft";
+    };
     std::string out = "Step " + std::to_string(s.step) + ": ";
     // Name the accepted guesses (at most three, so the line stays one line).
     for (int d = 1; d <= s.accepted; ++d) {
@@ -103,7 +106,7 @@ std::string step_caption(const StepRecord& r) {
             break;
         }
         if (d > 1) out += ", ";
-        out += "head " + std::to_string(d) + " guessed " + quoted(text_of(r, node)) + " (rank " +
+        out += guesser(d) + " guessed " + quoted(text_of(r, node)) + " (rank " +
                std::to_string(s.nodes[node].rank + 1) + ")";
     }
     if (s.accepted > 0) out += "; the model agreed";
@@ -114,8 +117,8 @@ std::string step_caption(const StepRecord& r) {
         if (s.nodes[i].parent == last && (best_child < 0 || s.nodes[i].rank < s.nodes[best_child].rank)) best_child = i;
     if (best_child >= 0) {
         out += s.accepted > 0 ? "; then " : "";
-        out += "head " + std::to_string(s.accepted + 1) + " guessed " + quoted(text_of(r, best_child)) +
-               " but the model chose " + quoted(r.bonus_text);
+        out += guesser(s.accepted + 1) + " guessed " + quoted(text_of(r, best_child)) + " but the model chose " +
+               quoted(r.bonus_text);
     } else {
         out += "; the model added " + quoted(r.bonus_text);
     }

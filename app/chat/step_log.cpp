@@ -17,14 +17,14 @@ void StepLog::append(StepRecord record) {
     steps_.push_back(std::move(record));
 }
 
-void StepLog::end_turn(int id, const std::string& stop_reason, int new_tokens, int forward_passes, double decode_ms) {
+void StepLog::end_turn(int id, const std::string& stop_reason, int new_tokens, int steps, double decode_ms) {
     std::lock_guard lock(mutex_);
     for (auto& t : turns_)
         if (t.id == id) {
             t.done = true;
             t.stop_reason = stop_reason;
             t.new_tokens = new_tokens;
-            t.forward_passes = forward_passes;
+            t.steps = steps;
             t.decode_ms = decode_ms;
         }
 }

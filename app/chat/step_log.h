@@ -11,8 +11,9 @@
 
 namespace medusa::chat {
 
-// Who proposed a step's candidates: Medusa heads (a tree; also plain decoding's one-node tree)
-// or a draft model (a chain: node d is the draft's d-th token, head_prob its q, model_prob p).
+// How a step's candidates are drawn: as a tree by depth (Medusa heads, n-gram tries, draft trees;
+// also plain decoding's lone root) or as a draft model's chain (node d is the draft's d-th
+// token, draft_prob its q, model_prob p).
 enum class StepSource { Medusa, Draft };
 
 // One decoding step with the text of its tokens (decoded on the worker: the tokenizer stays there).
@@ -20,7 +21,7 @@ struct StepRecord {
     int turn = 0;
     StepTrace trace;
     StepSource source = StepSource::Medusa;
-    bool sampled = false;  // draft steps: speculative sampling (q and p known) rather than greedy matching
+    bool sampled = false;  // the drafts were sampled (q and p decided) rather than chosen deterministically
     std::vector<std::string> node_text;     // per tree node
     std::vector<std::string> emitted_text;  // per emitted token
     std::string bonus_text;
@@ -34,7 +35,7 @@ struct TurnRecord {
     bool done = false;
     std::string stop_reason;  // "length", "stop-token", "cancelled", "error: ..."
     int new_tokens = 0;
-    int forward_passes = 0;
+    int steps = 0;  // verify passes of the target
     double decode_ms = 0;
 };
 
@@ -48,7 +49,7 @@ public:
 
     int begin_turn(std::string prompt, std::string mode);
     void append(StepRecord record);
-    void end_turn(int id, const std::string& stop_reason, int new_tokens, int forward_passes, double decode_ms);
+    void end_turn(int id, const std::string& stop_reason, int new_tokens, int steps, double decode_ms);
     void clear();
 
     // Steps with index >= from (of the current epoch); a reader passes the count it already holds.

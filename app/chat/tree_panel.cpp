@@ -36,7 +36,7 @@ void medusa_tooltip(const StepRecord& r, int i) {
         ImGui::Text("%s: guessed by head %d (its rank-%d choice)", label_text(r.node_text[i]).c_str(), n.depth,
                     n.rank + 1);
         ImGui::Separator();
-        ImGui::Text("head probability:   %.3f", n.head_prob);
+        ImGui::Text("head probability:   %.3f", n.draft_prob);
         ImGui::Text("model probability:  %.3f", n.model_prob);
         if (n.limit > 0) ImGui::Text("typical threshold:  %.3f  (%s)", n.limit, n.model_prob >= n.limit ? "passes" : "fails");
         ImGui::Text("%s", n.accepted ? "ACCEPTED: on the longest path the model agreed with"
@@ -55,11 +55,11 @@ void draft_tooltip(const StepRecord& r, int i) {
         ImGui::Text("%s: the draft model's token for position %d", label_text(r.node_text[i]).c_str(), n.depth);
         ImGui::Separator();
         if (r.sampled) {
-            ImGui::Text("q (draft probability):   %.3f", n.head_prob);
+            ImGui::Text("q (draft probability):   %.3f", n.draft_prob);
             if (n.tried) {
                 ImGui::Text("p (target probability):  %.3f", n.model_prob);
                 ImGui::Text("acceptance probability min(1, p/q) = %.3f",
-                            n.head_prob > 0 ? std::min(1.0f, n.model_prob / n.head_prob) : 0.0f);
+                            n.draft_prob > 0 ? std::min(1.0f, n.model_prob / n.draft_prob) : 0.0f);
             }
         } else if (n.tried) {
             ImGui::Text("greedy: accepted only if it is the target's most likely token (%s)",
@@ -128,11 +128,9 @@ void draw_tree_panel(ChatApp& app) {
 
     const auto& nodes = r.trace.nodes;
     ImGui::BeginChild("tree canvas", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-    if (nodes.empty() || (draft && r.trace.step == 0)) {
-        ImGui::TextWrapped(draft ? "Step 0 is the prompt's own forward pass: the target gives the first token %s. The "
-                                   "draft model has read the prompt too and starts proposing at step 1."
-                                 : "Step 0 is the prompt's own forward pass: it gives the first token %s and the "
-                                   "hidden state the Medusa heads guess from. Trees start at step 1.",
+    if (nodes.size() <= 1 && r.trace.drafter == "medusa" && r.trace.step == 1) {
+        ImGui::TextWrapped("Step 1 checks the prompt's last token alone: it gives the first token %s and the "
+                           "hidden state the Medusa heads guess from. Trees start at step 2.",
                            label_text(r.bonus_text).c_str());
         ImGui::EndChild();
         return;
@@ -207,8 +205,8 @@ void draw_tree_panel(ChatApp& app) {
             char prob[40];
             if (i == 0) std::snprintf(prob, sizeof prob, "root");
             else if (draft && !r.sampled) std::snprintf(prob, sizeof prob, "%s", !n.tried ? "unchecked" : n.passes ? "= argmax" : "not argmax");
-            else if (draft && n.tried) std::snprintf(prob, sizeof prob, "q %.2f  p %.2f", n.head_prob, n.model_prob);
-            else std::snprintf(prob, sizeof prob, draft ? "q %.2f" : "%.2f", n.head_prob);
+            else if (draft && n.tried) std::snprintf(prob, sizeof prob, "q %.2f  p %.2f", n.draft_prob, n.model_prob);
+            else std::snprintf(prob, sizeof prob, draft ? "q %.2f" : "%.2f", n.draft_prob);
             const ImU32 border = acc ? kAcceptedPath : is_rejected ? kRejected : origin_color(draft ? kDraftOrigin : n.depth, alpha);
             const ImU32 fill = acc ? IM_COL32(70, 50, 20, 255) : IM_COL32(38, 40, 52, int(255 * alpha));
             const bool big = acc || draft;  // a chain is narrow: every drafted token gets a full box
@@ -221,7 +219,7 @@ void draw_tree_panel(ChatApp& app) {
             if (is_rejected) {
                 char why[48];
                 if (r.sampled)
-                    std::snprintf(why, sizeof why, "rejected (p/q = %.2f)", n.head_prob > 0 ? n.model_prob / n.head_prob : 0.0f);
+                    std::snprintf(why, sizeof why, "rejected (p/q = %.2f)", n.draft_prob > 0 ? n.model_prob / n.draft_prob : 0.0f);
                 else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
                 dl->AddText(ImVec2(c.x + hw + 8, c.y - font * 0.5f), kRejected, why);
             }

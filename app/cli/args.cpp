@@ -1,5 +1,7 @@
 #include "args.h"
 
+#include <cmath>
+
 namespace medusa::cli {
 
 namespace {
@@ -53,10 +55,10 @@ float Args::number(const std::string& name, float fallback) const {
     try {
         size_t used = 0;
         float v = std::stof(str(name), &used);
-        if (used != str(name).size()) throw std::invalid_argument("");
+        if (used != str(name).size() || !std::isfinite(v)) throw std::invalid_argument("");
         return v;
     } catch (const std::exception&) {
-        throw UsageError(name + " expects a number, got '" + str(name) + "'");
+        throw UsageError(name + " expects a finite number, got '" + str(name) + "'");
     }
 }
 

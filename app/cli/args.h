@@ -21,6 +21,8 @@ public:
     int integer(const std::string& name, int fallback) const;
     float number(const std::string& name, float fallback) const;
     const std::vector<std::string>& positional() const { return positional_; }
+    // Sets an option as if it had been given (bench runs one mode with several settings).
+    void set(const std::string& name, const std::string& value) { values_[name] = value; }
 
 private:
     std::map<std::string, std::string> values_;

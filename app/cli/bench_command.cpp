@@ -7,9 +7,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "bench_draft.h"
+#include "bench_compare.h"
 #include "bench_dtypes.h"
-#include "bench_medusa.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -80,7 +79,9 @@ int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
               {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
-               "--draft-model", "--gamma", "--kernel-layouts"});
+               "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
+               "--ngram-branches", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+               "--accept", "--typical-eps", "--typical-delta"});
     if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
@@ -127,16 +128,9 @@ int run_bench(int argc, char** argv) {
         // Block sizes up to 128 tokens; on a CPU driver a 1B model's 128-token block takes minutes.
         const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 8 : 128);
         g["verify_latency_ms"] = bench_verify_latency(model, n_prompt, runs, max_block);
-        if (!args.has("--no-medusa") && file.format != "synthetic") {
-            std::vector<std::vector<int>> prompts;
-            if (auto tok = try_open_tokenizer(args, file))
-                for (const char* text : {"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day"})
-                    prompts.push_back(tok->encode(text, true));
-            else
-                prompts.push_back(prompt);
-            out["medusa"] = bench_medusa(args, model, file, prompts, n_decode, runs);
-        }
-        if (args.has("--compare")) out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
+        // Decoding modes side by side: --compare's list, else plain against Medusa.
+        if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))
+            out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
     }
     {
         GpuModel profiled(*gpu, file, {.timestamps = true, .context = context, .layouts = layouts});

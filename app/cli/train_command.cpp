@@ -8,7 +8,9 @@
 
 #include "commands.h"
 #include "llm/cpu_reference.h"
+#include "llm/cpu_tree_runner.h"
 #include "llm/gpu_model.h"
+#include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "session.h"
 #include "train/head_training.h"
@@ -26,7 +28,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 
 // Generates (or reloads from `cache`) the model's own text and hidden states.
-DistillData distill(LanguageModel& model, const HiddenFn& hidden, const ModelFile& file, const std::vector<std::vector<int>>& prompts, int bos,
+DistillData distill(TreeRunner& model, const HiddenFn& hidden, const ModelFile& file, const std::vector<std::vector<int>>& prompts, int bos,
                     const DistillOptions& o, const std::string& cache, const char* what) {
     const std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
                             " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
@@ -91,8 +93,14 @@ int run_train_heads(int argc, char** argv) {
     if (engine != "auto" && engine != "cpu" && engine != "gpu") throw UsageError("--data-engine must be auto, cpu or gpu");
     const bool use_cpu = engine == "cpu" || (engine == "auto" && gpu->info().type == "cpu");
     std::unique_ptr<CpuReferenceModel> cpu;
-    if (use_cpu) cpu = std::make_unique<CpuReferenceModel>(file);
-    LanguageModel& writer = use_cpu ? static_cast<LanguageModel&>(*cpu) : model;
+    std::unique_ptr<TreeRunner> writer_runner;
+    if (use_cpu) {
+        cpu = std::make_unique<CpuReferenceModel>(file);
+        writer_runner = std::make_unique<CpuTreeRunner>(*cpu);
+    } else {
+        writer_runner = std::make_unique<GpuTreeRunner>(model);
+    }
+    TreeRunner& writer = *writer_runner;
     const HiddenFn hidden = use_cpu ? cpu_hidden_states(*cpu) : gpu_hidden_states(model);
     const DistillData train = distill(writer, hidden, file, prompts, tok.bos_id(), d, (fs::path(out) / "train_data.safetensors").string(),
                                       "training text");

@@ -7,10 +7,13 @@
 #include <fstream>
 
 #include "commands.h"
-#include "decode/medusa_decoder.h"
+#include "decode/medusa_drafter.h"
+#include "decode/speculative_decoder.h"
 #include "decode/tree_search.h"
 #include "llm/cpu_reference.h"
+#include "llm/cpu_tree_runner.h"
 #include "llm/gpu_model.h"
+#include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "session.h"
 #include "train/head_training.h"
@@ -23,21 +26,21 @@ using namespace medusa::train;
 namespace {
 
 // Milliseconds per Medusa step (heads, top-k, verify, accept, commit) with a given tree.
-double time_medusa_step(GpuModel& model, const ModelFile& file, const MedusaHeads& heads,
+double time_medusa_step(TreeRunner& runner, const ModelFile& file, const MedusaHeads& heads,
                         const std::vector<std::vector<int>>& choices, const std::vector<int>& prompt) {
-    // topk = the largest rank + 1: MedusaDecoder lays candidates out with that stride (see report).
     int topk = 1;
     for (const auto& c : choices)
         for (int r : c) topk = std::max(topk, r + 1);
     const TreeBuffers tree = build_tree_buffers(make_tree(choices), topk);
-    MedusaOptions o;
+    MedusaDrafter drafter(runner, file, heads, tree);
+    DecodeOptions o;
     o.max_new_tokens = 48;
-    MedusaDecoder d(model, file, heads, tree, o);
+    SpeculativeDecoder d(runner, drafter, o);
     // The fastest of three runs: other work on the machine only ever adds time.
     double best = 0;
     for (int run = 0; run < 3; ++run) {
         const GenerationStats s = d.generate(prompt, [](const StepTrace&) { return true; });
-        const double ms = s.decode_ms / std::max(1, s.forward_passes);
+        const double ms = s.decode_ms / std::max(1, s.steps);
         if (run == 0 || ms < best) best = ms;
     }
     return best;
@@ -53,6 +56,7 @@ int run_tune_tree(int argc, char** argv) {
     Tokenizer tok = open_tokenizer(args, file);
     auto gpu = open_gpu(args, &file);
     GpuModel model(*gpu, file);
+    GpuTreeRunner runner(model);
     const MedusaHeads heads = load_medusa_heads(args.str("--heads"), model.config());
     const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);
 
@@ -66,8 +70,10 @@ int run_tune_tree(int argc, char** argv) {
     for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
     std::unique_ptr<CpuReferenceModel> cpu;
     if (gpu->info().type == "cpu") cpu = std::make_unique<CpuReferenceModel>(file);  // faster text on CPU drivers
-    const DistillData calib = cpu ? generate_distill_data(*cpu, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)
-                                  : generate_distill_data(model, gpu_hidden_states(model), prompts, tok.bos_id(), o);
+    std::unique_ptr<CpuTreeRunner> cpu_runner;
+    if (cpu) cpu_runner = std::make_unique<CpuTreeRunner>(*cpu);
+    const DistillData calib = cpu ? generate_distill_data(*cpu_runner, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)
+                                  : generate_distill_data(runner, gpu_hidden_states(model), prompts, tok.bos_id(), o);
     const HeadAccuracy acc = evaluate_heads(*gpu, heads, calib);
     std::fprintf(stderr, "calibration: %zu positions of greedy text\nhead  top-1..top-5 rank shares\n", acc.positions);
     for (int k = 0; k < heads.count(); ++k) {
@@ -92,7 +98,7 @@ int run_tune_tree(int argc, char** argv) {
         rows[n - 1].expected_tokens = 1 + tree.expected_accept(n - 1);
         if (g > 0 && grid[g - 1] == n) {
             const std::vector<std::vector<int>> c(tree.choices.begin(), tree.choices.begin() + (n - 1));
-            rows[n - 1].step_ms = time_medusa_step(model, file, heads, c, prompt);
+            rows[n - 1].step_ms = time_medusa_step(runner, file, heads, c, prompt);
             --g;
         } else {
             rows[n - 1].step_ms = rows[n].step_ms;

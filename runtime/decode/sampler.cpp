@@ -11,6 +11,11 @@ int argmax(std::span<const float> v) { return int(std::max_element(v.begin(), v.
 
 Sampler::Sampler(SamplingParams params) : params_(params), state_(params.seed * 0x9E3779B97F4A7C15ull + 1) {}
 
+void Sampler::reseed(uint64_t seed) {
+    params_.seed = seed;
+    state_ = seed * 0x9E3779B97F4A7C15ull + 1;
+}
+
 float Sampler::uniform() {
     // xorshift64*: fast, and the same sequence on every platform for a seed.
     state_ ^= state_ >> 12;
@@ -19,7 +24,7 @@ float Sampler::uniform() {
     return float((state_ * 0x2545F4914F6CDD1Dull) >> 40) / 16777216.0f;
 }
 
-std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<const int> history) const {
+std::vector<float> Sampler::penalized(std::span<const float> raw, std::span<const int> history) const {
     const size_t n = raw.size();
     std::vector<float> logits(raw.begin(), raw.end());
     if (penalizes()) {
@@ -35,6 +40,16 @@ std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<c
             logits[t] = logits[t] > 0 ? logits[t] / params_.repeat_penalty : logits[t] * params_.repeat_penalty;
         }
     }
+    return logits;
+}
+
+int Sampler::greedy_token(std::span<const float> raw, std::span<const int> history) const {
+    return penalizes() ? argmax(penalized(raw, history)) : argmax(raw);
+}
+
+std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<const int> history) const {
+    const size_t n = raw.size();
+    const std::vector<float> logits = penalized(raw, history);
     std::vector<float> p(n, 0.0f);
     if (greedy()) {
         p[argmax(logits)] = 1.0f;

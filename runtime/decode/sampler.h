@@ -25,15 +25,20 @@ public:
     // The distribution sample() draws from: the penalised logits' softmax(logits / T), cut to the
     // top-k and then the top-p nucleus and renormalised (one-hot at the argmax when T == 0).
     std::vector<float> distribution(std::span<const float> logits, std::span<const int> history = {}) const;
+    // The greedy choice: the argmax of the logits after the repetition penalty.
+    int greedy_token(std::span<const float> logits, std::span<const int> history = {}) const;
     // Whether the token depends on more than the logits' argmax at T == 0 (a repetition penalty).
     bool penalizes() const { return params_.repeat_penalty != 1.0f; }
     // Draws an index from a (not necessarily normalised) non-negative weight vector.
     int draw(std::span<const float> weights);
     float uniform();  // in [0, 1)
+    // Restarts the random stream (the shaping stays).
+    void reseed(uint64_t seed);
     bool greedy() const { return params_.temperature <= 0.0f; }
     const SamplingParams& params() const { return params_; }
 
 private:
+    std::vector<float> penalized(std::span<const float> logits, std::span<const int> history) const;
     SamplingParams params_;
     uint64_t state_;
 };

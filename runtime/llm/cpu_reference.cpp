@@ -16,9 +16,16 @@ void rmsnorm(float* out, const float* x, const float* gain, int n, float eps) {
 
 void matvec(float* out, const float* x, const float* w, int in, int rows) {
     for (int o = 0; o < rows; ++o) {
-        float acc = 0;
         const float* row = w + size_t(o) * in;
-        for (int i = 0; i < in; ++i) acc += row[i] * x[i];
+        // Eight partial sums: independent additions the compiler turns into one vector register
+        // (a single running sum would be a chain of dependent adds, several times slower).
+        float part[8] = {};
+        int i = 0;
+        for (; i + 8 <= in; i += 8)
+            for (int k = 0; k < 8; ++k) part[k] += row[i + k] * x[i + k];
+        float acc = 0;
+        for (float p : part) acc += p;
+        for (; i < in; ++i) acc += row[i] * x[i];
         out[o] = acc;
     }
 }
@@ -80,8 +87,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                 const int kv_off = (h / kv_mul) * hd;
                 float max_score = -INFINITY;
                 for (int s = 0; s < n_keys; ++s) {
-                    const bool visible = s < block.base || block.sees(t, s - block.base);
-                    if (!visible) continue;
+                    if (!block.sees_slot(t, s)) continue;
                     float acc = 0;
                     for (int d = 0; d < hd; ++d) acc += qh[d] * kc[size_t(s) * kv_dim + kv_off + d];
                     scores[s] = acc / std::sqrt(float(hd));
@@ -89,8 +95,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                 }
                 float sum = 0;
                 for (int s = 0; s < n_keys; ++s) {
-                    const bool visible = s < block.base || block.sees(t, s - block.base);
-                    scores[s] = visible ? std::exp(scores[s] - max_score) : 0.0f;
+                    scores[s] = block.sees_slot(t, s) ? std::exp(scores[s] - max_score) : 0.0f;
                     sum += scores[s];
                 }
                 for (int d = 0; d < hd; ++d) {
@@ -113,6 +118,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
         }
     }
     block_size_ = T;
+    contents_.wrote(block.base, block.tokens, block.is_causal());
     hidden_.resize(size_t(T) * dim);
     logits_.resize(size_t(T) * cfg_.vocab_size);
     for (int t = 0; t < T; ++t) {
@@ -120,6 +126,15 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
         matvec(&logits_[size_t(t) * cfg_.vocab_size], &hidden_[size_t(t) * dim], classifier_.data(), dim,
                cfg_.vocab_size);
     }
+}
+
+void CpuReferenceModel::keep_path(int base, std::span<const int> path, std::span<const int> tokens) {
+    const size_t kv = cfg_.kv_dim();
+    for (int l = 0; l < cfg_.n_layers; ++l)
+        for (size_t d = 1; d < path.size(); ++d)
+            for (auto* cache : {&key_cache_[l], &value_cache_[l]})
+                std::copy_n(&(*cache)[(base + path[d]) * kv], kv, &(*cache)[(base + d) * kv]);
+    contents_.wrote(base, tokens, true);
 }
 
 std::span<const float> CpuReferenceModel::logits(int t) {

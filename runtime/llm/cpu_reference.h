@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "llm/cache_contents.h"
 #include "llm/language_model.h"
 
 namespace medusa {
@@ -18,6 +19,11 @@ public:
     const char* engine_name() const override { return "cpu-reference"; }
     // Final-norm hidden state of block token t (what Medusa heads read).
     std::span<const float> hidden(int t) const;
+    // Slots [0, n) hold the final entries of these tokens (see CacheContents).
+    std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
+    // Moves the accepted path of the tree verified at slot `base` (block indices, root first,
+    // increasing; `tokens` are theirs) to slots base, base+1, ... in every layer.
+    void keep_path(int base, std::span<const int> path, std::span<const int> tokens);
 
 private:
     struct Layer {
@@ -29,6 +35,7 @@ private:
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
     std::vector<float> logits_, hidden_;                       // [T][vocab], [T][dim]
     int block_size_ = 0;
+    CacheContents contents_;
 };
 
 // Helpers shared by the reference and by tests that check single kernels.

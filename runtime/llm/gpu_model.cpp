@@ -1,24 +1,16 @@
 #include "llm/gpu_model.h"
 
-#include "gpu/vk_check.h"
-#include "llm/kernel_params.h"
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
+#include "gpu/vk_check.h"
+#include "layouts/block_params.h"
+#include "llm/kernel_params.h"
+
 namespace medusa {
 
 using namespace kernels;
-
-namespace {
-
-// Must match shaders/step_params.glsl.
-constexpr int kTMax = TokenBlock::kMaxTokens;
-constexpr int kMaskWords = kTMax / 32;
-constexpr int kParamWords = 4 + 2 * kTMax + kTMax * kMaskWords;
-
-}  // namespace
 
 GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions options)
     : ctx_(ctx),
@@ -28,6 +20,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
                                                           : options.layouts == KernelLayouts::Cpu) {
     if (options_.context > 0) cfg_.seq_len = std::min(cfg_.seq_len, options_.context);
     const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), ctx_len = cfg_.seq_len;
+    constexpr size_t T = MAX_BLOCK_TOKENS;
     auto dev = gpu::MemoryKind::Device;
 
     embeddings_ = upload_matrix(ctx, {&file.get("tok_embeddings")});
@@ -47,22 +40,19 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
                          L.w13.bytes() + L.w2.bytes();
         layers_.push_back(std::move(L));
     }
-    // One K and one V buffer for all layers, so a single dispatch can compact every layer.
-    key_cache_ = std::make_unique<gpu::Buffer>(ctx, size_t(cfg_.n_layers) * ctx_len * kv * 4, dev);
-    value_cache_ = std::make_unique<gpu::Buffer>(ctx, size_t(cfg_.n_layers) * ctx_len * kv * 4, dev);
-    key_cache_->fill_zero();
-    value_cache_->fill_zero();
-    params_ = std::make_unique<gpu::Buffer>(ctx, kParamWords * 4, gpu::MemoryKind::Host);
-    x_ = std::make_unique<gpu::Buffer>(ctx, kTMax * dim * 4, dev);
-    qkv_ = std::make_unique<gpu::Buffer>(ctx, kTMax * (dim + 2 * kv) * 4, dev);
-    att_out_ = std::make_unique<gpu::Buffer>(ctx, kTMax * dim * 4, dev);
-    hidden_ = std::make_unique<gpu::Buffer>(ctx, kTMax * dim * 4, dev);
-    hb_ = std::make_unique<gpu::Buffer>(ctx, size_t(kTMax) * cfg_.hidden_dim * 4, dev);
-    scores_ = std::make_unique<gpu::Buffer>(ctx, size_t(kTMax) * cfg_.n_heads * ctx_len * 4, dev);
-    logits_ = std::make_unique<gpu::Buffer>(ctx, size_t(kTMax) * cfg_.vocab_size * 4, gpu::MemoryKind::Host);
-    argmax_ = std::make_unique<gpu::Buffer>(ctx, kTMax * 4, gpu::MemoryKind::Host);
+    kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim());
+    matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps);
+    params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
+    x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
+    qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
+    att_out_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
+    hidden_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
+    hb_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.hidden_dim * 4, dev);
+    scores_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.n_heads * ctx_len * 4, dev);
+    logits_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.vocab_size * 4, gpu::MemoryKind::Host);
+    argmax_ = std::make_unique<gpu::Buffer>(ctx, T * 4, gpu::MemoryKind::Host);
     if (!params_->mapped() || !logits_->mapped() || !argmax_->mapped())
-        throw gpu::VulkanError("the device offers no host-visible memory for step parameters and logits");
+        throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
     kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 4, sizeof(RopePush));
     kernels_["attention"] = std::make_unique<gpu::Kernel>(
@@ -73,39 +63,15 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
 
 GpuModel::~GpuModel() = default;
 
-const gpu::Kernel& GpuModel::matmul_kernel(const std::string& variant, const std::vector<uint32_t>& spec) {
-    std::string key = "matmul_" + variant;
-    for (uint32_t c : spec) key += "/" + std::to_string(c);
-    auto& k = kernels_[key];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush), spec);
-    return *k;
-}
-
 const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
     auto& k = kernels_["embed_" + variant];
     if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "embed_" + variant, 4, sizeof(EmbedPush));
     return *k;
 }
 
-void GpuModel::record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu::BufferRef x, gpu::BufferRef y,
-                             const gpu::Buffer* extra, uint32_t flags, int out_rows, int n_tokens,
-                             uint32_t x_stride, uint32_t y_stride, int block_rows) {
-    if (block_rows > 0 && (n_tokens != 1 || out_rows % block_rows != 0))
-        throw std::invalid_argument("row blocks need one token and a whole number of blocks");
-    // One dispatch per segment of the stack; a fused SwiGLU and row blocks need a single one.
-    if ((flags & kMatmulSwiglu) || block_rows > 0) w.only();
-    for (const GpuMatrix::Segment& s : w.segments) {
-        const int rows = w.segments.size() == 1 ? out_rows : s.rows;
-        MatmulPush push{uint32_t(w.cols), uint32_t(rows), uint32_t(n_tokens), s.group_shift(), flags, x_stride,
-                        y_stride, cfg_.rms_eps, uint32_t(block_rows > 0 ? block_rows : rows), uint32_t(s.first_row)};
-        const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), n_tokens, cpu_layouts_);
-        seq.dispatch(matmul_kernel(s.variant, g.spec), {*s.words, *s.scales, x, y, extra ? *extra : *final_norm_},
-                     push, g.groups_x, g.groups_y);
-    }
-}
-
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     const uint32_t dim = cfg_.dim, kv = cfg_.kv_dim(), hd = cfg_.head_dim(), hidden = cfg_.hidden_dim;
+    MatmulRecorder& mm = *matmuls_;
     seq.stage("embed");
     {
         const GpuMatrix::Segment& e = embeddings_.only();
@@ -115,42 +81,52 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     }
     for (size_t l = 0; l < layers_.size(); ++l) {
         const Layer& L = layers_[l];
-        const uint32_t cache_offset = uint32_t(l * cfg_.seq_len * kv);
+        const uint32_t cache_offset = kv_->layer_offset(int(l));
         seq.stage("attention");
-        record_matmul(seq, L.wqkv, *x_, *qkv_, L.attention_norm.get(), kMatmulNorm, L.wqkv.rows, T, dim, dim + 2 * kv);
-        seq.dispatch(*kernels_["rope_kv"], {*qkv_, *key_cache_, *value_cache_, *params_},
+        mm.record(seq, {.w = &L.wqkv, .x = x_.get(), .y = qkv_.get(), .extra = L.attention_norm.get(),
+                        .flags = kMatmulNorm, .out_rows = L.wqkv.rows, .tokens = T, .x_stride = dim,
+                        .y_stride = dim + 2 * kv});
+        seq.dispatch(*kernels_["rope_kv"], {*qkv_, kv_->keys(), kv_->values(), *params_},
                      RopePush{dim, kv, hd, cfg_.rope_theta, cache_offset}, div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
-        seq.dispatch(*kernels_["attention"], {*qkv_, *key_cache_, *value_cache_, *params_, *scores_, *att_out_},
+        seq.dispatch(*kernels_["attention"], {*qkv_, kv_->keys(), kv_->values(), *params_, *scores_, *att_out_},
                      AttentionPush{dim, kv, hd, uint32_t(cfg_.n_heads), uint32_t(cfg_.n_heads / cfg_.n_kv_heads),
                                    uint32_t(cfg_.seq_len), cache_offset},
                      attention_groups(ctx_, uint32_t(cfg_.n_heads * T)));
-        record_matmul(seq, L.wo, *att_out_, *x_, nullptr, kMatmulAccum, dim, T, dim, dim);
+        mm.record(seq, {.w = &L.wo, .x = att_out_.get(), .y = x_.get(), .flags = kMatmulAccum, .out_rows = int(dim),
+                        .tokens = T, .x_stride = dim, .y_stride = dim});
         seq.stage("ffn");
-        record_matmul(seq, L.w13, *x_, *hb_, L.ffn_norm.get(), kMatmulNorm | kMatmulSwiglu, hidden, T, dim, hidden);
-        record_matmul(seq, L.w2, *hb_, *x_, nullptr, kMatmulAccum, dim, T, hidden, dim);
+        mm.record(seq, {.w = &L.w13, .x = x_.get(), .y = hb_.get(), .extra = L.ffn_norm.get(),
+                        .flags = kMatmulNorm | kMatmulSwiglu, .out_rows = int(hidden), .tokens = T, .x_stride = dim,
+                        .y_stride = hidden});
+        mm.record(seq, {.w = &L.w2, .x = hb_.get(), .y = x_.get(), .flags = kMatmulAccum, .out_rows = int(dim),
+                        .tokens = T, .x_stride = hidden, .y_stride = dim});
     }
     seq.stage("classifier");
     seq.dispatch(*kernels_["rmsnorm"], {*x_, *final_norm_, *hidden_}, RmsnormPush{dim, uint32_t(T), cfg_.rms_eps},
                  uint32_t(T));
-    record_matmul(seq, classifier_, *hidden_, *logits_, nullptr, 0, cfg_.vocab_size, T, dim, cfg_.vocab_size);
+    mm.record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
+                    .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
     seq.dispatch(*kernels_["argmax"], {*logits_, *argmax_}, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
                  uint32_t(T));
 }
 
-void GpuModel::write_params(const TokenBlock& block) {
+void GpuModel::write_block(const TokenBlock& block) {
     block.validate(cfg_.seq_len, cfg_.vocab_size);
     const int T = block.size();
-    std::vector<uint32_t> p(kParamWords, 0);
-    p[0] = uint32_t(block.base);
-    p[1] = uint32_t(T);
+    layout::BlockParams p{};
+    p.base = uint32_t(block.base);
+    p.count = uint32_t(T);
+    p.window = uint32_t(block.window);
     for (int t = 0; t < T; ++t) {
-        p[4 + t] = uint32_t(block.tokens[t]);
-        p[4 + kTMax + t] = uint32_t(block.positions[t]);
+        p.tokens[t] = uint32_t(block.tokens[t]);
+        p.positions[t] = uint32_t(block.positions[t]);
         for (int u = 0; u < T; ++u)
-            if (block.sees(t, u)) p[4 + 2 * kTMax + t * kMaskWords + u / 32] |= 1u << (u % 32);
+            if (block.sees(t, u)) p.mask[t * BLOCK_MASK_WORDS + u / 32] |= 1u << (u % 32);
+        for (int w = 0; w < block.window; ++w)
+            if (block.window_mask[t][w]) p.window_mask[t * BLOCK_MASK_WORDS + w / 32] |= 1u << (w % 32);
     }
-    params_->upload(p.data(), p.size() * 4);
+    params_->upload(&p, sizeof p);
 }
 
 void GpuModel::forward(const TokenBlock& block) {
@@ -162,13 +138,20 @@ void GpuModel::forward(const TokenBlock& block) {
         record_forward(*seq, T);
         seq->end();
     }
-    seq->wait();  // a previous replay of the same buffer must not still read the parameters
-    write_params(block);
+    kv_->flush();  // a staged compaction comes before anything else reads the cache
+    seq->wait();   // a previous replay of the same buffer must not still read the parameters
+    write_block(block);
     seq->run();
     ++submits_;
-    last_ = seq.get();
-    last_dispatches_ = seq->dispatch_count();
-    block_size_ = T;
+    finished_forward(block, *seq);
+}
+
+void GpuModel::finished_forward(const TokenBlock& block, const gpu::CommandSequence& seq) {
+    ++forwards_;
+    last_ = &seq;
+    last_dispatches_ = seq.dispatch_count();
+    block_size_ = block.size();
+    kv_->wrote(block.base, block.tokens, block.is_causal());
 }
 
 std::span<const float> GpuModel::logits(int t) {

@@ -1,5 +1,7 @@
-// The transformer on the GPU: weights uploaded once, a KV cache per layer, and one recorded
-// command buffer per block size that is replayed with a single submit per forward pass.
+// The transformer on the GPU: weights uploaded once, a KV cache, and one recorded command
+// buffer per block size that is replayed with a single submit per forward pass. Other llm
+// objects (the tree runner, the Medusa heads) record into their own command buffers through
+// the "recording" members below; nothing outside runtime/llm sees the buffers.
 #pragma once
 #include <map>
 #include <memory>
@@ -10,7 +12,9 @@
 #include "gpu/context.h"
 #include "gpu/kernel.h"
 #include "llm/gpu_matrix.h"
+#include "llm/kv_cache.h"
 #include "llm/language_model.h"
+#include "llm/matmul_recorder.h"
 
 namespace medusa {
 
@@ -36,42 +40,38 @@ public:
     const char* engine_name() const override { return "vulkan"; }
 
     gpu::Context& context() { return ctx_; }
-
-    // For strategies that put more work into the same submit (the Medusa step): records the
-    // forward pass over the block described by the parameter buffer, without begin()/end().
-    void record_forward(gpu::CommandSequence& seq, int n_tokens);
-    // Writes a block into the parameter buffer (what forward() does before submitting).
-    void write_params(const TokenBlock& block);
-    // block_rows > 0 (with n_tokens 1): w stacks out_rows / block_rows matrices; block b reads
-    // x row b and writes y row b (strides in floats; x_stride 0 gives every block the same input).
-    void record_matmul(gpu::CommandSequence& seq, const GpuMatrix& w, gpu::BufferRef x, gpu::BufferRef y,
-                       const gpu::Buffer* extra, uint32_t flags, int out_rows, int n_tokens, uint32_t x_stride,
-                       uint32_t y_stride, int block_rows = 0);
-    struct Buffers {
-        gpu::Buffer &params, &hidden, &logits, &argmax, &key_cache, &value_cache;
-    };
-    Buffers buffers() { return {*params_, *hidden_, *logits_, *argmax_, *key_cache_, *value_cache_}; }
-    const GpuMatrix& classifier() const { return classifier_; }
-    // Marks the results of a forward recorded elsewhere as readable through logits()/argmax().
-    void set_last_block_size(int n) { block_size_ = n; }
+    const GpuModelOptions& options() const { return options_; }
     // Final-norm hidden state of block token t of the last forward (what Medusa heads read).
     std::vector<float> hidden(int t) const;
     // Figures of the last forward pass, for `bench`.
     uint32_t dispatches_per_forward() const { return last_dispatches_; }
-    // Counts forward() calls, so a strategy can tell whether the cache changed behind its back.
-    uint64_t forward_count() const { return submits_; }
     uint64_t submits() const { return submits_; }
+    // Forward passes over these weights, this model's own and those recorded elsewhere: a
+    // caller that keeps results of a forward (hidden rows) can tell whether they were overwritten.
+    uint64_t forward_count() const { return forwards_; }
     std::vector<gpu::StageTime> stage_times() const;
     size_t weight_bytes() const { return weight_bytes_; }
-    // Weight type per matrix role, e.g. {"wqkv": "q8", ...}, for `info`.
+    // Weight type per matrix role, e.g. "embeddings q8, wqkv q8, ...", for `info`.
     std::string weight_variants() const;
+
+    // Recording (runtime/llm only). The forward over the block in block_params(): embeddings,
+    // layers, final norm, classifier and argmax of every block token.
+    void record_forward(gpu::CommandSequence& seq, int n_tokens);
+    void write_block(const TokenBlock& block);        // into block_params()
+    // Bookkeeping after a submit that ran record_forward: results readable, cache contents noted.
+    void finished_forward(const TokenBlock& block, const gpu::CommandSequence& seq);
+    gpu::Buffer& block_params() { return *params_; }  // layouts/block_params.h
+    const gpu::Buffer& hidden_states() const { return *hidden_; }  // (block token, dim), final norm
+    const gpu::Buffer& logits_buffer() const { return *logits_; }  // (block token, vocab), host-visible
+    KvCache& kv_cache() { return *kv_; }
+    MatmulRecorder& matmuls() { return *matmuls_; }
+    const GpuMatrix& classifier() const { return classifier_; }
 
 private:
     struct Layer {
         std::unique_ptr<gpu::Buffer> attention_norm, ffn_norm;
         GpuMatrix wqkv, wo, w13, w2;
     };
-    const gpu::Kernel& matmul_kernel(const std::string& variant, const std::vector<uint32_t>& spec);
     const gpu::Kernel& embed_kernel(const std::string& variant);
 
     gpu::Context& ctx_;
@@ -81,12 +81,16 @@ private:
     GpuMatrix embeddings_, classifier_;
     std::unique_ptr<gpu::Buffer> final_norm_;
     std::vector<Layer> layers_;
-    std::unique_ptr<gpu::Buffer> key_cache_, value_cache_, params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
+    std::unique_ptr<KvCache> kv_;
+    std::unique_ptr<MatmulRecorder> matmuls_;
+    // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
+    // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
+    std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
     std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size
-    gpu::CommandSequence* last_ = nullptr;
+    const gpu::CommandSequence* last_ = nullptr;
     uint32_t last_dispatches_ = 0;
-    uint64_t submits_ = 0;
+    uint64_t submits_ = 0, forwards_ = 0;
     size_t weight_bytes_ = 0;
     int block_size_ = 0;
 };

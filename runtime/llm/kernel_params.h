@@ -1,5 +1,5 @@
-// Push-constant blocks of the transformer shaders and their dispatch geometry, shared by the
-// model and the kernel tests. Field order and sizes must match the shaders' `Push` blocks.
+// Fusion flags, dispatch geometry and the push-constant blocks of the transformer shaders, shared
+// by the model and the kernel tests.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/context.h"
+#include "layouts/push_constants.h"
 
 namespace medusa::kernels {
 
@@ -15,30 +16,17 @@ constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in mat
 // Blocks smaller than a tile (plain decoding, small trees) get a pipeline specialised to their size.
 inline uint32_t matmul_tile(int n_tokens) { return n_tokens < int(kMatmulTile) ? uint32_t(n_tokens) : kMatmulTile; }
 
-struct MatmulPush {
-    uint32_t in_dim, out_dim, n_tokens, group_shift, flags, x_stride, y_stride;
-    float eps;
-    uint32_t block_rows;  // out_dim, or the rows of each stacked matrix (one input row per block)
-    uint32_t row_offset;  // output row of the dispatch's first row (GpuMatrix segments)
-};
-struct EmbedPush {
-    uint32_t dim, group_shift;
-};
-struct RopePush {
-    uint32_t dim, kv_dim, head_dim;
-    float theta;
-    uint32_t cache_offset;
-};
-struct AttentionPush {
-    uint32_t dim, kv_dim, head_dim, n_heads, kv_mul, ctx, cache_offset;
-};
-struct RmsnormPush {
-    uint32_t dim, n_tokens;
-    float eps;
-};
-struct ArgmaxPush {
-    uint32_t vocab, n_tokens;
-};
+// The push-constant blocks (layouts/push_constants.h, shared with the shaders).
+using layout::ArgmaxPush;
+using layout::AttentionPush;
+using layout::EmbedPush;
+using layout::KvCompactPush;
+using layout::MatmulPush;
+using layout::NodeStatsPush;
+using layout::RmsnormPush;
+using layout::RopePush;
+using layout::SelectRowPush;
+using layout::TopkPush;
 
 inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 

@@ -19,6 +19,16 @@ TokenBlock TokenBlock::causal(int base, const std::vector<int>& tokens) {
     return b;
 }
 
+bool TokenBlock::is_causal() const {
+    if (window > 0) return false;
+    for (int t = 0; t < size(); ++t) {
+        if (positions[t] != base + t) return false;
+        for (int u = 0; u < size(); ++u)
+            if (sees(t, u) != (u <= t)) return false;
+    }
+    return true;
+}
+
 void TokenBlock::validate(int context, int vocab) const {
     const int n = size();
     if (n == 0) throw std::invalid_argument("empty token block");
@@ -37,6 +47,14 @@ void TokenBlock::validate(int context, int vocab) const {
         if (positions[t] < 0 || positions[t] >= context)
             throw std::invalid_argument("position " + std::to_string(positions[t]) + " outside the context");
         if (int(mask[t].size()) != n || !mask[t][t]) throw std::invalid_argument("mask row must let a token see itself");
+    }
+    if (window < 0 || window > base || window > kMaxTokens)
+        throw std::invalid_argument("a token block's window of " + std::to_string(window) + " slots before slot " +
+                                    std::to_string(base) + " is out of range");
+    if (window > 0) {
+        if (int(window_mask.size()) != n) throw std::invalid_argument("token block window mask sizes disagree");
+        for (const auto& row : window_mask)
+            if (int(row.size()) != window) throw std::invalid_argument("token block window mask sizes disagree");
     }
 }
 

@@ -3,25 +3,17 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "layouts/push_constants.h"
+
 namespace medusa::train {
 
 namespace {
 
-struct MatPush {
-    uint32_t M, N, K, a_off, a_rs, a_cs, b_off, b_rs, b_cs, c_off, c_rs, accumulate;
-};
-struct ResPush {
-    uint32_t dim, rows, bias_off;
-};
-struct CePush {
-    uint32_t vocab, target_off, stats_off, scale_index;
-};
-struct NormPush {
-    uint32_t n;
-};
-struct AdamPush {
-    uint32_t n, n_parts;
-};
+using MatPush = layout::TrainMatmulPush;
+using ResPush = layout::TrainResblockPush;
+using CePush = layout::TrainSoftmaxCePush;
+using NormPush = layout::TrainGradNormPush;
+using AdamPush = layout::TrainAdamwPush;
 constexpr uint32_t kParts = 256;  // workgroups of the gradient-norm pass
 constexpr int kScaleIndex = 8;    // step parameters: 8 optimizer values, then one loss scale per head
 

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "decode/autoregressive.h"
 #include "decode/sampler.h"
+#include "decode/speculative_decoder.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "model/dequantize.h"
@@ -17,7 +17,7 @@ HiddenFn gpu_hidden_states(GpuModel& model) {
         for (size_t start = 0; start < seq.size(); start += TokenBlock::kMaxTokens) {
             const size_t end = std::min(seq.size(), start + TokenBlock::kMaxTokens);
             model.forward(TokenBlock::causal(int(start), std::vector<int>(seq.begin() + start, seq.begin() + end)));
-            model.buffers().hidden.download(out + start * dim, (end - start) * dim * 4);
+            model.hidden_states().download(out + start * dim, (end - start) * dim * 4);
         }
     };
 }
@@ -36,7 +36,26 @@ HiddenFn cpu_hidden_states(CpuReferenceModel& model) {
     };
 }
 
-DistillData generate_distill_data(LanguageModel& model, const HiddenFn& hidden,
+namespace {
+
+// Plain decoding of `n` tokens after `prompt`, drawn with `sampling` (no stop tokens).
+std::vector<int> continue_text(TreeRunner& model, const std::vector<int>& prompt, int n, SamplingParams sampling) {
+    NoDrafter plain;
+    DecodeOptions o;
+    o.max_new_tokens = n;
+    o.sampling = sampling;
+    SpeculativeDecoder decoder(model, plain, o);
+    std::vector<int> out;
+    decoder.generate(prompt, [&](const StepTrace& st) {
+        out.insert(out.end(), st.emitted.begin(), st.emitted.end());
+        return true;
+    });
+    return out;
+}
+
+}  // namespace
+
+DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
                                   const std::vector<std::vector<int>>& prompts, int bos, const DistillOptions& o,
                                   const std::function<void(int, int)>& on_sequence) {
     const LlamaConfig& cfg = model.config();
@@ -54,19 +73,16 @@ DistillData generate_distill_data(LanguageModel& model, const HiddenFn& hidden,
             // A sampled start: BOS, then 1-3 tokens the model itself draws at temperature 1.
             prompt = {bos};
             const int extra = 1 + int(pick.uniform() * 3);
-            GenerationOptions g;
-            g.max_new_tokens = extra;
-            g.sampling = {1.0f, 1.0f, o.seed * 1000003 + s};
-            generate_autoregressive(model, prompt, g, [&](int t) { return prompt.push_back(t), true; });
+            const auto start = continue_text(model, prompt, extra, {1.0f, 1.0f, o.seed * 1000003 + s});
+            prompt.insert(prompt.end(), start.begin(), start.end());
             greedy = o.greedy_every > 0 && (s / 2) % o.greedy_every == o.greedy_every - 1;
         }
         if (int(prompt.size()) >= max_len) prompt.resize(max_len - 1);
-        GenerationOptions g;
-        g.max_new_tokens = max_len - int(prompt.size());
         const float temp = o.temp_min + (o.temp_max - o.temp_min) * pick.uniform();
-        g.sampling = {greedy ? 0.0f : temp, o.top_p, o.seed * 2654435761u + s};
         std::vector<int> seq = prompt;
-        generate_autoregressive(model, prompt, g, [&](int t) { return seq.push_back(t), true; });
+        const auto text = continue_text(model, prompt, max_len - int(prompt.size()),
+                                        {greedy ? 0.0f : temp, o.top_p, o.seed * 2654435761u + s});
+        seq.insert(seq.end(), text.begin(), text.end());
         const size_t at = d.tokens.size();
         d.tokens.insert(d.tokens.end(), seq.begin(), seq.end());
         d.hidden.resize(d.tokens.size() * d.dim);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "llm/language_model.h"
+#include "llm/tree_runner.h"
 
 namespace medusa {
 class GpuModel;
@@ -41,7 +41,7 @@ HiddenFn cpu_hidden_states(CpuReferenceModel& model);
 
 // `prompts` are tokenized seed prompts (BOS included); sequences alternate between them and
 // sampled starts (BOS + a few tokens drawn at temperature 1). on_sequence(done, total) reports progress.
-DistillData generate_distill_data(LanguageModel& model, const HiddenFn& hidden,
+DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
                                   const std::vector<std::vector<int>>& prompts, int bos, const DistillOptions& o,
                                   const std::function<void(int, int)>& on_sequence = {});
 

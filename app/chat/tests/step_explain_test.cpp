@@ -12,6 +12,7 @@ namespace {
 StepRecord three_token_step() {
     StepRecord r;
     r.trace.step = 4;
+    r.trace.drafter = "medusa";
     r.trace.nodes.resize(4);
     r.trace.nodes[1].parent = 0, r.trace.nodes[1].depth = 1, r.trace.nodes[1].rank = 0;
     r.trace.nodes[2].parent = 0, r.trace.nodes[2].depth = 1, r.trace.nodes[2].rank = 1;

@@ -84,7 +84,7 @@ TEST_CASE("mode names for the turn table", "[chat]") {
     s.adaptive_gamma = true;
     CHECK(s.mode_name() == "draft (stories260K_q80, gamma 5 adaptive, greedy)");
     const std::string key = s.decoder_key();
-    s.draft_rule = DraftRule::Sample;
+    s.rule = AcceptRule::Sample;
     CHECK_THAT(s.mode_name(), Catch::StartsWith("draft (stories260K_q80, gamma 5 adaptive, sample T="));
     CHECK(s.decoder_key() != key);
 }

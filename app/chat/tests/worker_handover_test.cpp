@@ -14,10 +14,12 @@
 #include <iterator>
 #include <thread>
 
-#include "decode/medusa_decoder.h"
+#include "decode/medusa_drafter.h"
+#include "decode/speculative_decoder.h"
 #include "decode/tree.h"
 #include "decode_worker.h"
 #include "llm/gpu_model.h"
+#include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads.h"
 #include "model/chat_template.h"
 #include "model/model_file.h"
@@ -47,19 +49,21 @@ DecodeSettings greedy_medusa() {
     return s;
 }
 
-// The same generation straight through MedusaDecoder, on this thread: the reference.
+// The same generation straight through the speculative decoder, on this thread: the reference.
 std::vector<StepTrace> reference_steps(const DecodeSettings& s, const std::string& prompt) {
     const ModelFile file = load_model(s.model_path);
     GpuModel model(context(), file);
+    GpuTreeRunner runner(model);
     const Tokenizer tok = Tokenizer::from_file(s.tokenizer_path);
     const MedusaHeads heads = MedusaHeads::init_from_model(file, s.num_heads);
     const TreeBuffers tree = build_tree_buffers(load_tree(s.tree));
-    MedusaOptions o;
+    MedusaDrafter drafter(runner, file, heads, tree);
+    DecodeOptions o;
     o.rule = AcceptRule::Greedy;
     o.max_new_tokens = s.max_new_tokens;
     o.stop_tokens = {tok.eos_id(), tok.bos_id()};  // llama2.c stories end at BOS, as the worker stops
-    o.seed = s.seed;
-    MedusaDecoder decoder(model, file, heads, tree, o);
+    o.sampling.seed = s.seed;
+    SpeculativeDecoder decoder(runner, drafter, o);
     std::vector<StepTrace> out;
     decoder.generate(tok.encode(prompt, true), [&](const StepTrace& t) {
         out.push_back(t);
@@ -208,7 +212,7 @@ std::string chatml_copy_of_stories_gguf() {
 std::vector<int> prompt_of_first_step(const StepLogReader& reader, int turn_index) {
     const int id = reader.turns().at(size_t(turn_index)).id;
     for (const StepRecord& r : reader.steps())
-        if (r.turn == id) return std::vector<int>(size_t(r.trace.base));  // the prompt's step sits at its length
+        if (r.turn == id) return std::vector<int>(size_t(r.trace.base) + 1);  // step 1's root is the prompt's last token
     FAIL("turn without steps");
     return {};
 }

@@ -1,0 +1,225 @@
+#include "bench_compare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sstream>
+
+#include "decoding_setup.h"
+#include "session.h"
+
+namespace medusa::cli {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream in(s);
+    for (std::string item; std::getline(in, item, ',');)
+        if (!item.empty()) out.push_back(item);
+    return out;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct ModeResult {
+    std::string name, description;
+    double tokens_per_s = 0;
+    GenerationStats total;  // summed over the prompts of the median run
+    json stage_ms = json::object();
+};
+
+// Every prompt `runs` times; the median run's rate over all prompts.
+ModeResult time_mode(const std::string& name, DrafterSetup& setup, TreeRunner& runner, const DecodeOptions& o,
+                     const std::vector<std::vector<int>>& prompts, int runs) {
+    ModeResult m;
+    m.name = name;
+    m.description = setup.description;
+    SpeculativeDecoder decoder(runner, *setup.drafter, o);
+    std::vector<std::pair<double, GenerationStats>> results;
+    for (int r = 0; r < runs; ++r) {
+        GenerationStats sum;
+        for (const auto& p : prompts) {
+            const GenerationStats s = decoder.generate(p, [](const StepTrace&) { return true; });
+            sum.new_tokens += s.new_tokens;
+            sum.steps += s.steps;
+            sum.drafted += s.drafted;
+            sum.accepted += s.accepted;
+            sum.submits += s.submits;
+            sum.decode_ms += s.decode_ms;
+        }
+        results.push_back({sum.decode_tokens_per_s(), sum});
+        std::fprintf(stderr, "\r%s: run %d/%d: %.1f tokens/s, tau %.2f   ", name.c_str(), r + 1, runs,
+                     results.back().first, sum.tokens_per_step());
+    }
+    std::fprintf(stderr, "\n");
+    std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    m.tokens_per_s = results[results.size() / 2].first;
+    m.total = results[results.size() / 2].second;
+    return m;
+}
+
+// Per-stage GPU time of one step that verified a tree (the last such step of a short run).
+json step_stages(GpuModel& model, DrafterSetup& setup, const DecodeOptions& o, const std::vector<int>& prompt) {
+    // A second runner over the same model, with timestamps (they cost time, so not in the timed runs).
+    auto timed = gpu_runner(model, true);
+    DecodeOptions t = o;
+    t.max_new_tokens = 16;
+    json stages = json::object();
+    SpeculativeDecoder decoder(*timed, *setup.drafter, t);
+    decoder.generate(prompt, [&](const StepTrace& s) {
+        if (!s.stage_ms.empty() && (s.nodes.size() > 1 || stages.empty())) {
+            stages = json::object();
+            for (const auto& [stage, ms] : s.stage_ms) stages[stage] = ms;
+        }
+        return true;
+    });
+    return stages;
+}
+
+json mode_json(const ModeResult& m, double ar_rate) {
+    const GenerationStats& s = m.total;
+    json j = {{"description", m.description},
+              {"tokens_per_s", m.tokens_per_s},
+              {"ratio_to_ar", ar_rate > 0 ? m.tokens_per_s / ar_rate : 0.0},
+              {"tau", s.tokens_per_step()},
+              {"steps", s.steps},
+              {"tokens", s.new_tokens},
+              {"submits_per_step", s.submits_per_step()},
+              {"step_gpu_ms", m.stage_ms}};
+    if (s.drafted) {
+        j["alpha"] = s.acceptance();
+        j["drafted"] = s.drafted;
+        j["accepted"] = s.accepted;
+    }
+    return j;
+}
+
+// Story prompts the model continues, and for n-gram lookup the same stories retold: BOS, the
+// model's own greedy story, then its first words again, which the model tends to repeat.
+std::vector<std::vector<int>> retell_prompts(TreeRunner& runner, const std::vector<std::vector<int>>& prompts,
+                                             int story_tokens) {
+    NoDrafter plain;
+    DecodeOptions o;
+    o.max_new_tokens = story_tokens;
+    SpeculativeDecoder d(runner, plain, o);
+    std::vector<std::vector<int>> out;
+    for (const auto& p : prompts) {
+        std::vector<int> story = p;
+        d.generate(p, [&](const StepTrace& s) {
+            story.insert(story.end(), s.emitted.begin(), s.emitted.end());
+            return true;
+        });
+        std::vector<int> retell = story;
+        retell.insert(retell.end(), p.begin() + 1, p.end());
+        out.push_back(retell);
+    }
+    return out;
+}
+
+}  // namespace
+
+json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, const std::vector<int>& fallback_prompt,
+                   int n_tokens, int runs) {
+    const std::vector<std::string> modes = split(args.str("--compare", "ar,medusa"));
+    std::vector<std::vector<int>> prompts;
+    if (auto tok = try_open_tokenizer(args, file))
+        for (const char* text : {"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day"})
+            prompts.push_back(tok->encode(text, true));
+    else
+        prompts.push_back(fallback_prompt);
+    const int ctx = model.config().seq_len;
+    n_tokens = std::max(1, std::min(n_tokens, ctx / 2 - 40));  // room for the longest prompt, retold
+    DecodeOptions o = decode_options(args);
+    o.sampling.temperature = args.number("--temp", 0.0f);
+    o.max_new_tokens = n_tokens;
+    o.stop_tokens.clear();  // every mode decodes the same number of tokens
+
+    Engine engine = borrowed_engine(model);  // shared by every mode (draft models use its device)
+    std::vector<std::pair<std::string, std::vector<std::vector<int>>>> sets = {{"stories", prompts}};
+    if (std::find(modes.begin(), modes.end(), "ngram") != modes.end())
+        sets.push_back({"retell", retell_prompts(*engine.runner, prompts, std::min(120, ctx / 3))});
+
+    json out;
+    out["new_tokens_per_prompt"] = n_tokens;
+    out["runs"] = runs;
+    out["temperature"] = o.sampling.temperature;
+    out["note"] = "tau = tokens per verify pass of the target; alpha = accepted / drafted depth; "
+                  "submits per step include a draft model's own forwards";
+    for (const auto& [set_name, set_prompts] : sets) {
+        std::vector<ModeResult> results;
+        for (const auto& mode : modes) {
+            std::vector<std::pair<std::string, DrafterSetup>> setups;
+            if (mode == "ar") {
+                setups.push_back({"ar", make_drafter(args, DraftMode::Plain, file, engine)});
+            } else if (mode == "medusa") {
+                setups.push_back({"medusa", make_drafter(args, DraftMode::Medusa, file, engine)});
+            } else if (mode == "draft" || mode == "draft-tree") {
+                if (!args.has("--draft-model")) throw UsageError("--compare " + mode + " needs --draft-model FILE[,FILE]");
+                for (const auto& path : split(args.str("--draft-model"))) {
+                    Args a = args;
+                    if (mode == "draft-tree" && !args.has("--draft-tree")) a.set("--draft-tree", "2");
+                    if (mode == "draft") a.set("--draft-tree", "1");
+                    setups.push_back({mode + ":" + path.substr(path.find_last_of('/') + 1),
+                                      make_drafter(a, DraftMode::DraftModel, file, engine, path)});
+                }
+            } else if (mode == "ngram") {
+                Args a = args;
+                if (!args.has("--ngram")) a.set("--ngram", "8");
+                setups.push_back({"ngram", make_drafter(a, DraftMode::Ngram, file, engine)});
+            } else {
+                throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram)");
+            }
+            for (auto& [name, setup] : setups) {
+                ModeResult m = time_mode(name, setup, *engine.runner, o, set_prompts, runs);
+                m.stage_ms = step_stages(model, setup, o, set_prompts.front());
+                results.push_back(std::move(m));
+            }
+        }
+        double ar_rate = 0;
+        for (const auto& m : results)
+            if (m.name == "ar") ar_rate = m.tokens_per_s;
+        std::printf("prompts: %s (%zu, %d new tokens each)\n", set_name.c_str(), set_prompts.size(), n_tokens);
+        std::printf("%-28s %10s %8s %7s %7s %9s %8s\n", "mode", "tokens/s", "x AR", "tau", "alpha", "submits", "steps");
+        json set_json = json::object();
+        for (const auto& m : results) {
+            set_json[m.name] = mode_json(m, ar_rate);
+            std::printf("%-28s %10.1f %8.2f %7.2f %7s %9.2f %8d\n", m.name.c_str(), m.tokens_per_s,
+                        ar_rate > 0 ? m.tokens_per_s / ar_rate : 0.0, m.total.tokens_per_step(),
+                        m.total.drafted ? std::to_string(m.total.acceptance()).substr(0, 5).c_str() : "-",
+                        m.total.submits_per_step(), m.total.steps);
+        }
+        out["prompt_sets"][set_name] = set_json;
+    }
+    return out;
+}
+
+json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block) {
+    json out = json::array();
+    std::printf("verify forward latency by block size:");
+    for (int n : {1, 8, 16, 32, 64, 128}) {
+        if (prompt_len + n > model.config().seq_len || n > max_block) break;
+        std::vector<int> tokens(n);
+        for (int i = 0; i < n; ++i) tokens[i] = (i * 31 + 7) % model.config().vocab_size;
+        TokenBlock block = TokenBlock::causal(prompt_len, tokens);
+        model.forward(block);  // records this size's command buffer outside the timing
+        std::vector<double> ms;
+        for (int r = 0; r < std::max(3, runs); ++r) {
+            auto t0 = Clock::now();
+            model.forward(block);
+            ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        }
+        out.push_back({{"tokens", n}, {"ms", median(ms)}});
+        std::printf("  %d: %.2f ms", n, median(ms));
+    }
+    std::printf("\n");
+    return out;
+}
+
+}  // namespace medusa::cli

@@ -1,0 +1,25 @@
+// `medusa bench --compare ar,medusa,draft,draft-tree,ngram`: decoding modes side by side on the
+// same target, engine and prompts, all through the same speculative loop. Greedy unless --temp
+// says otherwise, so every mode emits the same text and only the speed differs.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "llm/gpu_model.h"
+#include "model/model_file.h"
+
+namespace medusa::cli {
+
+// Prints a table per prompt set; returns per mode tokens/s, ratio to ar, tau (tokens per
+// verify pass), alpha (accepted share of the drafted depth), submits per step and per-stage GPU
+// time of one step. With "ngram" among the modes a second prompt set retells a story the prompt
+// already holds, where copying pays.
+nlohmann::json bench_compare(const Args& args, GpuModel& model, const ModelFile& file,
+                             const std::vector<int>& fallback_prompt, int n_tokens, int runs);
+
+// Median latency of one forward over blocks of 1, 8, ... 128 tokens after `prompt_len` cached ones.
+nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block);
+
+}  // namespace medusa::cli

@@ -1,0 +1,49 @@
+// A drafter proposes the candidate tree of each speculative step; it never verifies. Plain
+// decoding is the drafter that proposes nothing (a lone root); Medusa heads, a draft model and
+// n-gram lookup are the others. Each may keep state across steps and hears the verdict of each.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "decode/candidate_tree.h"
+#include "decode/sampler.h"
+#include "decode/step_trace.h"
+#include "llm/draft_stage.h"
+
+namespace medusa {
+
+struct DraftContext {
+    std::span<const int> sequence;  // prompt and emitted tokens; the root is sequence.back()
+    int base = 0;                   // cache slot of the root
+    int max_nodes = 1;              // the tree may hold at most this many nodes, root included
+    int max_depth = 0;              // and reach no deeper: more tokens than are still wanted is waste
+    // The generation's one random stream, and the shaping (temperature, top-k, top-p, penalty)
+    // that makes the target's p: sampled drafts draw q through the same shaping.
+    Sampler* sampler = nullptr;
+    bool sample_drafts = false;  // the rule is lossless sampling: draw drafts from q and report q
+};
+
+class Drafter {
+public:
+    virtual ~Drafter() = default;
+    virtual std::string name() const = 0;
+    // A new generation starts from `prompt` (its last token is the first root).
+    virtual void begin(std::span<const int> prompt) {}
+    virtual CandidateTree propose(const DraftContext& context) = 0;
+    // The stage that fills a device_tokens tree during the verify pass.
+    virtual const DraftStage* device_stage() const { return nullptr; }
+    // The verdict on the last proposal (path, accepted count, emitted tokens).
+    virtual void verified(const StepTrace& step) {}
+    // Queue submits the drafter made itself (a draft model's forwards).
+    virtual uint64_t submits() const { return 0; }
+};
+
+// Plain decoding: every step verifies the root alone and emits the model's own next token.
+class NoDrafter final : public Drafter {
+public:
+    std::string name() const override { return "plain"; }
+    CandidateTree propose(const DraftContext& c) override { return CandidateTree::root_only(c.sequence.back()); }
+};
+
+}  // namespace medusa

@@ -1,0 +1,96 @@
+#include "decode/speculative_decoder.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace medusa {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+// Keeps `emitted` up to the first stop token (which ends the generation and is not emitted)
+// and within the budget; returns false when a stop token ended it.
+bool keep_step_tokens(std::vector<int>& emitted, const DecodeOptions& o, GenerationStats& stats) {
+    size_t kept = 0;
+    bool stopped = false;
+    for (; kept < emitted.size(); ++kept) {
+        if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), emitted[kept]) != o.stop_tokens.end()) {
+            stats.stop_reason = "stop-token";
+            stopped = true;
+            break;
+        }
+        if (stats.new_tokens + int(kept) >= o.max_new_tokens) break;
+    }
+    emitted.resize(kept);
+    stats.new_tokens += int(kept);
+    return !stopped;
+}
+
+}  // namespace
+
+SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, DecodeOptions options)
+    : runner_(runner),
+      drafter_(drafter),
+      options_(std::move(options)),
+      rule_(make_acceptance_rule(options_.rule, options_.sampling.temperature, options_.typical)),
+      verifier_(runner, *rule_) {}
+
+void SpeculativeDecoder::set_rule(std::unique_ptr<AcceptanceRule> rule) {
+    rule_ = std::move(rule);
+    verifier_.set_rule(*rule_);
+}
+
+GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
+                                             const std::function<bool(const StepTrace&)>& on_step) {
+    GenerationStats stats;
+    stats.prompt_tokens = int(prompt.size());
+    stats.stop_reason = "length";
+    Sampler sampler(options_.sampling);  // the generation's one random stream
+    auto t0 = Clock::now();
+    verifier_.start(prompt);
+    drafter_.begin(prompt);
+    stats.prefill_ms = ms_since(t0);
+
+    t0 = Clock::now();
+    std::vector<int> sequence = prompt;
+    const int context = runner_.config().seq_len;
+    for (int step = 1; stats.new_tokens < options_.max_new_tokens; ++step) {
+        if (verifier_.base() >= context) {
+            stats.stop_reason = "context";
+            break;
+        }
+        DraftContext c;
+        c.sequence = sequence;
+        c.base = verifier_.base();
+        c.max_nodes = std::min(verifier_.room(), TokenBlock::kMaxTokens);
+        c.max_depth = std::max(0, options_.max_new_tokens - stats.new_tokens - 1);
+        c.sampler = &sampler;
+        c.sample_drafts = rule_->samples_drafts();
+        const uint64_t submits_before = runner_.submits() + drafter_.submits();
+        const auto ts = Clock::now();
+        const CandidateTree tree = drafter_.propose(c);
+        StepTrace tr = verifier_.step(tree, drafter_.device_stage(), sequence, sampler);
+        tr.wall_ms = ms_since(ts);
+        tr.step = step;
+        tr.drafter = drafter_.name();
+        tr.submits = int(runner_.submits() + drafter_.submits() - submits_before);
+        drafter_.verified(tr);
+        ++stats.steps;
+        stats.submits += tr.submits;
+        stats.drafted += tree.max_depth();
+        stats.accepted += tr.accepted;
+        const bool go_on = keep_step_tokens(tr.emitted, options_, stats);
+        sequence.insert(sequence.end(), tr.emitted.begin(), tr.emitted.end());
+        if (!on_step(tr)) {
+            stats.stop_reason = "cancelled";
+            break;
+        }
+        if (!go_on) break;
+    }
+    stats.decode_ms = ms_since(t0);
+    return stats;
+}
+
+}  // namespace medusa

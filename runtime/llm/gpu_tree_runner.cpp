@@ -1,0 +1,123 @@
+#include "llm/gpu_tree_runner.h"
+
+#include <stdexcept>
+
+#include "layouts/block_params.h"
+#include "layouts/medusa_gather_map.h"
+#include "llm/gpu_medusa_heads.h"
+#include "llm/kernel_params.h"
+
+namespace medusa {
+
+using namespace kernels;
+
+GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), timestamps_(timestamps) {
+    gpu::Context& ctx = model.context();
+    last_hidden_ = std::make_unique<gpu::Buffer>(ctx, size_t(model.config().dim) * 4, gpu::MemoryKind::Device);
+    last_hidden_->fill_zero();
+    stats_ = std::make_unique<gpu::Buffer>(ctx, MAX_BLOCK_TOKENS * 2 * 4, gpu::MemoryKind::Host);
+    probs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::DraftProbs), gpu::MemoryKind::Host);
+    select_row_ = std::make_unique<gpu::Kernel>(ctx, "select_row", 3, sizeof(SelectRowPush));
+    node_stats_ = std::make_unique<gpu::Kernel>(ctx, "node_stats", 2, sizeof(NodeStatsPush));
+}
+
+GpuTreeRunner::~GpuTreeRunner() = default;
+
+void GpuTreeRunner::prefill(int base, std::span<const int> tokens) {
+    for (size_t start = 0; start < tokens.size(); start += TokenBlock::kMaxTokens) {
+        const size_t end = std::min(tokens.size(), start + TokenBlock::kMaxTokens);
+        model_.forward(TokenBlock::causal(base + int(start), {tokens.begin() + start, tokens.begin() + end}));
+    }
+}
+
+gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftStage* stage) {
+    if (stage && stage->serial() != stage_serial_) {  // a new stage: the old one's buffers may be gone
+        std::erase_if(sequences_, [](const auto& kv) { return std::get<2>(kv.first) != 0; });
+        stage_serial_ = stage->serial();
+    }
+    auto& seq = sequences_[shape];
+    if (seq) return *seq;
+    const auto [T, compact, serial, stats_temperature] = shape;
+    seq = std::make_unique<gpu::CommandSequence>(model_.context(), timestamps_);
+    seq->begin();
+    KvCache& kv = model_.kv_cache();
+    if (compact) kv.record_compaction(*seq);
+    if (stage) {
+        seq->stage("heads");
+        const uint32_t dim = model_.config().dim;
+        seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, SelectRowPush{dim},
+                      div_up(dim, 64));
+        static_cast<const GpuMedusaHeads*>(stage)->record(*seq, *last_hidden_, model_.block_params(), *probs_);
+    }
+    model_.record_forward(*seq, T);
+    if (stats_temperature >= 0) {
+        seq->stage("stats");
+        seq->dispatch(*node_stats_, {model_.logits_buffer(), *stats_},
+                      NodeStatsPush{uint32_t(model_.config().vocab_size), uint32_t(T), stats_temperature}, uint32_t(T));
+    }
+    seq->end();
+    return *seq;
+}
+
+void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
+    if (o.stage) {
+        if (!dynamic_cast<const GpuMedusaHeads*>(o.stage)) throw std::invalid_argument("a drafting stage of another engine");
+        if (model_.forward_count() != own_forward_)
+            throw std::logic_error("a drafting stage needs the hidden states of this runner's last verify pass");
+        if (block.size() > o.stage->nodes()) throw std::invalid_argument("a block larger than the stage's tree");
+    }
+    KvCache& kv = model_.kv_cache();
+    const bool compact = kv.compaction_pending();
+    gpu::CommandSequence& seq =
+        sequence({block.size(), compact, o.stage ? o.stage->serial() : 0, o.stats ? o.temperature : -1.0f}, o.stage);
+    seq.wait();
+    model_.write_block(block);  // a stage overwrites tokens 1.. on the device
+    seq.run();
+    ++submits_;
+    if (compact) kv.compaction_submitted();
+    last_ = &seq;
+    block_ = block;
+    const auto* p = static_cast<const layout::BlockParams*>(model_.block_params().mapped());
+    block_.tokens.assign(p->tokens, p->tokens + block.size());
+    tokens_ = block_.tokens;
+    model_.finished_forward(block_, seq);
+    own_forward_ = model_.forward_count();
+    draft_probs_.clear();
+    if (o.stage) {
+        const auto* probs = static_cast<const float*>(probs_->mapped());
+        draft_probs_.assign(probs, probs + block.size());
+    }
+    stats_read_.clear();
+    if (o.stats) {
+        const auto* s = static_cast<const float*>(stats_->mapped());
+        for (int i = 0; i < block.size(); ++i) stats_read_.push_back({s[2 * i], s[2 * i + 1]});
+    }
+}
+
+NodeStats GpuTreeRunner::stats(int node) const {
+    if (node < 0 || node >= int(stats_read_.size())) throw std::out_of_range("no statistics for that node");
+    return stats_read_[node];
+}
+
+std::vector<std::pair<std::string, double>> GpuTreeRunner::stage_ms() const {
+    std::vector<std::pair<std::string, double>> out;
+    if (last_)
+        for (const auto& s : last_->stage_times()) out.push_back({s.stage, s.ms});
+    return out;
+}
+
+void GpuTreeRunner::keep_path(std::span<const int> path) {
+    std::vector<int> tokens;
+    for (int node : path) {
+        if (node < 0 || node >= block_.size()) throw std::out_of_range("an accepted node outside the last block");
+        tokens.push_back(block_.tokens[node]);
+    }
+    model_.kv_cache().keep_path(block_.base, path, tokens);
+}
+
+std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth,
+                                                        int topk, std::span<const int> candidate) {
+    return std::make_unique<GpuMedusaHeads>(model_, file, heads, depth, topk, candidate);
+}
+
+}  // namespace medusa

@@ -1,0 +1,62 @@
+// The TreeRunner of a GpuModel: each verify pass is one recorded command buffer and one queue
+// submit, holding in order the compaction of the last accepted path (when it moved anything),
+// the hand-over of the last accepted hidden state and a drafter's stage (when one drafts), the
+// forward over the tree, and the per-node statistics (when the acceptance rule reads them).
+// Command buffers are recorded once per such shape and replayed.
+#pragma once
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "llm/gpu_model.h"
+#include "llm/tree_runner.h"
+
+namespace medusa {
+
+class GpuTreeRunner : public TreeRunner {
+public:
+    // timestamps: per-stage GPU time of each run (stage_ms), where the device supports it.
+    explicit GpuTreeRunner(GpuModel& model, bool timestamps = false);
+    ~GpuTreeRunner() override;
+
+    const LlamaConfig& config() const override { return model_.config(); }
+    const char* engine_name() const override { return model_.engine_name(); }
+    std::span<const int> cached_tokens() const override { return model_.kv_cache().valid_tokens(); }
+    void prefill(int base, std::span<const int> tokens) override;
+    void run(const TokenBlock& block, const TreeRunOptions& options) override;
+    std::span<const int> tokens() const override { return tokens_; }
+    int argmax(int node) override { return model_.argmax(node); }
+    std::span<const float> logits(int node) override { return model_.logits(node); }
+    NodeStats stats(int node) const override;
+    std::span<const float> draft_probs() const override { return draft_probs_; }
+    std::vector<std::pair<std::string, double>> stage_ms() const override;
+    void keep_path(std::span<const int> path) override;
+    uint64_t submits() const override { return submits_; }
+    std::unique_ptr<DraftStage> medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth, int topk,
+                                             std::span<const int> candidate) override;
+
+private:
+    // (block size, compaction, stage serial or 0, stats temperature or -1)
+    using Shape = std::tuple<int, bool, uint64_t, float>;
+    gpu::CommandSequence& sequence(const Shape& shape, const DraftStage* stage);
+
+    GpuModel& model_;
+    bool timestamps_;
+    std::unique_ptr<gpu::Buffer> last_hidden_, stats_, probs_;
+    std::unique_ptr<gpu::Kernel> select_row_, node_stats_;
+    std::map<Shape, std::unique_ptr<gpu::CommandSequence>> sequences_;
+    uint64_t stage_serial_ = 0;  // the stage the recorded sequences use (one at a time)
+    const gpu::CommandSequence* last_ = nullptr;
+    TokenBlock block_;  // the last run's, with the tokens it ran with
+    std::vector<int> tokens_;
+    std::vector<float> draft_probs_;
+    std::vector<NodeStats> stats_read_;
+    uint64_t submits_ = 0;
+    uint64_t own_forward_ = ~0ull;  // the model's forward count after our last run
+};
+
+}  // namespace medusa

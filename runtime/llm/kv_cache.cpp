@@ -1,0 +1,64 @@
+#include "llm/kv_cache.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "layouts/kv_commit.h"
+#include "llm/kernel_params.h"
+
+namespace medusa {
+
+KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim)
+    : ctx_(ctx), layers_(n_layers), context_(context), kv_dim_(kv_dim) {
+    const size_t bytes = size_t(n_layers) * context * kv_dim * 4;
+    keys_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
+    values_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
+    keys_->fill_zero();
+    values_->fill_zero();
+    commit_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::KvCommit), gpu::MemoryKind::Host);
+    layout::KvCommit none{};
+    none.kept = 1;
+    commit_->upload(&none, sizeof none);
+    compact_ = std::make_unique<gpu::Kernel>(ctx, "kv_compact", 3, sizeof(kernels::KvCompactPush));
+}
+
+KvCache::~KvCache() = default;
+
+void KvCache::keep_path(int base, std::span<const int> path, std::span<const int> tokens) {
+    if (path.empty() || path[0] != 0 || path.size() != tokens.size() || path.size() > MAX_BLOCK_TOKENS)
+        throw std::invalid_argument("an accepted path starts at the root and has one token per node");
+    if (base < 0 || base + int(path.back()) >= context_)
+        throw std::invalid_argument("an accepted path outside the cache");
+    for (size_t d = 1; d < path.size(); ++d)
+        if (path[d] <= path[d - 1]) throw std::invalid_argument("an accepted path's nodes must increase");
+    if (pending_) flush();  // never drop a staged move
+    layout::KvCommit c{};
+    c.kept = uint32_t(path.size());
+    c.old_base = uint32_t(base);
+    for (size_t d = 0; d < path.size(); ++d) c.path[d] = uint32_t(path[d]);
+    commit_->upload(&c, sizeof c);
+    // A path along the block's own order (a chain, a lone root) is already in place.
+    pending_ = path.back() != int(path.size()) - 1;
+    wrote(base, tokens, true);
+}
+
+void KvCache::record_compaction(gpu::CommandSequence& seq) {
+    seq.stage("commit");
+    seq.dispatch(*compact_, {*commit_, *keys_, *values_},
+                 kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_)},
+                 kernels::div_up(uint32_t(layers_ * kv_dim_), 64));
+}
+
+void KvCache::flush() {
+    if (!pending_) return;
+    if (!flush_seq_) {
+        flush_seq_ = std::make_unique<gpu::CommandSequence>(ctx_);
+        flush_seq_->begin();
+        record_compaction(*flush_seq_);
+        flush_seq_->end();
+    }
+    flush_seq_->run();
+    pending_ = false;
+}
+
+}  // namespace medusa

@@ -1,0 +1,54 @@
+// The keys and values of every layer for every cache slot, and what the slots hold: the prefix
+// of slots whose entries are final, with their tokens (so a new prompt reuses what it shares
+// with the last one), and the compaction that moves an accepted tree path to consecutive slots.
+#pragma once
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "llm/cache_contents.h"
+
+namespace medusa {
+
+class KvCache {
+public:
+    KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim);
+    ~KvCache();
+
+    int context() const { return context_; }
+    gpu::Buffer& keys() { return *keys_; }      // (layer, context, kv_dim) floats
+    gpu::Buffer& values() { return *values_; }  // (layer, context, kv_dim) floats
+    uint32_t layer_offset(int layer) const { return uint32_t(size_t(layer) * context_ * kv_dim_); }  // floats
+
+    // Slots [0, n) hold the final entries of these tokens.
+    std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
+    // Bookkeeping after a forward (see CacheContents).
+    void wrote(int base, std::span<const int> tokens, bool causal) { contents_.wrote(base, tokens, causal); }
+
+    // Stages moving the accepted path of the tree verified at slot `base` (block indices, root
+    // first, increasing) to slots base, base+1, ...; `tokens` are the path's tokens. The move is
+    // recorded into the next submit of whoever uses the cache (record_compaction), or run by flush().
+    void keep_path(int base, std::span<const int> path, std::span<const int> tokens);
+    bool compaction_pending() const { return pending_; }
+    // The last staged path (layouts/kv_commit.h), also read by the hidden-state hand-over.
+    const gpu::Buffer& commit() const { return *commit_; }
+    // Records the staged move; the caller must submit it before anything reads the cache and
+    // then call compaction_submitted().
+    void record_compaction(gpu::CommandSequence& seq);
+    void compaction_submitted() { pending_ = false; }
+    void flush();  // runs a staged move in a submit of its own
+
+private:
+    gpu::Context& ctx_;
+    int layers_, context_, kv_dim_;
+    std::unique_ptr<gpu::Buffer> keys_, values_, commit_;
+    std::unique_ptr<gpu::Kernel> compact_;
+    std::unique_ptr<gpu::CommandSequence> flush_seq_;
+    CacheContents contents_;
+    bool pending_ = false;
+};
+
+}  // namespace medusa

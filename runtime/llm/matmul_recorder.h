@@ -1,0 +1,47 @@
+// Records matrix products y = W x for any weight type into a command sequence, with the
+// pipelines (one per weight variant and geometry) built once per recorder. The model's layers,
+// its classifier and the Medusa heads all record through one of these.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "llm/gpu_matrix.h"
+
+namespace medusa {
+
+struct MatmulCall {
+    const GpuMatrix* w = nullptr;
+    const gpu::Buffer* x = nullptr;  // inputs, one row of x_stride floats per token (or block)
+    const gpu::Buffer* y = nullptr;  // outputs, one row of y_stride floats per token (or block)
+    const gpu::Buffer* extra = nullptr;  // norm gains (kMatmulNorm) or biases (kMatmulResblock)
+    uint32_t flags = 0;                  // kMatmul* fusions (llm/kernel_params.h)
+    int out_rows = 0;
+    int tokens = 1;
+    uint32_t x_stride = 0, y_stride = 0;  // floats; x_stride 0 gives every row block the same input
+    // > 0 (one token only): w stacks out_rows / block_rows matrices and block b reads x row b
+    // and writes y row b (the Medusa heads' stacked layers).
+    int block_rows = 0;
+};
+
+class MatmulRecorder {
+public:
+    // cpu_layouts: one lane per output row (CPU drivers), else coalesced rows per subgroup.
+    MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps);
+    void record(gpu::CommandSequence& seq, const MatmulCall& call);
+    bool cpu_layouts() const { return cpu_layouts_; }
+
+private:
+    const gpu::Kernel& kernel(const std::string& variant, const std::vector<uint32_t>& spec);
+    gpu::Context& ctx_;
+    bool cpu_layouts_;
+    float rms_eps_;
+    std::unique_ptr<gpu::Buffer> no_extra_;  // bound when a call has no gains or biases
+    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+};
+
+}  // namespace medusa

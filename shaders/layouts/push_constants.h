@@ -1,0 +1,94 @@
+// The push constants of every compute shader, declared once for C++ (llm/kernel_params.h and
+// the trainer record them) and GLSL (each shader's push_constant block holds one as `p`).
+// Vulkan lays push constants out by std430's rules, as tests/test_layouts.cpp checks.
+#ifndef MEDUSA_PUSH_CONSTANTS_H
+#define MEDUSA_PUSH_CONSTANTS_H
+#include "layouts/layout_types.h"
+LAYOUT_BEGIN
+
+// The forward pass.
+struct MatmulPush {
+    u32 in_dim;
+    u32 out_dim;      // rows written (for SwiGLU: half the rows of W)
+    u32 n_tokens;
+    u32 group_shift;  // log2 of the quantization group size
+    u32 flags;        // kMatmul* fusions
+    u32 x_stride;
+    u32 y_stride;
+    float eps;
+    u32 block_rows;   // out_dim, or the rows of one stacked matrix (one input row per block)
+    u32 row_offset;   // output row of the dispatch's first row (a stack stored in several types)
+};
+struct EmbedPush {
+    u32 dim;
+    u32 group_shift;
+};
+struct RopePush {
+    u32 dim;
+    u32 kv_dim;
+    u32 head_dim;
+    float theta;
+    u32 cache_offset;  // first float of this layer in the all-layer cache
+};
+struct AttentionPush {
+    u32 dim;
+    u32 kv_dim;
+    u32 head_dim;
+    u32 n_heads;
+    u32 kv_mul;  // query heads per kv head
+    u32 ctx;
+    u32 cache_offset;  // first float of this layer in the all-layer cache
+};
+struct RmsnormPush {
+    u32 dim;
+    u32 n_tokens;
+    float eps;
+};
+struct ArgmaxPush {
+    u32 vocab;
+    u32 n_tokens;
+};
+
+// The speculative step.
+struct NodeStatsPush {
+    u32 vocab;
+    u32 n_tokens;
+    float temperature;
+};
+struct KvCompactPush {
+    u32 n_layers;
+    u32 kv_dim;
+    u32 ctx;
+};
+struct SelectRowPush {
+    u32 dim;
+};
+struct TopkPush {
+    u32 vocab;
+    u32 stride;  // floats between two heads' logits
+    u32 topk;
+};
+
+// Medusa head training.
+struct TrainMatmulPush {
+    u32 M, N, K;
+    u32 a_off, a_rs, a_cs;
+    u32 b_off, b_rs, b_cs;
+    u32 c_off, c_rs;
+    u32 accumulate;
+};
+struct TrainResblockPush {
+    u32 dim, rows, bias_off;
+};
+struct TrainSoftmaxCePush {
+    u32 vocab, target_off, stats_off, scale_index;
+};
+struct TrainGradNormPush {
+    u32 n;
+};
+struct TrainAdamwPush {
+    u32 n, n_parts;
+};
+
+LAYOUT_END
+#endif

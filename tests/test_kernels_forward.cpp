@@ -1,0 +1,161 @@
+// The forward pass's shaders other than matmul (embed, rmsnorm, rope_kv, attention in both of
+// its layouts), each against the plain C++ computation on random inputs and a random tree mask.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+#include "block_params_fixture.h"
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "llm/cpu_reference.h"
+#include "llm/gpu_matrix.h"
+#include "llm/kernel_params.h"
+#include "model/dequantize.h"
+
+using namespace medusa;
+using namespace medusa::kernels;
+using namespace medusa::test;
+
+TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
+    ValidationGuard guard;
+    const int vocab = 50, dim = 64;
+    auto values = random_floats(size_t(vocab) * dim, 3, 0.5f);
+    for (DType type : {DType::F32, DType::Q8_0}) {
+        CAPTURE(dtype_name(type));
+        std::vector<uint8_t> storage;
+        Tensor t;
+        t.name = "embeddings";
+        t.type = type;
+        t.shape = {vocab, dim};
+        if (type == DType::F32) {
+            storage.resize(values.size() * 4);
+            std::memcpy(storage.data(), values.data(), storage.size());
+        } else {  // Q8_0 blocks: an f16 scale and 32 int8 values
+            t.group_size = 32;
+            for (size_t b = 0; b < values.size() / 32; ++b) {
+                const uint16_t d = float_to_half(0.01f + 0.001f * float(b % 5));
+                storage.push_back(uint8_t(d & 0xff));
+                storage.push_back(uint8_t(d >> 8));
+                for (int k = 0; k < 32; ++k) storage.push_back(uint8_t(int8_t((b * 7 + k * 13) % 255 - 127)));
+            }
+        }
+        t.data = storage.data();
+        t.nbytes = storage.size();
+        const GpuMatrix gm = upload_matrix(gpu_context(), {&t});
+        const GpuMatrix::Segment& m = gm.only();
+        const TokenBlock block = random_tree_block(0, 9, vocab, 5);
+        auto params = block_params_buffer(block);
+        gpu::Buffer x(gpu_context(), size_t(block.size()) * dim * 4, gpu::MemoryKind::Device);
+        gpu::Kernel k(gpu_context(), "embed_" + m.variant, 4, sizeof(EmbedPush));
+        run_once([&](gpu::CommandSequence& s) {
+            s.dispatch(k, {*m.words, *m.scales, *params, x}, EmbedPush{uint32_t(dim), m.group_shift()},
+                       div_up(dim / elements_per_word(m.variant), 64), uint32_t(block.size()));
+        });
+        const auto got = read(x, size_t(block.size()) * dim);
+        const auto table = dequantize(t);
+        for (int i = 0; i < block.size(); ++i)
+            CHECK(max_abs_diff(&got[size_t(i) * dim], &table[size_t(block.tokens[i]) * dim], dim) == 0.0f);
+    }
+}
+
+TEST_CASE("rmsnorm normalises every token's row and applies the gains", "[kernels]") {
+    ValidationGuard guard;
+    const int dim = 96, T = 7;
+    const auto x = random_floats(size_t(T) * dim, 11, 2.0f), g = random_floats(dim, 12, 1.0f);
+    auto xb = buffer_with(x), gb = buffer_with(g);
+    gpu::Buffer y(gpu_context(), x.size() * 4, gpu::MemoryKind::Device);
+    gpu::Kernel k(gpu_context(), "rmsnorm", 3, sizeof(RmsnormPush));
+    run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*xb, *gb, y}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f}, T); });
+    const auto got = read(y, x.size());
+    std::vector<float> want(dim);
+    for (int t = 0; t < T; ++t) {
+        rmsnorm(want.data(), &x[size_t(t) * dim], g.data(), dim, 1e-5f);
+        CHECK(max_abs_diff(&got[size_t(t) * dim], want.data(), dim) < 1e-5f);
+    }
+}
+
+TEST_CASE("rope_kv rotates q in place and writes rotated k and plain v into the cache slots", "[kernels]") {
+    ValidationGuard guard;
+    const int dim = 64, kv = 32, hd = 8, ctx = 80, layers = 2, layer = 1, base = 30;
+    const float theta = 10000.0f;
+    const TokenBlock block = random_tree_block(base, 12, 100, 7);
+    const int T = block.size(), stride = dim + 2 * kv;
+    const auto qkv = random_floats(size_t(T) * stride, 21, 1.0f);
+    auto qkvb = buffer_with(qkv);
+    std::vector<float> zeros(size_t(layers) * ctx * kv, 0.0f);
+    auto kc = buffer_with(zeros), vc = buffer_with(zeros);
+    auto params = block_params_buffer(block);
+    const uint32_t offset = uint32_t(layer * ctx * kv);
+    gpu::Kernel k(gpu_context(), "rope_kv", 4, sizeof(RopePush));
+    run_once([&](gpu::CommandSequence& s) {
+        s.dispatch(k, {*qkvb, *kc, *vc, *params}, RopePush{dim, kv, hd, theta, offset}, div_up(dim / 2 + kv / 2 + kv, 64),
+                   uint32_t(T));
+    });
+    const auto q_got = read(*qkvb, qkv.size()), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
+    for (int t = 0; t < T; ++t) {
+        std::vector<float> q(&qkv[size_t(t) * stride], &qkv[size_t(t) * stride] + dim);
+        std::vector<float> kk(&qkv[size_t(t) * stride + dim], &qkv[size_t(t) * stride + dim] + kv);
+        rope_rotate(q.data(), dim, hd, block.positions[t], theta);
+        rope_rotate(kk.data(), kv, hd, block.positions[t], theta);
+        const size_t slot = offset + size_t(base + t) * kv;
+        CHECK(max_abs_diff(&q_got[size_t(t) * stride], q.data(), dim) < 1e-4f);
+        CHECK(max_abs_diff(&k_got[slot], kk.data(), kv) < 1e-4f);
+        CHECK(max_abs_diff(&v_got[slot], &qkv[size_t(t) * stride + dim + kv], kv) == 0.0f);
+    }
+    CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
+}
+
+TEST_CASE("attention over the cache prefix and each node's ancestors matches the CPU, in both layouts", "[kernels]") {
+    ValidationGuard guard;
+    const int dim = 64, kv = 32, hd = 8, heads = 8, kv_mul = heads / (kv / hd), ctx = 96, base = 41;
+    TokenBlock block = random_tree_block(base, 17, 100, 9);
+    // The last 12 cached slots are a window: each token sees a random subset of them.
+    block.window = 12;
+    std::mt19937 rng(4);
+    block.window_mask.assign(block.size(), std::vector<uint8_t>(block.window));
+    for (auto& row : block.window_mask)
+        for (auto& bit : row) bit = uint8_t(rng() % 2);
+    const int T = block.size(), stride = dim + 2 * kv;
+    const auto qkv = random_floats(size_t(T) * stride, 31, 1.0f);
+    const auto kcache = random_floats(size_t(ctx) * kv, 32, 1.0f), vcache = random_floats(size_t(ctx) * kv, 33, 1.0f);
+    // The CPU: softmax(q.k / sqrt(hd)) v over the visible slots.
+    std::vector<float> want(size_t(T) * dim);
+    for (int t = 0; t < T; ++t)
+        for (int h = 0; h < heads; ++h) {
+            const float* q = &qkv[size_t(t) * stride + h * hd];
+            const int kvh = h / kv_mul;
+            std::vector<double> w(base + T, 0.0);
+            double m = -1e30, z = 0;
+            for (int s = 0; s < base + T; ++s) {
+                if (!block.sees_slot(t, s)) continue;
+                double d = 0;
+                for (int i = 0; i < hd; ++i) d += double(q[i]) * kcache[size_t(s) * kv + kvh * hd + i];
+                w[s] = d / std::sqrt(double(hd));
+                m = std::max(m, w[s]);
+            }
+            for (int s = 0; s < base + T; ++s) {
+                w[s] = block.sees_slot(t, s) ? std::exp(w[s] - m) : 0.0;
+                z += w[s];
+            }
+            for (int i = 0; i < hd; ++i) {
+                double acc = 0;
+                for (int s = 0; s < base + T; ++s) acc += w[s] * vcache[size_t(s) * kv + kvh * hd + i];
+                want[size_t(t) * dim + h * hd + i] = float(acc / z);
+            }
+        }
+    for (uint32_t one_pass : {0u, uint32_t(hd)}) {
+        CAPTURE(one_pass);
+        auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
+        auto params = block_params_buffer(block);
+        gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
+        gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
+        gpu::Kernel k(gpu_context(), "attention", 6, sizeof(AttentionPush), {one_pass});
+        run_once([&](gpu::CommandSequence& s) {
+            s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out},
+                       AttentionPush{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0},
+                       attention_groups(gpu_context(), uint32_t(heads * T)));
+        });
+        CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
+    }
+}

@@ -1,0 +1,56 @@
+// Medusa heads trained for the tests: stories260K writes its own text on the CPU reference, and a
+// short Medusa-1 run on the GPU learns from it (a few seconds), once per test process.
+#pragma once
+#include "gpu_fixture.h"
+#include "llm/cpu_reference.h"
+#include "llm/cpu_tree_runner.h"
+#include "model/tokenizer.h"
+#include "test_paths.h"
+#include "train/head_training.h"
+#include "train/seed_prompts.h"
+
+namespace medusa::test {
+
+struct DistillFixture {
+    ModelFile file = load_model(model_path("stories260K.bin"));
+    CpuReferenceModel cpu{file};
+    train::DistillData train, held;
+    DistillFixture() {
+        Tokenizer tok = Tokenizer::from_file(model_path("tok512.model"));
+        std::vector<std::vector<int>> prompts;
+        for (const auto& p : train::seed_prompts()) prompts.push_back(tok.encode(p, true));
+        train::DistillOptions o;
+        o.sequences = 48;
+        o.max_len = 200;
+        o.seed = 1;
+        CpuTreeRunner writer(cpu);
+        train = train::generate_distill_data(writer, train::cpu_hidden_states(cpu), prompts, tok.bos_id(), o);
+        o.sequences = 8;
+        o.seed = 2;  // held out: other samples
+        held = train::generate_distill_data(writer, train::cpu_hidden_states(cpu), prompts, tok.bos_id(), o);
+    }
+};
+
+inline DistillFixture& distill_fixture() {
+    static DistillFixture f;
+    return f;
+}
+
+inline train::TrainOptions short_training() {
+    train::TrainOptions o;
+    o.steps = 160;
+    o.batch = 128;
+    o.lr = 1e-2f;
+    o.seed = 3;
+    return o;
+}
+
+inline const MedusaHeads& trained_heads() {
+    static const MedusaHeads h = [] {
+        const MedusaHeads init = MedusaHeads::init_from_model(distill_fixture().file, 4);
+        return train::train_heads(gpu_context(), init, distill_fixture().train, short_training()).heads;
+    }();
+    return h;
+}
+
+}  // namespace medusa::test
