@@ -15,8 +15,10 @@
 #include "llm/kernel_params.h"
 #include "model/block_format.h"
 #include "model/dequantize.h"
+#include "model/file_bytes.h"
 #include "model/gguf_loader.h"
 #include "model/model_file.h"
+#include "model/rope_rows.h"
 #include "oracle_json.h"
 
 using namespace medusa;
@@ -45,13 +47,14 @@ uint32_t bits(float f) {
 }  // namespace
 
 TEST_CASE("GGUF tensors dequantize to llama.cpp's values bit for bit", "[gguf-dequantize]") {
-    const auto oracles = test::ggml_oracles(".tensors.json", {"quant"});
-    REQUIRE(oracles.size() == 11);  // every quant/ file but the two held out
+    const auto oracles = test::ggml_oracles(".tensors.json", {"quant", "arch"});
+    REQUIRE(oracles.size() == 13);  // every quant/ file but the two held out, and the two arch/ files
     for (const std::string& oracle : oracles) {
         CAPTURE(oracle);
         const auto j = test::read_json(oracle);
-        const ModelFile m = load_model(test::gguf_beside(oracle));
-        const auto* file_start = static_cast<const std::vector<uint8_t>*>(m.storage.get())->data();
+        const auto bytes = read_file_bytes(test::gguf_beside(oracle));
+        const ModelFile m = load_model_from_memory(bytes, test::gguf_beside(oracle));
+        const uint8_t* file_start = bytes->data();
         for (const auto& jt : j["tensors"]) {
             const std::string name = jt["name"];
             CAPTURE(name);
@@ -63,9 +66,18 @@ TEST_CASE("GGUF tensors dequantize to llama.cpp's values bit for bit", "[gguf-de
             for (const auto& d : jt["shape"]) shape.insert(shape.begin(), d.get<int64_t>());
             CHECK(t.shape == shape);
             CHECK(t.nbytes == jt["n_bytes"].get<size_t>());
-            CHECK(size_t(t.data - file_start) == jt["data_offset_in_file"].get<size_t>());
-
-            const std::vector<float> v = dequantize(t);
+            std::vector<float> v = dequantize(t);
+            // qwen2's q/k rows (and biases) are reordered from rotate_half pairs to adjacent ones at
+            // load: put them back to compare with the file's own order.
+            const std::string role = canon.substr(canon.rfind('.') + 1);
+            if (m.config.qkv_bias && (role == "wq" || role == "wk" || role == "bq" || role == "bk")) {
+                const int heads = role[1] == 'q' ? m.config.n_heads : m.config.n_kv_heads;
+                const auto back = permute_rope_rows(reinterpret_cast<const uint8_t*>(v.data()), t.shape[0],
+                                                    v.size() / size_t(t.shape[0]) * 4, heads, true);
+                std::memcpy(v.data(), back.data(), back.size());
+            } else {
+                CHECK(size_t(t.data - file_start) == jt["data_offset_in_file"].get<size_t>());
+            }
             REQUIRE(int64_t(v.size()) == jt["n_elements"].get<int64_t>());
             const int64_t row = shape.back();
             for (size_t r = 0; r < jt["rows"].size(); ++r) {

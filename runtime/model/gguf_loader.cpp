@@ -1,6 +1,7 @@
 #include "model/gguf_loader.h"
 
 #include <cmath>
+#include <list>
 #include <map>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "model/file_bytes.h"
 #include "model/gguf_metadata.h"
 #include "model/gguf_vocab.h"
+#include "model/rope_rows.h"
 
 namespace medusa {
 
@@ -27,6 +29,12 @@ uint64_t tensor_bytes(const std::string& file, const GgufTensorInfo& t, uint64_t
     return n / uint64_t(f->values) * uint64_t(f->bytes);
 }
 
+// The file's bytes, and the copies of tensors whose rows the loader reordered.
+struct GgufStorage {
+    std::shared_ptr<const std::vector<uint8_t>> bytes;
+    std::list<std::vector<uint8_t>> owned;  // a list: its buffers never move
+};
+
 }  // namespace
 
 std::string gguf_canonical_name(const std::string& g) {
@@ -36,7 +44,8 @@ std::string gguf_canonical_name(const std::string& g) {
     static const std::map<std::string, std::string> per_layer = {
         {"attn_norm.weight", "attention_norm"}, {"attn_q.weight", "wq"},       {"attn_k.weight", "wk"},
         {"attn_v.weight", "wv"},                {"attn_output.weight", "wo"},  {"ffn_norm.weight", "ffn_norm"},
-        {"ffn_gate.weight", "w1"},              {"ffn_down.weight", "w2"},     {"ffn_up.weight", "w3"}};
+        {"ffn_gate.weight", "w1"},              {"ffn_down.weight", "w2"},     {"ffn_up.weight", "w3"},
+        {"attn_q.bias", "bq"},                  {"attn_k.bias", "bk"},         {"attn_v.bias", "bv"}};
     if (auto it = top.find(g); it != top.end()) return it->second;
     if (g.rfind("blk.", 0) == 0) {
         const size_t dot = g.find('.', 4);
@@ -53,17 +62,27 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
     m.format = "gguf";
     const GgufHeader header = read_gguf_header(*bytes, name);
     const GgufMetadata& meta = header.meta;
+    // llama, and qwen2: llama with q/k/v biases and rotate_half RoPE (its q/k rows are reordered below).
     const std::string arch = meta.text("general.architecture");
-    if (arch != "llama") throw FormatError(name + ": architecture '" + arch + "' is not supported (only llama)");
+    if (arch != "llama" && arch != "qwen2")
+        throw FormatError(name + ": architecture '" + arch + "' is not supported (llama and qwen2 are)");
+    const std::string k = arch + ".";
     LlamaConfig& c = m.config;
-    c.dim = meta.integer("llama.embedding_length", 0, true);
-    c.hidden_dim = meta.integer("llama.feed_forward_length", 0, true);
-    c.n_layers = meta.integer("llama.block_count", 0, true);
-    c.n_heads = meta.integer("llama.attention.head_count", 0, true);
-    c.n_kv_heads = meta.integer("llama.attention.head_count_kv", c.n_heads, false);
-    c.seq_len = meta.integer("llama.context_length", 2048, false);
-    c.rope_theta = meta.real("llama.rope.freq_base", 10000.0);
-    c.rms_eps = meta.real("llama.attention.layer_norm_rms_epsilon", 1e-5);
+    c.dim = meta.integer(k + "embedding_length", 0, true);
+    c.hidden_dim = meta.integer(k + "feed_forward_length", 0, true);
+    c.n_layers = meta.integer(k + "block_count", 0, true);
+    c.n_heads = meta.integer(k + "attention.head_count", 0, true);
+    c.n_kv_heads = meta.integer(k + "attention.head_count_kv", c.n_heads, false);
+    c.seq_len = meta.integer(k + "context_length", 2048, false);
+    c.rope_theta = meta.real(k + "rope.freq_base", 10000.0);
+    c.rms_eps = meta.real(k + "attention.layer_norm_rms_epsilon", 1e-5);
+    c.qkv_bias = arch == "qwen2";
+    // Llama 3's scaling comes as the rope_freqs tensor; of the scaling keys, "linear" is run here.
+    const std::string scaling = meta.text(k + "rope.scaling.type");
+    if (scaling == "linear") c.rope_position_scale = meta.real(k + "rope.scaling.factor", 1.0);
+    else if (!scaling.empty() && scaling != "none")
+        throw FormatError(name + ": RoPE scaling '" + scaling +
+                          "' is not supported (none, linear, and Llama 3's rope_freqs are)");
     const uint64_t data_start = header.data_start;
     const uint64_t data_size = bytes->size() - data_start;
 
@@ -95,13 +114,16 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
     c.vocab_size = int(emb->shape[0]);
     c.tied_classifier = m.find("output") == nullptr;  // convert-llama2c-to-ggml writes a copy: untied
     validate_config(c, name);
-    // Variants of the llama architecture this engine does not run: partial RoPE, mixture of experts.
-    if (meta.integer("llama.rope.dimension_count", c.head_dim(), false) != c.head_dim())
-        throw FormatError(name + ": llama.rope.dimension_count differs from the head size " +
-                          std::to_string(c.head_dim()) + " (partial RoPE is not supported)");
-    if (meta.integer("llama.expert_count", 0, false) > 0)
-        throw FormatError(name + ": mixture-of-experts models are not supported");
+    // Variants of the architecture this engine does not run: partial RoPE, mixture of experts.
+    if (meta.integer(k + "rope.dimension_count", c.head_dim(), false) != c.head_dim())
+        throw FormatError(name + ": " + k + "rope.dimension_count differs from the head size " +
+                          std::to_string(c.head_dim()) + " (partial RoPE is not supported, RoPE over whole heads is)");
+    if (meta.integer(k + "expert_count", 0, false) > 0)
+        throw FormatError(name + ": mixture-of-experts models are not supported (dense ones are)");
     validate_llama_tensors(m);
+    auto storage = std::make_shared<GgufStorage>();
+    storage->bytes = bytes;
+    if (arch == "qwen2") reorder_rotate_half_rows(m, storage->owned);
     if (meta.has("tokenizer.ggml.tokens")) {
         m.embedded_tokenizer = read_gguf_vocab(meta, name);
         const size_t n_tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts.size();
@@ -111,7 +133,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
     }
     // Kept verbatim; model/chat_template.cpp recognises the families it knows by their markers.
     m.chat_template = meta.text("tokenizer.chat_template");
-    m.storage = bytes;
+    m.storage = storage;
     return m;
 }
 

@@ -65,6 +65,7 @@ void validate_llama_tensors(const ModelFile& m) {
     };
     expect("tok_embeddings", {vocab, dim});
     expect("norm", {dim});
+    if (m.find("rope_freqs")) expect("rope_freqs", {c.head_dim() / 2});
     if (!c.tied_classifier) expect("output", {vocab, dim});
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
@@ -77,6 +78,11 @@ void validate_llama_tensors(const ModelFile& m) {
         expect(p + "w1", {hid, dim});
         expect(p + "w2", {dim, hid});
         expect(p + "w3", {hid, dim});
+        if (c.qkv_bias) {
+            expect(p + "bq", {dim});
+            expect(p + "bk", {kv});
+            expect(p + "bv", {kv});
+        }
         // The GPU fuses the gate and up projections into one matmul of one weight type.
         if (m.get(p + "w1").type != m.get(p + "w3").type)
             throw FormatError(m.path + ": layer " + std::to_string(l) + " stores its FFN gate and up matrices as " +

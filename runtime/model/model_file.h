@@ -51,6 +51,8 @@ struct LlamaConfig {
     float rope_theta = 10000.0f;
     float rms_eps = 1e-5f;
     bool tied_classifier = true;  // true: "output" is absent and tok_embeddings is the classifier
+    bool qkv_bias = false;        // Qwen2: the q, k and v projections add a bias (bq, bk, bv)
+    float rope_position_scale = 1.0f;  // "linear" RoPE scaling: positions are divided by it
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return head_dim() * n_kv_heads; }
 };
@@ -60,8 +62,11 @@ struct LlamaConfig {
 //   layers.N.attention_norm {dim}; layers.N.wq {dim, dim}; layers.N.wk {kv_dim, dim};
 //   layers.N.wv {kv_dim, dim}; layers.N.wo {dim, dim}; layers.N.ffn_norm {dim};
 //   layers.N.w1 {hidden, dim}; layers.N.w2 {dim, hidden}; layers.N.w3 {hidden, dim}
-// RoPE rotates adjacent pairs (2i, 2i+1) as llama2.c does; loaders of Hugging Face weights
-// undo HF's q/k permutation so every format shares this convention.
+//   with qkv_bias: layers.N.bq {dim}; layers.N.bk {kv_dim}; layers.N.bv {kv_dim}
+//   rope_freqs {head_dim / 2} (optional, Llama 3's RoPE scaling): pair i's frequency is divided by it
+// RoPE rotates adjacent pairs (2i, 2i+1) as llama2.c does; loaders of weights stored for the
+// rotate_half ("NeoX") pairing, (i, i + head_dim/2) — Hugging Face's and llama.cpp's qwen2 — reorder
+// the q/k rows (and biases) so every format shares this convention.
 struct ModelFile {
     std::string path;
     std::string format;  // "llama2c-v0", "llama2c-v2", "gguf", "safetensors"
