@@ -16,13 +16,13 @@ using medusa::test::run_medusa;
 
 namespace {
 
-// "oracle-a-q4_k_m" -> {"f32": 5, "q4_k": 13, "q6_k": 3}: from the oracle's tensor list, or for
-// the two held-out files from the README's table.
+// "quant/oracle-a-q4_k_m" -> {"f32": 5, "q4_k": 13, "q6_k": 3}: from the oracle's tensor list, or
+// for the two held-out files from the README's table.
 std::map<std::string, int> expected_types(const std::string& stem) {
-    if (stem == "oracle-a-q3_k_m") return {{"f32", 5}, {"q3_k", 9}, {"q4_k", 4}, {"q5_k", 2}, {"q6_k", 1}};
-    if (stem == "oracle-a-iq4_xs") return {{"f32", 5}, {"iq4_xs", 15}, {"q6_k", 1}};
+    if (stem == "quant/oracle-a-q3_k_m") return {{"f32", 5}, {"q3_k", 9}, {"q4_k", 4}, {"q5_k", 2}, {"q6_k", 1}};
+    if (stem == "quant/oracle-a-iq4_xs") return {{"f32", 5}, {"iq4_xs", 15}, {"q6_k", 1}};
     std::map<std::string, int> types;
-    for (const auto& t : medusa::test::read_json(medusa::test::ggml_path("quant/" + stem + ".tensors.json"))["tensors"]) {
+    for (const auto& t : medusa::test::read_json(medusa::test::ggml_path(stem + ".tensors.json"))["tensors"]) {
         std::string name = t["type"];
         for (char& c : name) c = char(std::tolower(c));
         ++types[name];
@@ -30,16 +30,18 @@ std::map<std::string, int> expected_types(const std::string& stem) {
     return types;
 }
 
-const char* kQuantFiles[] = {"oracle-a-f32",    "oracle-a-q4_0",   "oracle-a-q4_1",   "oracle-a-q5_0",   "oracle-a-q5_1",
-                             "oracle-a-q8_0",   "oracle-a-q2_k",   "oracle-a-q3_k_m", "oracle-a-q4_k_m", "oracle-a-q5_k_m",
-                             "oracle-a-q6_k",   "oracle-a-iq4_nl", "oracle-a-iq4_xs"};
+const char* kFiles[] = {"quant/oracle-a-f32",    "quant/oracle-a-q4_0",   "quant/oracle-a-q4_1",
+                        "quant/oracle-a-q5_0",   "quant/oracle-a-q5_1",   "quant/oracle-a-q8_0",
+                        "quant/oracle-a-q2_k",   "quant/oracle-a-q3_k_m", "quant/oracle-a-q4_k_m",
+                        "quant/oracle-a-q5_k_m", "quant/oracle-a-q6_k",   "quant/oracle-a-iq4_nl",
+                        "quant/oracle-a-iq4_xs", "arch/oracle-c-llama3-f32", "arch/oracle-c-qwen2-f32"};
 
 }  // namespace
 
 TEST_CASE("medusa info lists the weight types of every oracle file", "[cli-ggml]") {
-    for (const char* stem : kQuantFiles) {
+    for (const char* stem : kFiles) {
         CAPTURE(stem);
-        const auto r = run_medusa("info -m " + medusa::test::ggml_path(std::string("quant/") + stem + ".gguf"));
+        const auto r = run_medusa("info -m " + medusa::test::ggml_path(std::string(stem) + ".gguf"));
         INFO(r.err);
         REQUIRE(r.exit_code == 0);
         for (const auto& [type, count] : expected_types(stem))
@@ -48,10 +50,10 @@ TEST_CASE("medusa info lists the weight types of every oracle file", "[cli-ggml]
 }
 
 TEST_CASE("medusa generate runs on every oracle file, with and without Medusa heads", "[cli-ggml]") {
-    for (const char* stem : kQuantFiles)
+    for (const char* stem : kFiles)
         for (const char* heads : {"", "--heads init --tree chain:3"}) {
             CAPTURE(stem, heads);
-            const auto r = run_medusa("generate -m " + medusa::test::ggml_path(std::string("quant/") + stem + ".gguf") +
+            const auto r = run_medusa("generate -m " + medusa::test::ggml_path(std::string(stem) + ".gguf") +
                                       " -p 'Once upon a time' -n 6 --temp 0 " + heads);
             INFO(r.err);
             CHECK(r.exit_code == 0);

@@ -127,3 +127,28 @@ TEST_CASE("the held-out Q3_K_M and IQ4_XS models run alike on the GPU and the CP
         }
     }
 }
+
+TEST_CASE("Llama 3 RoPE scaling and Qwen2: logits at every step and greedy ids equal llama.cpp's", "[gguf-forward]") {
+    test::ValidationGuard guard;
+    for (const char* stem : {"arch/oracle-c-llama3-f32", "arch/oracle-c-qwen2-f32"}) {
+        CAPTURE(stem);
+        const auto j = test::read_json(test::ggml_path(std::string(stem) + ".logits.json"));
+        const ModelFile file = load_model(test::ggml_path(std::string(stem) + ".gguf"));
+        const std::vector<int> prompt = ints(j["prompt"]), greedy = ints(j["greedy"]);
+        REQUIRE(greedy.size() == 24);
+        for (Engine& e : engines(file)) {
+            CAPTURE(e.name);
+            LanguageModel& m = *e.model;
+            m.forward(TokenBlock::causal(0, prompt));
+            CHECK(max_rel_diff(m.logits(int(prompt.size()) - 1), test::json_floats(j["first_logits"])) < 1e-4);
+            std::vector<int> got = {m.argmax(int(prompt.size()) - 1)};
+            for (int k = 0; k < 24; ++k) {
+                CHECK(max_rel_diff(m.logits(k == 0 ? int(prompt.size()) - 1 : 0), test::json_floats(j["step_logits"][k])) < 1e-4);
+                if (k == 23) break;
+                m.forward(TokenBlock::causal(int(prompt.size()) + k, {got.back()}));
+                got.push_back(m.argmax(0));
+            }
+            CHECK(got == greedy);
+        }
+    }
+}

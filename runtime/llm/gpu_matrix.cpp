@@ -126,4 +126,34 @@ std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t) {
     return b;
 }
 
+namespace {
+
+std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v) {
+    auto b = std::make_unique<gpu::Buffer>(ctx, v.size() * 4, gpu::MemoryKind::Device);
+    b->upload(v.data(), v.size() * 4);
+    return b;
+}
+
+}  // namespace
+
+std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer) {
+    const LlamaConfig& c = file.config;
+    std::vector<float> bias;
+    if (c.qkv_bias) {
+        const std::string p = "layers." + std::to_string(layer) + ".";
+        for (const char* part : {"bq", "bk", "bv"}) {
+            const auto v = dequantize(file.get(p + part));
+            bias.insert(bias.end(), v.begin(), v.end());
+        }
+    } else {
+        bias.assign(size_t(c.dim + 2 * c.kv_dim()), 0.0f);
+    }
+    return upload_floats(ctx, bias);
+}
+
+std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file) {
+    const Tensor* f = file.find("rope_freqs");
+    return upload_floats(ctx, f ? dequantize(*f) : std::vector<float>(size_t(file.config.head_dim() / 2), 1.0f));
+}
+
 }  // namespace medusa

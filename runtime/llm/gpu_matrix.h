@@ -37,5 +37,9 @@ GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& par
 
 // A vector (norm gains) as plain f32.
 std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t);
+// Layer l's q|k|v biases as one f32 vector of dim + 2 kv_dim (zeros for a model without them).
+std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer);
+// The divisors of the head_dim/2 RoPE frequencies: the rope_freqs tensor, or ones.
+std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file);
 
 }  // namespace medusa

@@ -26,6 +26,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     embeddings_ = upload_matrix(ctx, {&file.get("tok_embeddings")});
     classifier_ = upload_matrix(ctx, {&file.classifier()});
     final_norm_ = upload_vector(ctx, file.get("norm"));
+    rope_factors_ = upload_rope_factors(ctx, file);
     weight_bytes_ = embeddings_.bytes() + (cfg_.tied_classifier ? 0 : classifier_.bytes()) + final_norm_->size();
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
@@ -36,8 +37,9 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         L.wo = upload_matrix(ctx, {&file.get(p + "wo")});
         L.w13 = upload_matrix(ctx, {&file.get(p + "w1"), &file.get(p + "w3")});
         L.w2 = upload_matrix(ctx, {&file.get(p + "w2")});
+        L.qkv_bias = upload_qkv_bias(ctx, file, l);
         weight_bytes_ += L.attention_norm->size() + L.ffn_norm->size() + L.wqkv.bytes() + L.wo.bytes() +
-                         L.w13.bytes() + L.w2.bytes();
+                         L.w13.bytes() + L.w2.bytes() + (cfg_.qkv_bias ? L.qkv_bias->size() : 0);
         layers_.push_back(std::move(L));
     }
     kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim());
@@ -54,7 +56,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (!params_->mapped() || !logits_->mapped() || !argmax_->mapped())
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
-    kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 4, sizeof(RopePush));
+    kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
     kernels_["attention"] = std::make_unique<gpu::Kernel>(
         ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{cpu_layouts_ && cfg_.head_dim() % 4 == 0 ? uint32_t(cfg_.head_dim()) : 0u});
     kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 3, sizeof(RmsnormPush));
@@ -86,8 +88,9 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
         mm.record(seq, {.w = &L.wqkv, .x = x_.get(), .y = qkv_.get(), .extra = L.attention_norm.get(),
                         .flags = kMatmulNorm, .out_rows = L.wqkv.rows, .tokens = T, .x_stride = dim,
                         .y_stride = dim + 2 * kv});
-        seq.dispatch(*kernels_["rope_kv"], {*qkv_, kv_->keys(), kv_->values(), *params_},
-                     RopePush{dim, kv, hd, cfg_.rope_theta, cache_offset}, div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
+        seq.dispatch(*kernels_["rope_kv"], {*qkv_, kv_->keys(), kv_->values(), *params_, *L.qkv_bias, *rope_factors_},
+                     RopePush{dim, kv, hd, cfg_.rope_theta, cache_offset, cfg_.rope_position_scale},
+                     div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
         seq.dispatch(*kernels_["attention"], {*qkv_, kv_->keys(), kv_->values(), *params_, *scores_, *att_out_},
                      AttentionPush{dim, kv, hd, uint32_t(cfg_.n_heads), uint32_t(cfg_.n_heads / cfg_.n_kv_heads),
                                    uint32_t(cfg_.seq_len), cache_offset},

@@ -70,6 +70,7 @@ public:
 private:
     struct Layer {
         std::unique_ptr<gpu::Buffer> attention_norm, ffn_norm;
+        std::unique_ptr<gpu::Buffer> qkv_bias;  // (dim + 2 kv_dim): Qwen2's q|k|v biases, zeros without
         GpuMatrix wqkv, wo, w13, w2;
     };
     const gpu::Kernel& embed_kernel(const std::string& variant);
@@ -80,6 +81,7 @@ private:
     bool cpu_layouts_;  // matmul one lane per row, attention in one pass (see prefers_cpu_layouts)
     GpuMatrix embeddings_, classifier_;
     std::unique_ptr<gpu::Buffer> final_norm_;
+    std::unique_ptr<gpu::Buffer> rope_factors_;  // (head_dim / 2): Llama 3's rope_freqs, ones without
     std::vector<Layer> layers_;
     std::unique_ptr<KvCache> kv_;
     std::unique_ptr<MatmulRecorder> matmuls_;

@@ -28,7 +28,8 @@ struct RopePush {
     u32 kv_dim;
     u32 head_dim;
     float theta;
-    u32 cache_offset;  // first float of this layer in the all-layer cache
+    u32 cache_offset;      // first float of this layer in the all-layer cache
+    float position_scale;  // "linear" RoPE scaling: positions are divided by it (1 without)
 };
 struct AttentionPush {
     u32 dim;
