@@ -11,6 +11,7 @@
 #include "model/safetensors_file.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"
+#include "xz_file.h"
 
 using namespace medusa;
 using medusa::test::model_path;
@@ -260,11 +261,28 @@ TEST_CASE("broken Hugging Face folders are refused", "[loader-errors]") {
     std::ofstream(dir / "config.json") << R"({"hidden_size": 4.5})";
     CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("'hidden_size' is not an integer"));
     std::ofstream(dir / "config.json") << R"({"model_type": "mistral"})";
-    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("model_type \"mistral\" is not supported"));
+    CHECK_THROWS_WITH(load_model(dir.string()),
+                      Catch::Contains("model_type \"mistral\" is not supported (\"llama\" and \"qwen2\" are)"));
+    const std::string small = R"("hidden_size": 4, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+        "vocab_size": 3)";
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4}})";
+    CHECK_THROWS_WITH(load_model(dir.string()),
+                      Catch::Contains("config.json: rope_scaling type 'yarn' is not supported (llama3 and linear are)"));
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "rope_scaling": {"type": "linear", "factor": -2}})";
+    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("rope_scaling 'factor' is not a positive number"));
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "model_type": "llama", "attention_bias": true})";
+    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("attention_bias"));
     fs::remove(dir / "model.safetensors");
     std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"model.norm.weight": "../../etc/passwd"}})";
     CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("invalid shard"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("a GGUF file of another architecture names it and the supported ones", "[loader-errors]") {
+    // llama.cpp's vocabulary file of Falcon: a GGUF file whose architecture is falcon.
+    const std::string path = model_path("../testdata/ggml/tokenizer/ggml-vocab-falcon.gguf.xz");
+    CHECK_THAT(load_error(*test::read_xz(path), "falcon.gguf"),
+               Catch::Contains("falcon.gguf: architecture 'falcon' is not supported (llama and qwen2 are)"));
 }
 
 TEST_CASE("a tokenizer from another model is refused with both names", "[loader-errors]") {
