@@ -9,6 +9,7 @@
 
 #include "bench_charts.h"
 #include "bench_compare.h"
+#include "bench_dtypes.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -82,6 +83,7 @@ int run_bench(int argc, char** argv) {
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta"});
+    if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));

@@ -17,4 +17,6 @@ int run_plot(int argc, char** argv);
 
 // Writes `--plot FILE`'s charts (PNG or SVG by extension) under a heading naming what they show.
 void write_plot(const std::vector<charts::Chart>& charts, const std::string& what, const std::string& path);
+int run_tokenize(int argc, char** argv);
+int run_export_heads(int argc, char** argv);
 }  // namespace medusa::cli

@@ -46,10 +46,12 @@ void matvec(float* out, const float* x, const float* w, int in, int rows) {
     else matvec_rows(out, x, w, in, rows);
 }
 
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta) {
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors, float position_scale) {
     for (int i = 0; i < n; i += 2) {
-        const float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
-        const float c = std::cos(pos * freq), s = std::sin(pos * freq);
+        float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
+        if (freq_factors) freq /= freq_factors[(i % head_dim) / 2];
+        const float angle = float(pos) / position_scale * freq;
+        const float c = std::cos(angle), s = std::sin(angle);
         const float v0 = v[i], v1 = v[i + 1];
         v[i] = v0 * c - v1 * s;
         v[i + 1] = v0 * s + v1 * c;
@@ -60,6 +62,7 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) 
     embeddings_ = dequantize(file.get("tok_embeddings"));
     final_norm_ = dequantize(file.get("norm"));
     classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));
+    if (const Tensor* f = file.find("rope_freqs")) rope_freqs_ = dequantize(*f);
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         layers_.push_back({dequantize(file.get(p + "attention_norm")), dequantize(file.get(p + "wq")),
@@ -67,6 +70,11 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) 
                            dequantize(file.get(p + "wo")), dequantize(file.get(p + "ffn_norm")),
                            dequantize(file.get(p + "w1")), dequantize(file.get(p + "w2")),
                            dequantize(file.get(p + "w3"))});
+        if (cfg_.qkv_bias) {
+            layers_.back().bq = dequantize(file.get(p + "bq"));
+            layers_.back().bk = dequantize(file.get(p + "bk"));
+            layers_.back().bv = dequantize(file.get(p + "bv"));
+        }
     }
     key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
     value_cache_ = key_cache_;
@@ -94,8 +102,16 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
             matvec(&q[size_t(t) * dim], xb.data(), L.wq.data(), dim, dim);
             matvec(&kc[size_t(slot) * kv_dim], xb.data(), L.wk.data(), dim, kv_dim);
             matvec(&vc[size_t(slot) * kv_dim], xb.data(), L.wv.data(), dim, kv_dim);
-            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta);
-            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta);
+            if (cfg_.qkv_bias) {  // Qwen2: biases after the projections, before RoPE
+                for (int i = 0; i < dim; ++i) q[size_t(t) * dim + i] += L.bq[i];
+                for (int i = 0; i < kv_dim; ++i) kc[size_t(slot) * kv_dim + i] += L.bk[i];
+                for (int i = 0; i < kv_dim; ++i) vc[size_t(slot) * kv_dim + i] += L.bv[i];
+            }
+            const float* factors = rope_freqs_.empty() ? nullptr : rope_freqs_.data();
+            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta, factors,
+                        cfg_.rope_position_scale);
+            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta, factors,
+                        cfg_.rope_position_scale);
         }
         for (int t = 0; t < T; ++t) {
             const int n_keys = block.base + T;

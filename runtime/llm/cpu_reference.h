@@ -30,9 +30,11 @@ public:
 private:
     struct Layer {
         std::vector<float> attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3;
+        std::vector<float> bq, bk, bv;  // qkv_bias only
     };
     LlamaConfig cfg_;
     std::vector<float> embeddings_, final_norm_, classifier_;
+    std::vector<float> rope_freqs_;  // Llama 3's per-pair frequency divisors; empty: none
     std::vector<Layer> layers_;
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
     std::vector<float> features_;                              // [context][dim]
@@ -44,6 +46,9 @@ private:
 // Helpers shared by the reference and by tests that check single kernels.
 void rmsnorm(float* out, const float* x, const float* gain, int n, float eps);
 void matvec(float* out, const float* x, const float* w, int in, int rows);
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta);
+// Rotates adjacent pairs of each head by pos / position_scale times pair i's frequency
+// theta^(-2i/head_dim), divided by freq_factors[i] when given (Llama 3's rope_freqs).
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors = nullptr,
+                 float position_scale = 1.0f);
 
 }  // namespace medusa

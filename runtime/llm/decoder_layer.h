@@ -18,6 +18,7 @@ namespace medusa {
 struct DecoderLayerWeights {
     std::unique_ptr<gpu::Buffer> attention_norm;  // null: no input norm (EAGLE's layer)
     std::unique_ptr<gpu::Buffer> ffn_norm;
+    std::unique_ptr<gpu::Buffer> qkv_bias;  // (dim + 2 kv_dim): Qwen2's q|k|v biases; null: none
     GpuMatrix wqkv, wo, w13, w2;  // q|k|v stacked, o, gate|up stacked, down
     size_t bytes() const;
 };
@@ -31,13 +32,16 @@ struct DecoderActivations {
 struct DecoderShape {
     int dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0, context = 0;
     float rope_theta = 10000.0f;
+    float rope_position_scale = 1.0f;  // "linear" RoPE scaling divides positions by it
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return head_dim() * n_kv_heads; }
 };
 
 class DecoderLayerRecorder {
 public:
-    DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape, MatmulRecorder& matmuls);
+    // rope_factors: (head_dim / 2) divisors of the RoPE frequencies (Llama 3's rope_freqs); null: ones.
+    DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape, MatmulRecorder& matmuls,
+                         std::unique_ptr<gpu::Buffer> rope_factors = nullptr);
     ~DecoderLayerRecorder();
     // Layer `layer` of `kv` over the block in `params` (layouts/block_params.h) of `n_tokens`.
     void record(gpu::CommandSequence& seq, const DecoderLayerWeights& w, const DecoderActivations& a, KvCache& kv,
@@ -48,6 +52,7 @@ private:
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
     std::unique_ptr<gpu::Kernel> rope_kv_, attention_;
+    std::unique_ptr<gpu::Buffer> rope_factors_, no_bias_;
 };
 
 }  // namespace medusa

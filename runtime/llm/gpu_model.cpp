@@ -36,14 +36,17 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         L.wo = upload_matrix(ctx, {&file.get(p + "wo")});
         L.w13 = upload_matrix(ctx, {&file.get(p + "w1"), &file.get(p + "w3")});
         L.w2 = upload_matrix(ctx, {&file.get(p + "w2")});
+        L.qkv_bias = upload_qkv_bias(ctx, file, l);
         weight_bytes_ += L.bytes();
         layers_.push_back(std::move(L));
     }
     kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim);
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps);
     layer_recorder_ = std::make_unique<DecoderLayerRecorder>(
-        ctx, DecoderShape{cfg_.dim, cfg_.hidden_dim, cfg_.n_heads, cfg_.n_kv_heads, cfg_.seq_len, cfg_.rope_theta},
-        *matmuls_);
+        ctx,
+        DecoderShape{cfg_.dim, cfg_.hidden_dim, cfg_.n_heads, cfg_.n_kv_heads, cfg_.seq_len, cfg_.rope_theta,
+                     cfg_.rope_position_scale},
+        *matmuls_, upload_rope_factors(ctx, file));
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
     x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
     qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
@@ -69,9 +72,9 @@ const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
 }
 
 void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu::Buffer& out, int T) {
-    const uint32_t dim = cfg_.dim, epw = elements_per_word(embeddings_.variant);
-    seq.dispatch(embed_kernel(embeddings_.variant), {*embeddings_.words, *embeddings_.scales, params, out},
-                 EmbedPush{dim, embeddings_.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
+    const GpuMatrix::Segment& e = embeddings_.only();
+    const uint32_t dim = cfg_.dim, epw = elements_per_word(e.variant);
+    seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, params, out}, EmbedPush{dim, e.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
@@ -143,8 +146,8 @@ std::vector<gpu::StageTime> GpuModel::stage_times() const { return last_ ? last_
 
 std::string GpuModel::weight_variants() const {
     const DecoderLayerWeights& L = layers_.front();
-    return "embeddings " + embeddings_.variant + ", wqkv " + L.wqkv.variant + ", wo " + L.wo.variant + ", w1|w3 " +
-           L.w13.variant + ", w2 " + L.w2.variant + ", classifier " + classifier_.variant;
+    return "embeddings " + embeddings_.variant() + ", wqkv " + L.wqkv.variant() + ", wo " + L.wo.variant() + ", w1|w3 " +
+           L.w13.variant() + ", w2 " + L.w2.variant() + ", classifier " + classifier_.variant();
 }
 
 }  // namespace medusa

@@ -17,6 +17,7 @@ struct MatmulPush {
     u32 y_stride;
     float eps;
     u32 block_rows;   // out_dim, or the rows of one stacked matrix (one input row per block)
+    u32 row_offset;   // output row of the dispatch's first row (a stack stored in several types)
 };
 struct EmbedPush {
     u32 dim;
@@ -27,7 +28,8 @@ struct RopePush {
     u32 kv_dim;
     u32 head_dim;
     float theta;
-    u32 cache_offset;  // first float of this layer in the all-layer cache
+    u32 cache_offset;      // first float of this layer in the all-layer cache
+    float position_scale;  // "linear" RoPE scaling: positions are divided by it (1 without)
 };
 struct AttentionPush {
     u32 dim;
