@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/fuzz_*.cpp) with clang into build-fuzz/ and runs each for a
-# bounded time, seeded with copies of the real model files. Exits non-zero when a target crashes;
-# the crashing input is kept in build-fuzz/crashes/.
+# bounded time, seeded with copies of the real model files and the small corpus committed in
+# fuzz/corpus/<target>/. Exits non-zero when a target crashes; the crashing input is kept in
+# build-fuzz/crashes/.
 #   usage: scripts/run_fuzzers.sh [seconds per target, default 20]
 set -euo pipefail
 
@@ -9,7 +10,8 @@ seconds="${1:-20}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-fuzz"
-targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors)
+targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
+         fuzz_tokenizer_json)
 
 # The whole runtime gets coverage instrumentation (fuzzer-no-link), not just the fuzz entry points,
 # or libFuzzer could not see which parser branches an input reached.
@@ -59,6 +61,11 @@ for dtype, size in [("F32", 4), ("F16", 2), ("BF16", 2)]:
 EOF
 fi
 printf '\x10\x00\x00\x00\x00\x00\x00\x00{"__metadata__":{}}' >"$work/fuzz_safetensors/empty.safetensors"
+
+for t in "${targets[@]}"; do  # the committed seeds (fuzz/corpus/README.md says how they were made)
+    mkdir -p "$work/$t"
+    [ -d "$root/fuzz/corpus/$t" ] && cp "$root/fuzz/corpus/$t"/* "$work/$t/"
+done
 
 status=0
 for t in "${targets[@]}"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite with the Vulkan validation layer on, then the loader
-# error tests under AddressSanitizer, the desktop app under ThreadSanitizer and
+# error and tokenizer tests under AddressSanitizer, the desktop app under ThreadSanitizer and
 # AddressSanitizer/LeakSanitizer, and each file-format fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,12 +8,12 @@ scripts/build.sh
 export MEDUSA_VALIDATION=1
 (cd build && ctest --output-on-failure -j2 --timeout 900)
 
-echo "== loader error tests under AddressSanitizer + UBSan"
+echo "== loader error and tokenizer tests under AddressSanitizer + UBSan"
 # One sanitizer build (-O1, line tables) serves these tests and the app's smoke run below.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
     -DMEDUSA_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$(nproc)" --target medusa_tests medusa
-ASAN_OPTIONS=detect_leaks=1 build-asan/medusa_tests "[loader-errors],[cli-errors]"
+ASAN_OPTIONS=detect_leaks=1 build-asan/medusa_tests "[loader-errors],[cli-errors],[bpe],[tokenizer-oracles]"
 
 echo "== the desktop app under ThreadSanitizer and AddressSanitizer/LeakSanitizer"
 scripts/test_app_sanitizers.sh

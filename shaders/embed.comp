@@ -1,11 +1,11 @@
-// variants: F32 F16 Q8 Q4
+// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
 // X[t][:] = row tokens[t] of the embedding table, dequantized.
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
-layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
+// Weights are bindings 0 and 1 (weights.glsl).
 layout(std430, binding = 2) readonly buffer Params { BlockParams P; };
 layout(std430, binding = 3) writeonly buffer Output { float X[]; };
 layout(push_constant) uniform PushBlock { EmbedPush p; };
@@ -18,6 +18,6 @@ void main() {
     if (t >= P.count || wi >= words) return;
     const uint token = P.tokens[t];
     float v[EPW];
-    decode_word(W[token * words + wi], token * p.dim + wi * EPW, p.group_shift, v);
+    weight_word(token, wi, p.dim, p.group_shift, v);
     for (uint k = 0; k < EPW; ++k) X[t * p.dim + wi * EPW + k] = v[k];
 }

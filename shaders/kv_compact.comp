@@ -2,17 +2,26 @@
 #include "layouts/push_constants.h"
 #include "layouts/kv_commit.h"
 // Moves the K/V rows of the last verified tree's accepted path to consecutive cache slots in
-// every layer: node path[d] (slot old_base + path[d]) goes to slot old_base + d. path[d] >= d
-// and each invocation walks the path in order, so no row is overwritten before it is read.
+// every layer, and the rows of the feature cache alike: node path[d] (slot old_base + path[d])
+// goes to slot old_base + d. path[d] >= d and each invocation walks the path in order, so no row
+// is overwritten before it is read.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Commit { KvCommit C; };
 layout(std430, binding = 1) buffer KCache { float kc[]; };  // [layer][ctx][kv_dim]
 layout(std430, binding = 2) buffer VCache { float vc[]; };
+layout(std430, binding = 3) buffer Features { float F[]; };  // [ctx][feature_dim]
 layout(push_constant) uniform PushBlock { KvCompactPush p; };
 
 void main() {
     const uint id = gl_GlobalInvocationID.x;
-    if (id >= p.n_layers * p.kv_dim) return;
+    const uint kv_columns = p.n_layers * p.kv_dim;
+    if (id >= kv_columns) {
+        const uint j = id - kv_columns;
+        if (j >= p.feature_dim) return;
+        for (uint d = 1; d < C.kept; ++d)
+            F[(C.old_base + d) * p.feature_dim + j] = F[(C.old_base + C.path[d]) * p.feature_dim + j];
+        return;
+    }
     const uint layer = id / p.kv_dim, j = id % p.kv_dim;
     const uint off = layer * p.ctx * p.kv_dim + j;
     for (uint d = 1; d < C.kept; ++d) {

@@ -2,6 +2,7 @@
 #version 450
 #include "layouts/block_params.h"
 #include "layouts/kv_commit.h"
+#include "layouts/eagle_inputs.h"
 #include "layouts/medusa_gather_map.h"
 #include "layouts/push_constants.h"
 // Never dispatched: compiled without optimisation so its SPIR-V keeps member names and
@@ -20,7 +21,7 @@ layout(std430, binding = 8) buffer Probe8 { RmsnormPush v8; };
 layout(std430, binding = 9) buffer Probe9 { ArgmaxPush v9; };
 layout(std430, binding = 10) buffer Probe10 { NodeStatsPush v10; };
 layout(std430, binding = 11) buffer Probe11 { KvCompactPush v11; };
-layout(std430, binding = 12) buffer Probe12 { SelectRowPush v12; };
+layout(std430, binding = 12) buffer Probe12 { RowPush v12; };
 layout(std430, binding = 13) buffer Probe13 { TopkPush v13; };
 layout(std430, binding = 14) buffer Probe14 { TrainMatmulPush v14; };
 layout(std430, binding = 15) buffer Probe15 { TrainResblockPush v15; };
@@ -34,6 +35,7 @@ layout(std430, binding = 22) buffer Probe22 { TrainAttentionPush v22; };
 layout(std430, binding = 23) buffer Probe23 { TrainSwigluPush v23; };
 layout(std430, binding = 24) buffer Probe24 { TrainSmoothL1Push v24; };
 layout(std430, binding = 25) buffer Probe25 { TrainSoftCePush v25; };
+layout(std430, binding = 26) buffer Probe26 { EagleInputs v26; };
 
 void main() {
     float sum = 0.0;
@@ -63,5 +65,6 @@ void main() {
     sum += float(v23.rows);
     sum += float(v24.rows);
     sum += float(v25.vocab);
+    sum += float(v26.store_base);
     v0.base = uint(sum);
 }

@@ -1,4 +1,4 @@
-// variants: F32 F16 Q8 Q4
+// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -14,14 +14,12 @@
 // Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
 // row b and write output row b, so K stacked Medusa heads run as one dispatch.
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
-layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
+// Weights are bindings 0 and 1 (weights.glsl).
 layout(std430, binding = 2) readonly buffer Input { float X[]; };
 layout(std430, binding = 3) buffer Output { float Y[]; };
 layout(std430, binding = 4) readonly buffer Gain { float G[]; };
-// The same buffers read four words at a time (LANE_PER_ROW on CPU drivers, where every load is
+// The same buffers read four floats at a time (LANE_PER_ROW on CPU drivers, where every load is
 // an instruction per lane: a 16-byte load costs about what a 4-byte one does).
-layout(std430, binding = 0) readonly buffer Weights4 { uvec4 W4[]; };
 layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
 layout(push_constant) uniform PushBlock { MatmulPush p; };
@@ -53,7 +51,7 @@ float finish(float a, float b, float s, uint row, uint r, uint t) {
 }
 
 void store(uint r, uint t, float v) {
-    const uint yi = t * p.y_stride + r;
+    const uint yi = t * p.y_stride + p.row_offset + r;
     if ((p.flags & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
 }
 
@@ -86,20 +84,9 @@ void lane_per_row() {
         const uint chunk = min(gl_SubgroupSize, n_quads - c0);
         for (uint k = 0; k < chunk; ++k) {
             const uint wq = c0 + k;
-            const uint i0 = wq * 4u * EPW;
-            const uvec4 ww = W4[row * (words_per_row / 4u) + wq];
-            const uvec4 ww2 = swiglu ? W4[row2 * (words_per_row / 4u) + wq] : uvec4(0u);
             vec4 w[EPW], w2[EPW];
-            [[unroll]] for (uint q = 0; q < 4u; ++q) {
-                float v[EPW], v2[EPW];
-                decode_word(ww[q], row * p.in_dim + i0 + q * EPW, p.group_shift, v);
-                if (swiglu) decode_word(ww2[q], row2 * p.in_dim + i0 + q * EPW, p.group_shift, v2);
-                [[unroll]] for (uint m = 0; m < EPW; ++m) {
-                    const uint e = q * EPW + m;  // element e of the quad is component e % 4 of vec4 e / 4
-                    w[e / 4u][e % 4u] = v[m];
-                    if (swiglu) w2[e / 4u][e % 4u] = v2[m];
-                }
-            }
+            weight_quad(row, wq, p.in_dim, p.group_shift, 0u, w);
+            if (swiglu) weight_quad(row2, wq, p.in_dim, p.group_shift, 1u, w2);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
                 [[unroll]] for (uint q = 0; q < EPW; ++q) {
                     vec4 x = subgroupShuffle(xs[j * EPW + q], k);
@@ -116,8 +103,8 @@ void lane_per_row() {
     for (uint wi = 0; !quads && wi < words_per_row; ++wi) {
         const uint i0 = wi * EPW;
         float w[EPW], w2[EPW];
-        decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group_shift, w);
-        if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group_shift, w2);
+        weight_word(row, wi, p.in_dim, p.group_shift, w);
+        if (swiglu) weight_word(row2, wi, p.in_dim, p.group_shift, w2);
         [[unroll]] for (uint j = 0; j < TILE; ++j) {
             // Tokens past the block re-read the last one (uniform, in bounds); never stored.
             const uint xb = (t0 + min(j, tokens - 1)) * p.x_stride + i0;
@@ -155,8 +142,8 @@ void main() {
         for (uint wi = lane; wi < words_per_row; wi += gl_SubgroupSize) {
             const uint i0 = wi * EPW;
             float w[EPW], w2[EPW];
-            decode_word(W[row * words_per_row + wi], row * p.in_dim + i0, p.group_shift, w);
-            if (swiglu) decode_word(W[row2 * words_per_row + wi], row2 * p.in_dim + i0, p.group_shift, w2);
+            weight_word(row, wi, p.in_dim, p.group_shift, w);
+            if (swiglu) weight_word(row2, wi, p.in_dim, p.group_shift, w2);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
                 if (t0 + j >= t_end) continue;
                 const uint xb = (t0 + j) * p.x_stride + i0;

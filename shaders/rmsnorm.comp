@@ -1,11 +1,16 @@
 #version 450
+#include "layouts/block_params.h"
 #include "layouts/push_constants.h"
 // Y[t][:] = G * X[t][:] / rms(X[t][:]): the final norm, kept as its own output because the
-// Medusa heads read this hidden state as well as the classifier.
+// Medusa heads read this hidden state as well as the classifier. With store_features it also
+// lands in the feature cache at the token's cache slot (P.base + t), where EAGLE's layer reads
+// the target's features of every committed position.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Input { float X[]; };
 layout(std430, binding = 1) readonly buffer Gain { float G[]; };
 layout(std430, binding = 2) writeonly buffer Output { float Y[]; };
+layout(std430, binding = 3) writeonly buffer Features { float F[]; };  // [ctx][dim]
+layout(std430, binding = 4) readonly buffer Params { BlockParams P; };
 layout(push_constant) uniform PushBlock { RmsnormPush p; };
 #include "reduce.glsl"
 
@@ -16,5 +21,9 @@ void main() {
     float ss = 0.0;
     for (uint i = tid; i < p.dim; i += 64) ss += X[t * p.dim + i] * X[t * p.dim + i];
     const float r = inversesqrt(workgroup_sum(ss) / float(p.dim) + p.eps);
-    for (uint i = tid; i < p.dim; i += 64) Y[t * p.dim + i] = G[i] * (X[t * p.dim + i] * r);
+    for (uint i = tid; i < p.dim; i += 64) {
+        const float y = G[i] * (X[t * p.dim + i] * r);
+        Y[t * p.dim + i] = y;
+        if (p.store_features != 0u) F[(P.base + t) * p.dim + i] = y;
+    }
 }

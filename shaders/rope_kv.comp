@@ -1,13 +1,17 @@
 #version 450
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
-// Rotates q and k of every block token by its position (llama2.c's adjacent-pair RoPE) and
-// writes k and v into the layer's cache at slot base + t, so attention reads only the cache.
+// Adds the q/k/v biases (Qwen2; zeros otherwise), rotates q and k of every block token by its
+// position (llama2.c's adjacent-pair RoPE; pair i's frequency divided by Llama 3's rope_freqs[i],
+// ones otherwise) and writes k and v into the layer's cache at slot base + t, so attention reads
+// only the cache.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer QKV { float qkv[]; };  // [T][dim + 2*kv_dim]
 layout(std430, binding = 1) writeonly buffer KCache { float kc[]; };
 layout(std430, binding = 2) writeonly buffer VCache { float vc[]; };
 layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
+layout(std430, binding = 4) readonly buffer Bias { float bias[]; };        // (dim + 2 kv_dim)
+layout(std430, binding = 5) readonly buffer Factors { float factors[]; };  // (head_dim / 2)
 layout(push_constant) uniform PushBlock { RopePush p; };
 
 void main() {
@@ -17,15 +21,16 @@ void main() {
     const uint stride = p.dim + 2 * p.kv_dim;
     const uint row = t * stride;
     const uint slot = P.base + t;
-    const float pos = float(P.positions[t]);
+    const float pos = float(P.positions[t]) / p.position_scale;
     const uint q_pairs = p.dim / 2, k_pairs = p.kv_dim / 2;
     if (id < q_pairs + k_pairs) {
         const bool is_q = id < q_pairs;
         const uint i = is_q ? 2 * id : 2 * (id - q_pairs);
-        const float freq = 1.0 / pow(p.theta, float(i % p.head_dim) / float(p.head_dim));
+        const float freq =
+            1.0 / pow(p.theta, float(i % p.head_dim) / float(p.head_dim)) / factors[(i % p.head_dim) / 2];
         const float c = cos(pos * freq), s = sin(pos * freq);
-        const uint src = row + (is_q ? 0 : p.dim) + i;
-        const float v0 = qkv[src], v1 = qkv[src + 1];
+        const uint off = (is_q ? 0 : p.dim) + i, src = row + off;
+        const float v0 = qkv[src] + bias[off], v1 = qkv[src + 1] + bias[off + 1];
         const float r0 = v0 * c - v1 * s, r1 = v0 * s + v1 * c;
         if (is_q) {
             qkv[src] = r0;
@@ -36,6 +41,6 @@ void main() {
         }
     } else if (id < q_pairs + k_pairs + p.kv_dim) {
         const uint j = id - q_pairs - k_pairs;
-        vc[p.cache_offset + slot * p.kv_dim + j] = qkv[row + p.dim + p.kv_dim + j];
+        vc[p.cache_offset + slot * p.kv_dim + j] = qkv[row + p.dim + p.kv_dim + j] + bias[p.dim + p.kv_dim + j];
     }
 }

@@ -7,7 +7,7 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer Commit { KvCommit C; };
 layout(std430, binding = 1) readonly buffer Hidden { float hidden[]; };  // [T][dim]
 layout(std430, binding = 2) writeonly buffer Selected { float selected[]; };  // [dim]
-layout(push_constant) uniform PushBlock { SelectRowPush p; };
+layout(push_constant) uniform PushBlock { RowPush p; };
 
 void main() {
     const uint i = gl_GlobalInvocationID.x;

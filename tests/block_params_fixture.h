@@ -3,24 +3,12 @@
 #include <memory>
 
 #include "gpu_fixture.h"
-#include "layouts/block_params.h"
-#include "llm/token_block.h"
+#include "llm/block_encoding.h"
 
 namespace medusa::test {
 
 inline std::unique_ptr<gpu::Buffer> block_params_buffer(const TokenBlock& b) {
-    layout::BlockParams p{};
-    p.base = uint32_t(b.base);
-    p.count = uint32_t(b.size());
-    p.window = uint32_t(b.window);
-    for (int t = 0; t < b.size(); ++t) {
-        p.tokens[t] = uint32_t(b.tokens[t]);
-        p.positions[t] = uint32_t(b.positions[t]);
-        for (int u = 0; u < b.size(); ++u)
-            if (b.sees(t, u)) p.mask[t * BLOCK_MASK_WORDS + u / 32] |= 1u << (u % 32);
-        for (int w = 0; w < b.window; ++w)
-            if (b.window_mask[t][w]) p.window_mask[t * BLOCK_MASK_WORDS + w / 32] |= 1u << (w % 32);
-    }
+    const layout::BlockParams p = encode_block(b);
     auto buf = std::make_unique<gpu::Buffer>(gpu_context(), sizeof p, gpu::MemoryKind::Host);
     buf->upload(&p, sizeof p);
     return buf;

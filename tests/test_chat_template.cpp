@@ -44,6 +44,9 @@ size_t count_special(const ChatPrompt& p, const std::string& piece) {
 //  Zephyr: HuggingFaceH4/zephyr-7b-beta model card output of apply_chat_template:
 //    <|system|>\n...</s>\n<|user|>\n...</s>\n<|assistant|>\n
 //  ChatML: openai-python chatml.md and the ChatML chat_template: <|im_start|>role\ncontent<|im_end|>\n
+//  Llama 3: Meta-Llama-3-8B-Instruct's chat_template: bos_token, then per message
+//    '<|start_header_id|>' + role + '<|end_header_id|>\n\n' + content | trim + '<|eot_id|>', and the
+//    generation prompt '<|start_header_id|>assistant<|end_header_id|>\n\n'.
 TEST_CASE("each family renders a conversation in its published format", "[chat-template]") {
     const Conversation c = two_turns("Be brief.");
     SECTION("vicuna v1.1") {
@@ -74,6 +77,15 @@ TEST_CASE("each family renders a conversation in its published format", "[chat-t
         CHECK(count_special(p, "<|im_start|>") == 5);
         CHECK(count_special(p, "<|im_end|>") == 4);
     }
+    SECTION("llama 3") {
+        const ChatPrompt p = render_chat(ChatTemplate::Llama3, c);
+        CHECK(p.text() ==
+              "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>"
+              "\n\nHello!<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHi there.<|eot_id|><|start_header_id|>"
+              "user<|end_header_id|>\n\nHow are you?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+        CHECK(count_special(p, "<|start_header_id|>") == 5);
+        CHECK(count_special(p, "<|eot_id|>") == 4);
+    }
 }
 
 TEST_CASE("a first message without a system prompt", "[chat-template]") {
@@ -102,7 +114,7 @@ TEST_CASE("llama-2 strips messages as Meta's chat_completion does", "[chat-templ
 
 TEST_CASE("template names parse both ways", "[chat-template]") {
     for (ChatTemplate t : {ChatTemplate::None, ChatTemplate::VicunaV11, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr,
-                           ChatTemplate::ChatML})
+                           ChatTemplate::ChatML, ChatTemplate::Llama3})
         CHECK(parse_chat_template(chat_template_name(t)) == t);
     CHECK(parse_chat_template("Vicuna") == ChatTemplate::VicunaV11);
     CHECK(parse_chat_template("llama-2") == ChatTemplate::Llama2Chat);
@@ -154,9 +166,9 @@ TEST_CASE("families are recognised from their Jinja chat templates", "[chat-temp
     CHECK(detect_chat_template_jinja("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' "
                                      "%}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% endif %}{% endfor %}") ==
           ChatTemplate::None);
-    // Llama-3 headers.
+    // Meta-Llama-3-8B-Instruct's headers.
     CHECK(detect_chat_template_jinja("{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n' + "
-                                     "message['content'] | trim + '<|eot_id|>' }}") == ChatTemplate::None);
+                                     "message['content'] | trim + '<|eot_id|>' }}") == ChatTemplate::Llama3);
     CHECK(detect_chat_template_jinja("") == ChatTemplate::None);
 }
 

@@ -3,14 +3,17 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "gpu/command_sequence.h"
 #include "gpu/kernel.h"
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
+#include "llm/block_repack.h"
 #include "llm/gpu_matrix.h"
 #include "llm/kernel_params.h"
+#include "model/block_format.h"
 #include "model/dequantize.h"
 
 using namespace medusa;
@@ -45,18 +48,6 @@ Tensor random_tensor(DType type, int rows, int cols, uint32_t seed, std::vector<
                 std::memcpy(&storage[i * 2], &h, 2);
             }
             break;
-        case DType::Q8_0:
-        case DType::Q4_0: {
-            const size_t block = type == DType::Q8_0 ? 34 : 18;
-            t.group_size = 32;
-            storage.resize(size_t(n / 32) * block);
-            for (auto& b : storage) b = uint8_t(byte(rng));
-            for (int64_t b = 0; b < n / 32; ++b) {
-                uint16_t d = float_to_half(0.01f + 0.001f * float(b % 7));
-                std::memcpy(&storage[b * block], &d, 2);
-            }
-            break;
-        }
         case DType::Q8_G: {
             t.group_size = group;
             storage.resize(size_t(n) + size_t(n / group) * 4);
@@ -67,8 +58,18 @@ Tensor random_tensor(DType type, int rows, int cols, uint32_t seed, std::vector<
             }
             break;
         }
-        default:
-            FAIL("unsupported type");
+        default: {  // a GGUF block type: random bits, with sane f16 scales
+            const BlockFormat* f = gguf_format(type);
+            REQUIRE(f);
+            t.group_size = f->values;
+            storage.resize(size_t(n / f->values) * f->bytes);
+            for (auto& b : storage) b = uint8_t(byte(rng));
+            for (int64_t b = 0; b < n / f->values; ++b)
+                for (int off : f->half_offsets) {
+                    uint16_t d = float_to_half((0.01f + 0.001f * float(b % 7)) * (f->values == 256 ? 0.1f : 1.0f));
+                    std::memcpy(&storage[b * f->bytes + off], &d, 2);
+                }
+        }
     }
     t.data = storage.data();
     t.nbytes = storage.size();
@@ -82,15 +83,16 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     auto& ctx = gpu_context();
     struct Case {
         DType type;
-        const char* variant;
+        std::string variant;
         float tol;
     };
-    const Case cases[] = {{DType::F32, "f32", 1e-4f},
-                          {DType::F16, "f16", 1e-4f},
-                          {DType::Q8_0, "q8", 1e-4f},
-                          {DType::Q8_G, "q8", 1e-4f},
-                          {DType::Q4_0, "q4", 1e-4f}};
-    const int rows = 40, cols = 96;
+    std::vector<Case> cases = {{DType::F32, "f32", 1e-4f}, {DType::F16, "f16", 1e-4f}, {DType::BF16, "bf16", 1e-4f},
+                               {DType::Q8_G, "q8", 1e-4f}};
+    for (const BlockFormat& f : gguf_formats())
+        if (f.values > 1) cases.push_back({f.type, dtype_name(f.type), 1e-4f});
+    REQUIRE(cases.size() == 16);
+    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels;  // by variant and specialization
+    const int rows = 40, cols = 512;  // two 256-value super-blocks per row
     for (const Case& c : cases) {
         for (int T : {1, 3, 8, 13})
         for (bool lane_per_row : {false, true})  // both row layouts run on any device
@@ -102,7 +104,8 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 std::vector<uint8_t> storage;
                 Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
                 GpuMatrix m = upload_matrix(ctx, {&w});
-                REQUIRE(m.variant == c.variant);
+                REQUIRE(m.variant() == c.variant);
+                const GpuMatrix::Segment& seg = m.only();
                 const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
                 auto x = random_floats(size_t(T) * x_stride, 11 + T);
                 auto gain = random_floats(cols, 5, 1.0f);
@@ -110,12 +113,13 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
                 auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
 
                 const MatmulGeometry g = matmul_geometry(ctx, uint32_t(out_rows), T, lane_per_row);
-                gpu::Kernel k(ctx, "matmul_" + m.variant, 5, sizeof(MatmulPush), g.spec);
+                auto& k = kernels[seg.variant + std::to_string(g.spec[0]) + std::to_string(g.spec[1])];
+                if (!k) k = std::make_unique<gpu::Kernel>(ctx, "matmul_" + seg.variant, 5, sizeof(MatmulPush), g.spec);
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
-                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), m.group_shift(), flags,
+                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), seg.group_shift(), flags,
                                 uint32_t(x_stride), uint32_t(out_rows), 1e-5f, uint32_t(out_rows)};
-                seq.dispatch(k, {*m.words, *m.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
+                seq.dispatch(*k, {*seg.words, *seg.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
                 seq.end();
                 seq.run();
                 auto got = read(*yb, y0.size());
@@ -141,21 +145,25 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     }
 }
 
-TEST_CASE("matmul kernel stacks matrices of one type and falls back to f32 for mixed ones", "[kernels]") {
+TEST_CASE("matrices stack into one segment per run of equal types", "[kernels]") {
     test::ValidationGuard guard;
     std::vector<uint8_t> s1, s2, s3;
-    Tensor a = random_tensor(DType::Q4_0, 8, 64, 1, s1), b = random_tensor(DType::Q4_0, 4, 64, 2, s2);
-    Tensor c = random_tensor(DType::F16, 4, 64, 3, s3);
+    Tensor a = random_tensor(DType::Q4_K, 8, 256, 1, s1), b = random_tensor(DType::Q4_K, 4, 256, 2, s2);
+    Tensor c = random_tensor(DType::Q6_K, 4, 256, 3, s3);
     GpuMatrix same = upload_matrix(gpu_context(), {&a, &b});
-    CHECK(same.variant == "q4");
+    CHECK(same.variant() == "q4_k");
     CHECK(same.rows == 12);
-    GpuMatrix mixed = upload_matrix(gpu_context(), {&a, &c});
-    CHECK(mixed.variant == "f32");
-    std::vector<float> got(size_t(12) * 64);
-    mixed.words->download(got.data(), got.size() * 4);
-    auto da = dequantize(a), dc = dequantize(c);
-    CHECK(max_abs_diff(got.data(), da.data(), da.size()) == 0.0f);
-    CHECK(max_abs_diff(got.data() + da.size(), dc.data(), dc.size()) == 0.0f);
+    GpuMatrix mixed = upload_matrix(gpu_context(), {&a, &b, &c});
+    CHECK(mixed.variant() == "q4_k+q6_k");
+    REQUIRE(mixed.segments.size() == 2);
+    CHECK(mixed.segments[1].first_row == 12);
+    CHECK(mixed.segments[1].rows == 4);
+    CHECK_THROWS(mixed.only());
+    // A row streams what the file stores: 144 bytes per 256 Q4_K values; Q6_K's 210 take 212
+    // (meta in whole words), and rows are padded to 16 bytes.
+    CHECK(same.bytes() == 12 * 144);
+    CHECK(block_row_words(*block_layout(DType::Q6_K), 2048) * 4 == 8 * 212);
+    CHECK(mixed.segments[1].words->size() == 4 * 224);
 }
 
 TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {

@@ -42,7 +42,8 @@ TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
         }
         t.data = storage.data();
         t.nbytes = storage.size();
-        const GpuMatrix m = upload_matrix(gpu_context(), {&t});
+        const GpuMatrix gm = upload_matrix(gpu_context(), {&t});
+        const GpuMatrix::Segment& m = gm.only();
         const TokenBlock block = random_tree_block(0, 9, vocab, 5);
         auto params = block_params_buffer(block);
         gpu::Buffer x(gpu_context(), size_t(block.size()) * dim * 4, gpu::MemoryKind::Device);
@@ -58,51 +59,70 @@ TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
     }
 }
 
-TEST_CASE("rmsnorm normalises every token's row and applies the gains", "[kernels]") {
+TEST_CASE("rmsnorm normalises every token's row, applies the gains and fills the feature cache", "[kernels]") {
     ValidationGuard guard;
-    const int dim = 96, T = 7;
+    const int dim = 96, T = 7, ctx = 40, base = 20;
     const auto x = random_floats(size_t(T) * dim, 11, 2.0f), g = random_floats(dim, 12, 1.0f);
     auto xb = buffer_with(x), gb = buffer_with(g);
     gpu::Buffer y(gpu_context(), x.size() * 4, gpu::MemoryKind::Device);
-    gpu::Kernel k(gpu_context(), "rmsnorm", 3, sizeof(RmsnormPush));
-    run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*xb, *gb, y}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f}, T); });
-    const auto got = read(y, x.size());
+    auto features = buffer_with(std::vector<float>(size_t(ctx) * dim, -1.0f));
+    auto params = block_params_buffer(TokenBlock::causal(base, std::vector<int>(T, 3)));
+    gpu::Kernel k(gpu_context(), "rmsnorm", 5, sizeof(RmsnormPush));
+    run_once([&](gpu::CommandSequence& s) {
+        s.dispatch(k, {*xb, *gb, y, *features, *params}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f, 1u}, T);
+    });
+    const auto got = read(y, x.size()), cache = read(*features, size_t(ctx) * dim);
     std::vector<float> want(dim);
     for (int t = 0; t < T; ++t) {
         rmsnorm(want.data(), &x[size_t(t) * dim], g.data(), dim, 1e-5f);
         CHECK(max_abs_diff(&got[size_t(t) * dim], want.data(), dim) < 1e-5f);
+        CHECK(max_abs_diff(&cache[size_t(base + t) * dim], want.data(), dim) < 1e-5f);
     }
+    CHECK(cache[size_t(base - 1) * dim] == -1.0f);  // other slots untouched
+    CHECK(cache[size_t(base + T) * dim] == -1.0f);
 }
 
-TEST_CASE("rope_kv rotates q in place and writes rotated k and plain v into the cache slots", "[kernels]") {
+TEST_CASE("rope_kv adds the biases, rotates q in place and writes rotated k and plain v into the cache slots",
+          "[kernels]") {
     ValidationGuard guard;
     const int dim = 64, kv = 32, hd = 8, ctx = 80, layers = 2, layer = 1, base = 30;
     const float theta = 10000.0f;
     const TokenBlock block = random_tree_block(base, 12, 100, 7);
     const int T = block.size(), stride = dim + 2 * kv;
-    const auto qkv = random_floats(size_t(T) * stride, 21, 1.0f);
-    auto qkvb = buffer_with(qkv);
-    std::vector<float> zeros(size_t(layers) * ctx * kv, 0.0f);
-    auto kc = buffer_with(zeros), vc = buffer_with(zeros);
-    auto params = block_params_buffer(block);
-    const uint32_t offset = uint32_t(layer * ctx * kv);
-    gpu::Kernel k(gpu_context(), "rope_kv", 4, sizeof(RopePush));
-    run_once([&](gpu::CommandSequence& s) {
-        s.dispatch(k, {*qkvb, *kc, *vc, *params}, RopePush{dim, kv, hd, theta, offset}, div_up(dim / 2 + kv / 2 + kv, 64),
-                   uint32_t(T));
-    });
-    const auto q_got = read(*qkvb, qkv.size()), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
-    for (int t = 0; t < T; ++t) {
-        std::vector<float> q(&qkv[size_t(t) * stride], &qkv[size_t(t) * stride] + dim);
-        std::vector<float> kk(&qkv[size_t(t) * stride + dim], &qkv[size_t(t) * stride + dim] + kv);
-        rope_rotate(q.data(), dim, hd, block.positions[t], theta);
-        rope_rotate(kk.data(), kv, hd, block.positions[t], theta);
-        const size_t slot = offset + size_t(base + t) * kv;
-        CHECK(max_abs_diff(&q_got[size_t(t) * stride], q.data(), dim) < 1e-4f);
-        CHECK(max_abs_diff(&k_got[slot], kk.data(), kv) < 1e-4f);
-        CHECK(max_abs_diff(&v_got[slot], &qkv[size_t(t) * stride + dim + kv], kv) == 0.0f);
+    // Without biases and scaling (zeros, ones, 1) and with Qwen2's biases, Llama 3's per-pair
+    // frequency divisors and linear position scaling.
+    for (const bool scaled : {false, true}) {
+        CAPTURE(scaled);
+        const auto qkv = random_floats(size_t(T) * stride, 21, 1.0f);
+        auto bias = random_floats(size_t(stride), 22, scaled ? 0.5f : 0.0f);
+        std::vector<float> factors(hd / 2, 1.0f);
+        if (scaled) factors = {1.0f, 1.55f, 2.7f, 8.0f};
+        const float position_scale = scaled ? 2.0f : 1.0f;
+        auto qkvb = buffer_with(qkv), biasb = buffer_with(bias), factorsb = buffer_with(factors);
+        std::vector<float> zeros(size_t(layers) * ctx * kv, 0.0f);
+        auto kc = buffer_with(zeros), vc = buffer_with(zeros);
+        auto params = block_params_buffer(block);
+        const uint32_t offset = uint32_t(layer * ctx * kv);
+        gpu::Kernel k(gpu_context(), "rope_kv", 6, sizeof(RopePush));
+        run_once([&](gpu::CommandSequence& s) {
+            s.dispatch(k, {*qkvb, *kc, *vc, *params, *biasb, *factorsb}, RopePush{dim, kv, hd, theta, offset, position_scale},
+                       div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
+        });
+        const auto q_got = read(*qkvb, qkv.size()), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
+        for (int t = 0; t < T; ++t) {
+            const float* row = &qkv[size_t(t) * stride];
+            std::vector<float> q(dim), kk(kv), v(kv);
+            for (int i = 0; i < dim; ++i) q[i] = row[i] + bias[i];
+            for (int i = 0; i < kv; ++i) kk[i] = row[dim + i] + bias[dim + i], v[i] = row[dim + kv + i] + bias[dim + kv + i];
+            rope_rotate(q.data(), dim, hd, block.positions[t], theta, factors.data(), position_scale);
+            rope_rotate(kk.data(), kv, hd, block.positions[t], theta, factors.data(), position_scale);
+            const size_t slot = offset + size_t(base + t) * kv;
+            CHECK(max_abs_diff(&q_got[size_t(t) * stride], q.data(), dim) < 1e-4f);
+            CHECK(max_abs_diff(&k_got[slot], kk.data(), kv) < 1e-4f);
+            CHECK(max_abs_diff(&v_got[slot], v.data(), kv) == 0.0f);
+        }
+        CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
     }
-    CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
 }
 
 TEST_CASE("attention over the cache prefix and each node's ancestors matches the CPU, in both layouts", "[kernels]") {

@@ -116,22 +116,28 @@ TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at t
     }
 }
 
-TEST_CASE("kv_compact moves an accepted path's rows to consecutive slots in every layer", "[kernels]") {
+TEST_CASE("kv_compact moves an accepted path's rows to consecutive slots in every layer and the features", "[kernels]") {
     ValidationGuard guard;
-    const int layers = 3, ctx = 40, kv = 16, base = 10;
+    const int layers = 3, ctx = 40, kv = 16, base = 10, fdim = 24;
     const auto keys = random_floats(size_t(layers) * ctx * kv, 61), values = random_floats(keys.size(), 62);
-    auto kc = buffer_with(keys), vc = buffer_with(values);
+    const auto features = random_floats(size_t(ctx) * fdim, 63);
+    auto kc = buffer_with(keys), vc = buffer_with(values), fc = buffer_with(features);
     layout::KvCommit c{};
     const std::vector<int> path = {0, 2, 3, 7, 12};
     c.kept = uint32_t(path.size());
     c.old_base = base;
     for (size_t d = 0; d < path.size(); ++d) c.path[d] = uint32_t(path[d]);
     auto cb = host_struct(c);
-    gpu::Kernel k(gpu_context(), "kv_compact", 3, sizeof(KvCompactPush));
+    gpu::Kernel k(gpu_context(), "kv_compact", 4, sizeof(KvCompactPush));
     run_once([&](gpu::CommandSequence& s) {
-        s.dispatch(k, {*cb, *kc, *vc}, KvCompactPush{layers, kv, ctx}, div_up(layers * kv, 64));
+        s.dispatch(k, {*cb, *kc, *vc, *fc}, KvCompactPush{layers, kv, ctx, fdim}, div_up(layers * kv + fdim, 64));
     });
-    const auto k_got = read(*kc, keys.size()), v_got = read(*vc, values.size());
+    const auto k_got = read(*kc, keys.size()), v_got = read(*vc, values.size()), f_got = read(*fc, features.size());
+    for (int slot = 0; slot < ctx; ++slot) {
+        int from = slot;
+        if (slot > base && slot < base + 5) from = base + std::vector<int>{0, 2, 3, 7, 12}[slot - base];
+        CHECK(max_abs_diff(&f_got[size_t(slot) * fdim], &features[size_t(from) * fdim], fdim) == 0.0f);
+    }
     for (int l = 0; l < layers; ++l)
         for (int slot = 0; slot < ctx; ++slot) {
             // Slot base + d holds what path[d] held; every other slot is unchanged.
@@ -154,7 +160,7 @@ TEST_CASE("select_row hands over the hidden state of the path's last node", "[ke
     c.kept = 3;
     c.path[0] = 0, c.path[1] = 4, c.path[2] = 6;
     auto cb = host_struct(c);
-    gpu::Kernel k(gpu_context(), "select_row", 3, sizeof(SelectRowPush));
-    run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*cb, *hb, out}, SelectRowPush{dim}, 1); });
+    gpu::Kernel k(gpu_context(), "select_row", 3, sizeof(RowPush));
+    run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*cb, *hb, out}, RowPush{dim}, 1); });
     CHECK(max_abs_diff(read(out, dim).data(), &hidden[6 * dim], dim) == 0.0f);
 }

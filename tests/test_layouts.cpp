@@ -11,6 +11,7 @@
 
 #include "gpu/embedded_shaders.h"
 #include "layouts/block_params.h"
+#include "layouts/eagle_inputs.h"
 #include "layouts/kv_commit.h"
 #include "layouts/medusa_gather_map.h"
 #include "layouts/push_constants.h"
@@ -85,22 +86,25 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     check_struct(spirv, "MedusaGatherMap",
                  {M(MedusaGatherMap, nodes), M(MedusaGatherMap, reserved), M(MedusaGatherMap, candidate)});
     check_struct(spirv, "DraftProbs", {M(DraftProbs, prob)});
+    check_struct(spirv, "EagleInputs", {M(EagleInputs, store_base), M(EagleInputs, reserved), M(EagleInputs, source)});
     check_struct(spirv, "MatmulPush",
                  {M(MatmulPush, in_dim), M(MatmulPush, out_dim), M(MatmulPush, n_tokens), M(MatmulPush, group_shift),
                   M(MatmulPush, flags), M(MatmulPush, x_stride), M(MatmulPush, y_stride), M(MatmulPush, eps),
-                  M(MatmulPush, block_rows)});
+                  M(MatmulPush, block_rows), M(MatmulPush, row_offset)});
     check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift)});
     check_struct(spirv, "RopePush", {M(RopePush, dim), M(RopePush, kv_dim), M(RopePush, head_dim), M(RopePush, theta),
-                                     M(RopePush, cache_offset)});
+                                     M(RopePush, cache_offset), M(RopePush, position_scale)});
     check_struct(spirv, "AttentionPush",
                  {M(AttentionPush, dim), M(AttentionPush, kv_dim), M(AttentionPush, head_dim), M(AttentionPush, n_heads),
                   M(AttentionPush, kv_mul), M(AttentionPush, ctx), M(AttentionPush, cache_offset)});
-    check_struct(spirv, "RmsnormPush", {M(RmsnormPush, dim), M(RmsnormPush, n_tokens), M(RmsnormPush, eps)});
+    check_struct(spirv, "RmsnormPush",
+                 {M(RmsnormPush, dim), M(RmsnormPush, n_tokens), M(RmsnormPush, eps), M(RmsnormPush, store_features)});
     check_struct(spirv, "ArgmaxPush", {M(ArgmaxPush, vocab), M(ArgmaxPush, n_tokens)});
     check_struct(spirv, "NodeStatsPush",
                  {M(NodeStatsPush, vocab), M(NodeStatsPush, n_tokens), M(NodeStatsPush, temperature)});
-    check_struct(spirv, "KvCompactPush", {M(KvCompactPush, n_layers), M(KvCompactPush, kv_dim), M(KvCompactPush, ctx)});
-    check_struct(spirv, "SelectRowPush", {M(SelectRowPush, dim)});
+    check_struct(spirv, "KvCompactPush", {M(KvCompactPush, n_layers), M(KvCompactPush, kv_dim), M(KvCompactPush, ctx),
+                                          M(KvCompactPush, feature_dim)});
+    check_struct(spirv, "RowPush", {M(RowPush, dim)});
     check_struct(spirv, "TopkPush", {M(TopkPush, vocab), M(TopkPush, stride), M(TopkPush, topk)});
     check_struct(spirv, "TrainMatmulPush",
                  {M(TrainMatmulPush, M), M(TrainMatmulPush, N), M(TrainMatmulPush, K), M(TrainMatmulPush, a_off),

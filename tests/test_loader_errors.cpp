@@ -11,6 +11,7 @@
 #include "model/safetensors_file.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"
+#include "xz_file.h"
 
 using namespace medusa;
 using medusa::test::model_path;
@@ -174,12 +175,25 @@ TEST_CASE("broken GGUF metadata and tensor tables are refused", "[loader-errors]
         put_u64(b, offset_at, 262401);
         CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the alignment 32"));
         put_u64(b, offset_at, 262400);
-        put_u32(b, offset_at - 4, 12);  // GGML type Q4_K
-        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("GGML type 12, which is not supported"));
+        put_u32(b, offset_at - 4, 16);  // GGML type IQ2_XXS
+        CHECK_THAT(load_error(b, "x.gguf"),
+                   Catch::Contains("x.gguf: tensor 'blk.0.attn_q.weight' has GGML type IQ2_XXS (type 16), which is "
+                                   "not supported (F32, F16, BF16, Q4_0") &&
+                       Catch::Contains("Q6_K, IQ4_NL, IQ4_XS are)"));
+        put_u32(b, offset_at - 4, 12);  // Q4_K over 64-wide rows
+        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("has rows of 64 values, not a multiple of the 256-value Q4_K block"));
         put_u32(b, offset_at - 4, 8);  // Q8_0 over 64-wide rows: fits, but the data is now read as blocks
         CHECK_NOTHROW(load_model_from_memory(std::make_shared<Bytes>(b), "x.gguf"));
         put_u64(b, offset_at - 4 - 16, 48);  // ne[0] = 48: rows no longer split into 32-blocks
-        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the 32-value block"));
+        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("not a multiple of the 32-value Q8_0 block"));
+    }
+    {  // FFN gate and up in different types: the fused SwiGLU cannot run them
+        Bytes b = base;
+        const size_t name = find(b, "blk.0.ffn_up.weight");
+        put_u32(b, name + 19 + 4 + 2 * 8, 1);  // F16: half the bytes, still inside the file
+        CHECK_THAT(load_error(b, "x.gguf"),
+                   Catch::Contains("x.gguf: layer 0 stores its FFN gate and up matrices as f32 and f16, which is not "
+                                   "supported"));
     }
     {  // a tensor missing
         Bytes b = base;
@@ -247,11 +261,28 @@ TEST_CASE("broken Hugging Face folders are refused", "[loader-errors]") {
     std::ofstream(dir / "config.json") << R"({"hidden_size": 4.5})";
     CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("'hidden_size' is not an integer"));
     std::ofstream(dir / "config.json") << R"({"model_type": "mistral"})";
-    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("model_type \"mistral\" is not supported"));
+    CHECK_THROWS_WITH(load_model(dir.string()),
+                      Catch::Contains("model_type \"mistral\" is not supported (\"llama\" and \"qwen2\" are)"));
+    const std::string small = R"("hidden_size": 4, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
+        "vocab_size": 3)";
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4}})";
+    CHECK_THROWS_WITH(load_model(dir.string()),
+                      Catch::Contains("config.json: rope_scaling type 'yarn' is not supported (llama3 and linear are)"));
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "rope_scaling": {"type": "linear", "factor": -2}})";
+    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("rope_scaling 'factor' is not a positive number"));
+    std::ofstream(dir / "config.json") << "{" + small + R"(, "model_type": "llama", "attention_bias": true})";
+    CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("attention_bias"));
     fs::remove(dir / "model.safetensors");
     std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": {"model.norm.weight": "../../etc/passwd"}})";
     CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("invalid shard"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("a GGUF file of another architecture names it and the supported ones", "[loader-errors]") {
+    // llama.cpp's vocabulary file of Falcon: a GGUF file whose architecture is falcon.
+    const std::string path = model_path("../testdata/ggml/tokenizer/ggml-vocab-falcon.gguf.xz");
+    CHECK_THAT(load_error(*test::read_xz(path), "falcon.gguf"),
+               Catch::Contains("falcon.gguf: architecture 'falcon' is not supported (llama and qwen2 are)"));
 }
 
 TEST_CASE("a tokenizer from another model is refused with both names", "[loader-errors]") {

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "decode/draft_model_drafter.h"
+#include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
@@ -119,13 +120,14 @@ std::map<std::vector<int>, int> sample_continuations(TreeRunner& runner, Drafter
 }
 
 // The good rule passes at every setting; the forgetful one fails. Some step must have accepted
-// three drafted tokens within the tested ones, so the check reaches depth 3 of the trees.
+// `min_depth` drafted tokens within the tested ones, so the check reaches that depth of the trees.
 struct Setting {
     std::vector<int> prompt;
     SamplingParams sampling;
 };
 
-void check_lossless(const ModelFile& file, TreeRunner& runner, Drafter& drafter, const std::vector<Setting>& settings) {
+void check_lossless(const ModelFile& file, TreeRunner& runner, Drafter& drafter, const std::vector<Setting>& settings,
+                    int min_depth = 3) {
     int deepest_of_all = 0;
     for (const auto& [prompt, s] : settings) {
         INFO("T " << s.temperature << ", top-k " << s.top_k << ", top-p " << s.top_p << ", penalty " << s.repeat_penalty);
@@ -140,7 +142,7 @@ void check_lossless(const ModelFile& file, TreeRunner& runner, Drafter& drafter,
         CHECK(c.statistic < c.critical());
         deepest_of_all = std::max(deepest_of_all, deepest);
     }
-    CHECK(deepest_of_all >= 3);
+    CHECK(deepest_of_all >= min_depth);
     const auto& [prompt, s] = settings.front();
     const Continuations e = expected_continuations(file, prompt, s, kBrokenRuns);
     int deepest = 0;
@@ -195,4 +197,13 @@ TEST_CASE("n-gram lookup with speculative sampling is lossless and a forgetful s
     const auto prompt = encode("Once upon a time, there was a little girl named Lily. She loved to play. "
                                "Once upon a time, there was a");
     check_lossless(file, runner, ngram, {{prompt, kHot}, {prompt, kShaped}});
+}
+
+TEST_CASE("EAGLE drafting with speculative sampling is lossless and a forgetful sampler is caught", "[sampling]") {
+    const ModelFile file = load_model(model_path("stories260K.bin"));
+    CpuReferenceModel cpu(file);
+    CpuTreeRunner runner(cpu);
+    auto layer = runner.eagle_runner(file, EagleLayer::init(file.config, 1));
+    EagleDrafter eagle(*layer, {.top_k = 2, .depth = 3, .nodes = 6});
+    check_lossless(file, runner, eagle, {{encode("Once upon a time"), kHot}, {kStoryPrompts[2], kShaped}}, 2);
 }

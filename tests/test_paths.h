@@ -10,4 +10,6 @@ inline std::string shared_dir() {
 }
 inline std::string model_path(const std::string& name) { return shared_dir() + "/models/" + name; }
 inline std::string testdata_path(const std::string& name) { return shared_dir() + "/testdata/" + name; }
+// llama.cpp's oracles (see shared/testdata/ggml/README.md): quant/, arch/, tokenizer/.
+inline std::string ggml_path(const std::string& name) { return testdata_path("ggml/" + name); }
 }  // namespace medusa::test

@@ -27,6 +27,28 @@ bool ChatApp::measure_speedup() {
     return worker.measure_speedup(turns.back().prompt, last_settings, turns.back().new_tokens, turns.back().id);
 }
 
+void ChatApp::drop(const std::string& path) {
+    const FileKind k = classify_file(path);
+    switch (k) {
+        case FileKind::Model: settings.model_path = path; break;
+        case FileKind::Tokenizer: settings.tokenizer_path = path; break;
+        case FileKind::MedusaHeads: settings.heads_path = path, settings.mode = DecodeMode::Medusa; break;
+        case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DecodeMode::Eagle; break;
+        case FileKind::Tree: settings.tree = path, settings.mode = DecodeMode::Medusa; break;
+        case FileKind::Benchmark:
+            bench_path = path;
+            open_charts = true;
+            drop_note = path + ": charted in the metrics panel's charts tab";
+            return;
+        case FileKind::Unknown:
+            drop_note = path + ": not a model, tokenizer, Medusa heads, EAGLE layer, tree or benchmark";
+            return;
+    }
+    drop_note = path + ": taken as the " + file_kind_name(k) + " (press Load)";
+}
+
+void ChatApp::next_phase() { phase = phase >= 5 ? 1 : phase + 1; }
+
 void ChatApp::clear() {
     worker.stop();
     log.clear();
@@ -53,6 +75,11 @@ bool panel(const char* title, float x, float y, float w, float h, ImGuiWindowFla
                             ImGuiWindowFlags_NoSavedSettings | extra);
 }
 
+// Content wider than the window is cut off at its right edge unless the window scrolls sideways.
+void audit(std::vector<std::pair<std::string, float>>& out, const char* name) {
+    out.push_back({name, ImGui::GetScrollMaxX()});
+}
+
 Rect rect_of_window() {  // NOLINT: used by the tree panel's bounds
     ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
     return {p.x, p.y, s.x, s.y};
@@ -71,19 +98,24 @@ void ChatApp::draw(float W, float H) {
     const float bottom_h = H - bottom_y;
     const float timeline_w = right_w * 0.5f;
 
-    if (panel("Controls", 0, 0, controls_w, H)) draw_controls_panel(*this);
+    overflow.clear();
+    if (panel("Controls", 0, 0, controls_w, H)) draw_controls_panel(*this), audit(overflow, "controls");
     ImGui::End();
-    if (panel("Chat (story continuation)", controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this);
+    if (panel("Chat (story continuation)", controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this), audit(overflow, "chat");
     ImGui::End();
     if (panel("Candidate tree", right_x, 0, right_w, tree_h, ImGuiWindowFlags_NoScrollbar)) {
         tree_rect = rect_of_window();
         draw_tree_panel(*this);
+        audit(overflow, "tree");
     }
     ImGui::End();
-    if (panel("Timeline: tokens per step", right_x, bottom_y, timeline_w - gap, bottom_h)) draw_timeline_panel(*this);
+    if (panel("Timeline: tokens per step", right_x, bottom_y, timeline_w - gap, bottom_h))
+        draw_timeline_panel(*this), audit(overflow, "timeline");
     ImGui::End();
-    if (panel("Metrics", right_x + timeline_w, bottom_y, right_w - timeline_w, bottom_h)) draw_metrics_panel(*this);
+    if (panel("Metrics", right_x + timeline_w, bottom_y, right_w - timeline_w, bottom_h))
+        draw_metrics_panel(*this), audit(overflow, "metrics");
     ImGui::End();
+    draw_charts_window(*this);
 }
 
 }  // namespace medusa::chat

@@ -3,9 +3,13 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "decode_settings.h"
 #include "decode_worker.h"
+#include "file_dialog.h"
+#include "file_kind.h"
 #include "step_log.h"
 
 namespace medusa::chat {
@@ -23,6 +27,10 @@ struct ChatApp {
     void regenerate();  // the last prompt again, with the next seed
     void clear();
     void load() { worker.load(settings); }
+    // A file or folder dropped on the window: its kind (by content) decides which setting it sets.
+    void drop(const std::string& path);
+    // Teaching mode: the next phase of the latest step (draft, tree, forward, acceptance, commit).
+    void next_phase();
     // The last finished turn's prompt, decoded again with its settings and with plain decoding for
     // as many tokens, on the worker; the result shows in the metrics panel, not in the chat.
     bool measure_speedup();
@@ -47,9 +55,19 @@ struct ChatApp {
     float tree_zoom = 1.0f;
     bool tree_fit = true;
     bool tree_all = false;  // every node of the tree, not just the accepted path and the guesses under it
+    bool tree_mask = false;  // the verify pass's attention mask beside the tree
     bool scroll_chat = false;
+    int phase = 0;  // teaching mode: 0 the whole step, 1..5 its phases
+    FileDialog files;
+    std::string drop_note;  // what the last dropped file was taken for
+    std::string bench_path;  // a `medusa bench --json` result to chart (dropped or chosen)
+    bool open_charts = false;  // a request: bring the metrics panel's charts tab forward (next frame)
+    bool charts_window = false;  // the charts also in a movable window of their own, two columns wide
     // Where the panels landed this frame (for the screenshot's sidecar and its test).
     Rect tree_rect, chat_rect;
+    // Per panel, how far its content reaches past its right edge (0 when nothing is clipped);
+    // the screenshot test fails on any, at every window size it tries.
+    std::vector<std::pair<std::string, float>> overflow;
 };
 
 // Panels (one file each).
@@ -58,5 +76,6 @@ void draw_chat_panel(ChatApp& app);
 void draw_tree_panel(ChatApp& app);
 void draw_timeline_panel(ChatApp& app);
 void draw_metrics_panel(ChatApp& app);
+void draw_charts_window(ChatApp& app);  // metrics_panel.cpp: the charts tab, larger
 
 }  // namespace medusa::chat

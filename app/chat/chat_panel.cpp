@@ -103,6 +103,22 @@ void legend(bool heads, bool draft) {
     ImGui::PopTextWrapPos();
 }
 
+std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+// The conversation as plain text: each prompt, then its reply.
+std::string conversation_text(const ChatApp& app) {
+    std::string out;
+    const auto& steps = app.reader.steps();
+    for (const auto& turn : app.reader.turns()) {
+        if (!out.empty()) out += "\n\n";
+        out += turn.prompt;
+        for (const auto& st : steps)
+            if (st.turn == turn.id)
+                for (const auto& piece : st.emitted_text) out += piece;
+    }
+    return out;
+}
+
 }  // namespace
 
 void draw_chat_panel(ChatApp& app) {
@@ -136,10 +152,22 @@ void draw_chat_panel(ChatApp& app) {
                 spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
             }
         if (turn.done) {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "\n[%s: %d tokens in %d forward passes, stop: %s]", turn.mode.c_str(),
-                          turn.new_tokens, turn.steps, turn.stop_reason.c_str());
-            spans.push_back({buf, IM_COL32(120, 120, 130, 255)});
+            // One span per word, so the summary wraps like the text above it.
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "[%s: %s in %s, stop: %s]", turn.mode.c_str(),
+                          count(turn.new_tokens, "token", "tokens").c_str(),
+                          count(turn.steps, "forward pass", "forward passes").c_str(), turn.stop_reason.c_str());
+            spans.push_back({"\n", IM_COL32(120, 120, 130, 255)});
+            std::string word;
+            for (const char* c = buf;; ++c) {
+                if (*c == ' ' || *c == 0) {
+                    if (!word.empty()) spans.push_back({word, IM_COL32(120, 120, 130, 255)});
+                    word = " ";
+                    if (*c == 0) break;
+                } else {
+                    word += *c;
+                }
+            }
         }
     }
     Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
@@ -165,7 +193,8 @@ void draw_chat_panel(ChatApp& app) {
     bool enter = ImGui::InputTextWithHint("##prompt", "Start a story...", &app.input,
                                           ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::BeginDisabled(busy);
-    if (ImGui::Button("Send") || (enter && !busy)) app.send(app.input);
+    // A sent message leaves the box, so the next turn starts empty.
+    if ((ImGui::Button("Send") || (enter && !busy)) && !app.input.empty() && app.send(app.input)) app.input.clear();
     ImGui::SameLine();
     if (ImGui::Button("Regenerate")) app.regenerate();
     ImGui::EndDisabled();
@@ -174,7 +203,20 @@ void draw_chat_panel(ChatApp& app) {
     if (ImGui::Button("Stop")) app.stop();
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (ImGui::Button("Clear")) app.clear();
+    ImGui::BeginDisabled(app.reader.turns().empty());
+    if (ImGui::Button("Copy")) ImGui::SetClipboardText(conversation_text(app).c_str());
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Copies the whole conversation (prompts and replies) as plain text.");
+    ImGui::SameLine();
+    if (ImGui::Button("Clear")) ImGui::OpenPopup("Clear the conversation?");
+    ImGui::EndDisabled();
+    if (ImGui::BeginPopupModal("Clear the conversation?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");
+        if (ImGui::Button("Clear")) app.clear(), ImGui::CloseCurrentPopup();
+        ImGui::SameLine();
+        if (ImGui::Button("Keep")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
     ImGui::SameLine();
     ImGui::TextDisabled(busy ? "generating..." : "idle");
 }

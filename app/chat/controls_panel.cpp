@@ -1,5 +1,5 @@
-// Decoding mode, acceptance rule, tree, heads, files, and the teaching mode (pause, single step,
-// slow motion). Changes apply to the next Send.
+// Decoding mode, acceptance rule and sampling, each drafter's settings, the files, and the
+// teaching mode (pause, single step or phase, slow motion). Changes apply to the next Send.
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -16,121 +16,166 @@ namespace {
 void help(const char* text) {
     ImGui::SameLine();
     ImGui::TextDisabled("(?)");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", text);
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+        ImGui::TextUnformatted(text);
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
 }
+
+// A path field with a "..." button that opens the file chooser for it.
+void path_field(ChatApp& app, const char* label, const char* hint, std::string& path, const char* title) {
+    ImGui::PushID(label);
+    ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 4);
+    ImGui::InputTextWithHint("##path", hint, &path);
+    ImGui::SameLine(0, 4);
+    if (ImGui::Button("...", ImVec2(ImGui::GetFrameHeight(), 0))) app.files.open(&path, title);
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+    ImGui::PopID();
+}
+
+const char* kModes[] = {"plain", "Medusa", "draft model", "n-gram lookup", "EAGLE"};
 
 }  // namespace
 
 void draw_controls_panel(ChatApp& app) {
     DecodeSettings& s = app.settings;
     const bool busy = app.worker.busy();
-    ImGui::PushItemWidth(-110);  // room for the labels
-    ImGui::TextWrapped("%s", app.ctx.info().name.c_str());
+    ImGui::PushItemWidth(-118);  // room for the labels and their (?)
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(app.ctx.info().name.c_str());
     ImGui::TextDisabled("%s, %s", app.ctx.info().vendor.c_str(), app.ctx.info().driver.c_str());
+    ImGui::PopTextWrapPos();
     ImGui::Separator();
 
-    ImGui::TextUnformatted("Decoding");
     int mode = int(s.mode);
-    ImGui::RadioButton("plain", &mode, int(DecodeMode::Plain));
-    ImGui::SameLine();
-    ImGui::RadioButton("Medusa", &mode, int(DecodeMode::Medusa));
-    ImGui::SameLine();
-    ImGui::RadioButton("draft model", &mode, int(DecodeMode::Draft));
-    ImGui::SameLine();
-    ImGui::RadioButton("n-gram", &mode, int(DecodeMode::Ngram));
-    help("Plain: one forward pass per token.\nMedusa: extra heads guess the next tokens; one pass checks all the "
-         "guesses at once (a tree of candidates) and keeps those the model agrees with.\nDraft model: a small "
-         "model writes gamma tokens ahead one by one; the big model checks the whole chain in one pass and keeps "
-         "the prefix it agrees with.\nn-gram: no model at all: the last few tokens are looked up earlier in the "
-         "text, and what followed them there is proposed.");
-    s.mode = DecodeMode(mode);
-    const bool medusa = s.mode == DecodeMode::Medusa, draft = s.mode == DecodeMode::Draft;
+    if (ImGui::Combo("decoding", &mode, kModes, IM_ARRAYSIZE(kModes))) s.mode = DecodeMode(mode);
+    help("Every mode is the same loop: a drafter proposes candidate tokens, one forward pass of the model checks them "
+         "all, and the acceptance rule keeps what the model agrees with.\n\nplain: no drafter, one pass per token.\n"
+         "Medusa: extra heads on the model's last hidden state guess the next tokens, as a tree.\ndraft model: a "
+         "small model writes gamma tokens ahead.\nn-gram lookup: the last few tokens are found earlier in the text; "
+         "what followed them is proposed. No model, no training.\nEAGLE: drafting at the feature level: one small "
+         "layer predicts the model's next hidden state, and the model's own LM head turns it into guesses.");
+    const bool plain = s.mode == DecodeMode::Plain, medusa = s.mode == DecodeMode::Medusa;
 
+    // Plain decoding has no guesses to accept: its rule is only how the next token is chosen.
     const char* rules[] = {"greedy", "typical", "sample"};
+    const char* plain_rules[] = {"greedy", "sample"};
     int rule = std::min(int(s.rule), 2);
-    ImGui::SetNextItemWidth(120);
-    if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
-    help("greedy: accept a guess if it is the model's argmax.\ntypical: accept if the model gives it enough "
-         "probability (threshold from eps and delta); the token after them is the argmax.\nsample: lossless "
-         "speculative sampling: keep guess x with probability min(1, p(x)/q(x)), at a rejection draw from what is "
-         "left of p. The text has exactly the model's own distribution.");
+    if (plain) {
+        int r = rule == 2 ? 1 : 0;
+        if (ImGui::Combo("next token", &r, plain_rules, 2)) s.rule = r == 1 ? AcceptRule::Sample : AcceptRule::Greedy;
+        if (s.rule == AcceptRule::Typical) s.rule = AcceptRule::Greedy;
+        help("greedy: the most likely token.\nsample: a draw from the model's distribution, shaped by the temperature, "
+             "top-k, top-p and the repetition penalty.");
+    } else {
+        if (ImGui::Combo("acceptance", &rule, rules, 3)) s.rule = AcceptRule(rule);
+        help("greedy: keep a guess if it is the model's most likely token; the text is exactly plain greedy "
+             "decoding's.\ntypical (Medusa's): keep a guess if the model gives it more than min(eps, delta e^-H); the "
+             "token after them is the model's most likely.\nsample: lossless speculative sampling: try guess x, keep "
+             "it with probability min(1, r(x)/q(x)) (r: what is left of the model's p, q: the drafter's), after a "
+             "rejection take q out of r; the text has exactly the model's own distribution.");
+    }
     const bool greedy = s.rule == AcceptRule::Greedy;
     ImGui::BeginDisabled(greedy);
     ImGui::SliderFloat("temperature", &s.temperature, 0.05f, 2.0f, "%.2f");
     ImGui::EndDisabled();
+    ImGui::SliderInt("top-k", &s.top_k, 0, 100, s.top_k == 0 ? "off" : "%d");
+    ImGui::SliderFloat("top-p", &s.top_p, 0.05f, 1.0f, s.top_p >= 1.0f ? "off" : "%.2f");
+    ImGui::SliderFloat("repeat pen.", &s.repeat_penalty, 1.0f, 2.0f, s.repeat_penalty <= 1.0f ? "off" : "%.2f");
+    help("Shape the model's distribution p (and a draft model's q, alike) in every mode: keep only the k most likely "
+         "tokens, the smallest set reaching probability p, and divide the logits of tokens used in the last 64 by "
+         "the penalty. The penalty changes greedy decoding too.");
     int seed = int(s.seed);
     if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
 
-    if (draft) {
-        ImGui::InputText("draft", &s.draft_path);
-        help("The draft model file: a smaller model with the target's tokenizer (for stories260K, its q8_0 copy "
-             "stories260K_q80.bin).");
+    ImGui::Separator();
+    if (s.mode == DecodeMode::Draft) {
+        path_field(app, "draft", "draft model file", s.draft_path, "Choose a draft model");
+        help("A smaller model with the target's tokenizer (for stories260K, its q8_0 copy stories260K_q80.bin).");
         ImGui::SliderInt("gamma", &s.gamma, 1, 16);
         help("Levels the draft proposes per step (the chain's length).");
         ImGui::Checkbox("adaptive gamma", &s.adaptive_gamma);
-        help("Grow gamma by one after a step that accepted every drafted token, shrink it by one when fewer than "
-             "half were accepted.");
+        help("Grow gamma by one after a step that accepted every drafted token, shrink it by one when fewer than half "
+             "were accepted.");
         ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
         help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
     } else if (s.mode == DecodeMode::Ngram) {
         ImGui::SliderInt("n-gram tokens", &s.ngram_tokens, 1, 16);
         help("The longest continuation proposed per step.");
-    } else {
-        ImGui::BeginDisabled(!medusa);
-        ImGui::BeginDisabled(s.rule != AcceptRule::Typical);
-        ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
-        ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
-        ImGui::EndDisabled();
+    } else if (s.mode == DecodeMode::Eagle) {
+        path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder");
+        ImGui::InputText("EAGLE tree", &s.eagle_tree);
+        help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
+             "rank paths (a preset such as mc_sim_7b_63, dense:W,..): EAGLE-1.");
+        ImGui::SliderInt("top-k", &s.eagle_top_k, 1, 16);
+        ImGui::SliderInt("depth", &s.eagle_depth, 1, 10);
+        ImGui::SliderInt("nodes", &s.eagle_nodes, 1, 127);
+    } else if (medusa) {
         static const std::vector<std::string> presets = tree_preset_names();
-        ImGui::SetNextItemWidth(160);
         if (ImGui::BeginCombo("tree", s.tree.c_str())) {
             for (const auto& p : presets)
                 if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
             ImGui::EndCombo();
         }
-        ImGui::SetNextItemWidth(160);
-        ImGui::InputText("##treespec", &s.tree);
+        ImGui::InputText("tree spec", &s.tree);
         help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
              "medusa_choices (scripts/train_default_heads.sh writes a tuned one).");
         ImGui::SliderInt("heads", &s.num_heads, 1, 7);
         help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
-        ImGui::EndDisabled();
+        path_field(app, "heads file", "untrained: init from model", s.heads_path, "Choose Medusa heads");
+    }
+    if (s.rule == AcceptRule::Typical && !plain) {
+        ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
+        ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
     }
     ImGui::SliderInt("max tokens", &s.max_new_tokens, 8, 1024);
+    ImGui::InputTextMultiline("system", &s.system_prompt, ImVec2(ImGui::CalcItemWidth(), ImGui::GetTextLineHeight() * 2.6f));
+    help("Chat models only (their template has a system turn): replaces the model family's default system prompt. "
+         "Story models continue the text as it is.");
 
     ImGui::Separator();
     ImGui::TextUnformatted("Teaching mode");
     bool paused = app.worker.paused();
     if (ImGui::Checkbox("pause before each step", &paused)) app.worker.set_paused(paused);
-    ImGui::SameLine();
     ImGui::BeginDisabled(!paused || !busy);
-    if (ImGui::Button("step")) app.worker.step_once();
+    if (ImGui::Button("next step")) app.worker.step_once(), app.phase = 0;
+    ImGui::SameLine();
     ImGui::EndDisabled();
+    ImGui::BeginDisabled(!paused);
+    if (ImGui::Button("next phase")) app.next_phase();
+    ImGui::EndDisabled();
+    help("While paused, walk through the latest step phase by phase: what the drafter proposed, the tree built from "
+         "it and its attention mask, the forward pass, the acceptance rule's verdicts, and what the cache keeps.");
     static int delay = 0;
-    if (ImGui::SliderInt("slow (ms/step)", &delay, 0, 1500)) app.worker.set_delay_ms(delay);
-    ImGui::TextDisabled("The tree panel's caption explains each step.");
+    if (ImGui::SliderInt("slow (ms)", &delay, 0, 1500)) app.worker.set_delay_ms(delay);
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("The tree panel's caption explains each step; hover a node for the number that decided it.");
+    ImGui::PopTextWrapPos();
 
     ImGui::Separator();
     ImGui::TextUnformatted("Files (or drop them on the window)");
-    ImGui::InputText("model", &s.model_path);
-    ImGui::InputText("tokenizer", &s.tokenizer_path);
-    ImGui::InputTextWithHint("heads", "untrained: init from model", &s.heads_path);
+    path_field(app, "model", "model file or folder", s.model_path, "Choose a model");
+    path_field(app, "tokenizer", "the model's own vocabulary", s.tokenizer_path, "Choose a tokenizer");
     ImGui::BeginDisabled(busy);
     if (ImGui::Button("Load")) app.load();
     ImGui::EndDisabled();
     const std::string status = app.worker.status(), error = app.worker.last_error();
-    if (!status.empty()) ImGui::TextWrapped("%s", status.c_str());
-    if (!app.defaults_note.empty()) {
-        ImGui::PushTextWrapPos(0);
-        ImGui::TextDisabled("%s", app.defaults_note.c_str());
-        ImGui::PopTextWrapPos();
-    }
+    ImGui::PushTextWrapPos(0);
+    if (!status.empty()) ImGui::TextUnformatted(status.c_str());
+    if (!app.defaults_note.empty()) ImGui::TextDisabled("%s", app.defaults_note.c_str());
+    if (!app.drop_note.empty()) ImGui::TextDisabled("%s", app.drop_note.c_str());
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-        ImGui::TextWrapped("%s", error.c_str());
+        ImGui::TextUnformatted(error.c_str());
         ImGui::PopStyleColor();
     }
+    ImGui::PopTextWrapPos();
     ImGui::PopItemWidth();
+    app.files.draw();
 }
 
 }  // namespace medusa::chat

@@ -24,6 +24,9 @@ std::string DecodeSettings::decoder_key() const {
         return k + draft_path + "|" + std::to_string(gamma) + "|" + (adaptive_gamma ? "a" : "f") + "|" +
                std::to_string(draft_branches);
     if (mode == DecodeMode::Ngram) return k + std::to_string(ngram_tokens);
+    if (mode == DecodeMode::Eagle)
+        return k + eagle_path + "|" + eagle_tree + "|" + std::to_string(eagle_top_k) + "|" + std::to_string(eagle_depth) +
+               "|" + std::to_string(eagle_nodes);
     return k + heads_path + "|" + tree + "|" + std::to_string(num_heads);
 }
 
@@ -36,6 +39,9 @@ std::string DecodeSettings::mode_name() const {
                (adaptive_gamma ? " adaptive" : "") +
                (draft_branches > 1 ? ", " + std::to_string(draft_branches) + " branches" : "") + ", " + r + ")";
     if (mode == DecodeMode::Ngram) return "n-gram (" + std::to_string(ngram_tokens) + " tokens, " + r + ")";
+    if (mode == DecodeMode::Eagle)
+        return "eagle (" + (eagle_tree == "dynamic" ? "EAGLE-2, " + std::to_string(eagle_nodes) + " nodes" : eagle_tree) +
+               ", " + r + ")";
     std::string t = tree;
     if (t.find('/') != std::string::npos) t = std::filesystem::path(t).filename().string();  // a JSON file
     return "medusa (" + t + ", " + std::to_string(num_heads) + " heads, " + r + ")";
@@ -55,6 +61,7 @@ TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::s
     std::error_code ec;
     if (fs::is_regular_file(d.cache_dir + "/heads/medusa_lm_head.safetensors", ec)) d.heads_path = d.cache_dir + "/heads";
     if (fs::is_regular_file(d.cache_dir + "/tree.json", ec)) d.tree_path = d.cache_dir + "/tree.json";
+    if (fs::is_regular_file(d.cache_dir + "/eagle/model.safetensors", ec)) d.eagle_path = d.cache_dir + "/eagle";
     return d;
 }
 
@@ -63,6 +70,7 @@ std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_d
     const DecodeSettings defaults;
     if (s.model_path != defaults.model_path) return "";
     const TrainedDefaults d = find_trained_defaults(cache_dir, "stories260K");
+    if (s.eagle_path.empty()) s.eagle_path = d.eagle_path;
     if (!d.found())
         return "No trained heads in " + (d.cache_dir.empty() ? std::string("the cache") : d.cache_dir) +
                " (scripts/train_default_heads.sh makes them): untrained init heads, tree " + s.tree + ".";

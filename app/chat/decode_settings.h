@@ -13,6 +13,7 @@ enum class DecodeMode {
     Medusa,  // heads guess a tree of tokens, one pass verifies it
     Draft,   // a small draft model proposes a chain (or a tree) of gamma levels, one target pass verifies it
     Ngram,   // the text so far is searched for the last few tokens; what followed them is proposed
+    Eagle,   // EAGLE's draft layer predicts the model's next features, level by level of a tree
 };
 
 struct DecodeSettings {
@@ -30,6 +31,11 @@ struct DecodeSettings {
     bool adaptive_gamma = false;
     int draft_branches = 1;
     int ngram_tokens = 8;      // n-gram mode: the longest continuation proposed
+    // EAGLE mode: the draft layer's folder (EAGLE's layout), and EAGLE-2's dynamic tree (expand the
+    // top-k of each level, keep the likeliest `eagle_nodes`) or an EAGLE-1 tree spec.
+    std::string eagle_path;
+    std::string eagle_tree = "dynamic";
+    int eagle_top_k = 8, eagle_depth = 6, eagle_nodes = 59;
     float temperature = 0.7f;  // typical and sample
     int top_k = 0;             // 0: off
     float top_p = 1.0f;        // 1: off
@@ -38,6 +44,7 @@ struct DecodeSettings {
     float typical_delta = 0.3f;
     uint64_t seed = 1;
     int max_new_tokens = 200;
+    std::string system_prompt;  // chat models: empty means the family's default
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
 
     // Everything the loaded decoder depends on; a change means rebuilding it.
@@ -53,6 +60,7 @@ struct TrainedDefaults {
     std::string cache_dir;   // <cache>/stories260K
     std::string heads_path;  // empty when missing
     std::string tree_path;   // empty when missing
+    std::string eagle_path;  // empty when missing
     bool found() const { return !heads_path.empty() && !tree_path.empty(); }
 };
 // Where the cache is: $MEDUSA_CACHE, else $HOME/.cache/medusa-vk.

@@ -5,9 +5,11 @@
 #include <cstdio>
 
 #include "decode/draft_model_drafter.h"
+#include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode/speculative_decoder.h"
+#include "llm/eagle_layer_io.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "model/chat_template.h"
@@ -16,26 +18,49 @@
 
 namespace medusa::chat {
 
-// What one set of settings loaded; rebuilt piecewise when the settings change.
-struct DecodeWorker::Loaded {
-    std::string model_path, tokenizer_path, heads_key, decoder_key;
+// The target model and what only depends on it, shared by every set of settings that names it.
+struct TargetModel {
+    std::string path;
     ModelFile file;
-    std::optional<Tokenizer> tokenizer;
     std::unique_ptr<GpuModel> model;
     std::unique_ptr<GpuTreeRunner> runner;
-    MedusaHeads heads;
+};
+
+// Its tokenizer and the stop tokens that go with it.
+struct TargetTokenizer {
+    std::string path;  // empty: the model file's own vocabulary
+    std::optional<Tokenizer> tokenizer;
+    std::vector<int> stop_tokens;
+};
+
+struct DraftModel {
+    std::string path;
+    ModelFile file;
+    std::unique_ptr<GpuModel> model;
+};
+
+// What one set of settings loaded. A new set is built beside the current one, reusing its
+// models where the settings still name them, and replaces it only when all of it loaded: a
+// failed load leaves the previous set (and its status line) in place.
+struct DecodeWorker::Loaded {
+    std::string decoder_key, status;
+    std::shared_ptr<TargetModel> target;
+    std::shared_ptr<TargetTokenizer> tok;
+    std::shared_ptr<DraftModel> draft;
+    std::shared_ptr<const MedusaHeads> heads;
+    std::string heads_key;
     TreeBuffers tree;
-    // Draft mode: the draft model.
-    std::string draft_path;
-    ModelFile draft_file;
-    std::unique_ptr<GpuModel> draft_model;
+    std::unique_ptr<EagleRunner> eagle;  // EAGLE mode: the draft layer on the target's engine
     // The settings' drafter and the decoder over it (every mode).
     std::unique_ptr<Drafter> drafter;
     std::unique_ptr<SpeculativeDecoder> decoder;
     // Plain decoding with the same sampling, for the speedup measurement; built on first use.
     NoDrafter no_drafter;
     std::unique_ptr<SpeculativeDecoder> plain;
-    std::vector<int> stop_tokens;
+    // Shortcuts for the decoding code below.
+    const ModelFile& file() const { return target->file; }
+    const Tokenizer& tokenizer() const { return *tok->tokenizer; }
+    const std::vector<int>& stop_tokens() const { return tok->stop_tokens; }
 };
 
 namespace {
@@ -178,8 +203,9 @@ void DecodeWorker::thread_main() {
             else if (job.kind == JobKind::Measure) measure(job);
             else ensure_loaded(job.settings);
         } catch (const std::exception& e) {
+            // The loaded set is unchanged by a failure: its status stays, the error shows beside it.
             set_error(e.what());
-            set_status("error");
+            set_status(loaded_ ? loaded_->status : "nothing loaded");
         }
         {
             std::lock_guard lock(mutex_);
@@ -191,98 +217,122 @@ void DecodeWorker::thread_main() {
 }
 
 void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
-    if (!loaded_) loaded_ = std::make_unique<Loaded>();
-    Loaded& L = *loaded_;
-    if (L.decoder_key == s.decoder_key()) return;
-    L.decoder.reset();  // they refer to the models, heads and trees below
-    L.plain.reset();
-    L.drafter.reset();
-    L.decoder_key.clear();
-    if (L.model_path != s.model_path) {
+    if (loaded_ && loaded_->decoder_key == s.decoder_key()) return;
+    const Loaded* old = loaded_.get();
+    auto L = std::make_unique<Loaded>();
+    if (old && old->target->path == s.model_path) {
+        L->target = old->target;
+    } else {
         set_status("loading " + s.model_path);
-        L.runner.reset();
-        L.model.reset();
-        L.draft_model.reset();  // checked against the target: reopen it
-        L.draft_path.clear();
-        L.model_path.clear();
-        L.heads_key.clear();
-        L.file = load_model(s.model_path);
-        L.model = std::make_unique<GpuModel>(ctx_, L.file);
-        L.runner = std::make_unique<GpuTreeRunner>(*L.model, ctx_.timestamps_supported());
-        L.model_path = s.model_path;
-        L.tokenizer.reset();  // an empty tokenizer path means this file's own vocabulary: reload it too
+        auto t = std::make_shared<TargetModel>();
+        t->path = s.model_path;
+        t->file = load_model(s.model_path);
+        t->model = std::make_unique<GpuModel>(ctx_, t->file);
+        t->runner = std::make_unique<GpuTreeRunner>(*t->model, ctx_.timestamps_supported());
+        L->target = std::move(t);
     }
-    if (!L.tokenizer || L.tokenizer_path != s.tokenizer_path) {
-        L.tokenizer.reset();
-        L.tokenizer = s.tokenizer_path.empty() && !L.file.embedded_tokenizer.empty()
-                          ? Tokenizer::from_serialized(L.file.embedded_tokenizer, s.model_path)
-                          : Tokenizer::from_file(s.tokenizer_path);
-        check_vocab_match(L.file, *L.tokenizer);
-        L.tokenizer_path = s.tokenizer_path;
-        L.stop_tokens = {L.tokenizer->eos_id()};
+    if (old && old->target == L->target && old->tok->path == s.tokenizer_path) {
+        L->tok = old->tok;
+    } else {
+        auto t = std::make_shared<TargetTokenizer>();
+        const ModelFile& file = L->file();
+        t->path = s.tokenizer_path;
+        t->tokenizer = s.tokenizer_path.empty() && !file.embedded_tokenizer.empty()
+                           ? Tokenizer::from_serialized(file.embedded_tokenizer, s.model_path)
+                           : Tokenizer::from_file(s.tokenizer_path);
+        check_vocab_match(file, *t->tokenizer);
+        t->stop_tokens = {t->tokenizer->eos_id()};
         // llama2.c story models separate stories with BOS, as run.c does.
-        if (L.file.format.rfind("llama2c", 0) == 0) L.stop_tokens.push_back(L.tokenizer->bos_id());
-        for (int t : chat_stop_tokens(detect_chat_template(L.file).kind, *L.tokenizer))  // ChatML's <|im_end|>
-            if (std::find(L.stop_tokens.begin(), L.stop_tokens.end(), t) == L.stop_tokens.end()) L.stop_tokens.push_back(t);
+        if (file.format.rfind("llama2c", 0) == 0) t->stop_tokens.push_back(t->tokenizer->bos_id());
+        for (int id : chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer))  // ChatML's <|im_end|>
+            if (std::find(t->stop_tokens.begin(), t->stop_tokens.end(), id) == t->stop_tokens.end())
+                t->stop_tokens.push_back(id);
+        L->tok = std::move(t);
     }
-    const auto& c = L.file.config;
-    const std::string model_line = file_name(L.file.path) + " (" + L.file.format + ", " + std::to_string(c.n_layers) +
-                                   " layers, dim " + std::to_string(c.dim) + ", vocab " +
-                                   std::to_string(c.vocab_size) + ")";
-    std::string line = model_line;
+    const ModelFile& file = L->file();
+    GpuTreeRunner& runner = *L->target->runner;
+    const auto& c = file.config;
+    std::string line = file_name(file.path) + " (" + file.format + ", " + std::to_string(c.n_layers) + " layers, dim " +
+                       std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ")";
     switch (s.mode) {
         case DecodeMode::Plain:
-            L.drafter = std::make_unique<NoDrafter>();
+            L->drafter = std::make_unique<NoDrafter>();
             line += ", plain decoding";
             break;
         case DecodeMode::Draft: {
-            if (L.draft_path != s.draft_path) {
+            if (old && old->draft && old->target == L->target && old->draft->path == s.draft_path) {
+                L->draft = old->draft;
+            } else {
                 set_status("loading the draft model " + s.draft_path);
-                L.draft_model.reset();
-                L.draft_path.clear();
-                L.draft_file = load_draft_model(s.draft_path, L.file);
-                L.draft_model = std::make_unique<GpuModel>(ctx_, L.draft_file);
-                L.draft_path = s.draft_path;
+                auto d = std::make_shared<DraftModel>();
+                d->path = s.draft_path;
+                d->file = load_draft_model(s.draft_path, file);
+                d->model = std::make_unique<GpuModel>(ctx_, d->file);
+                L->draft = std::move(d);
             }
             DraftModelOptions o;
             o.gamma = std::clamp(s.gamma, 1, TokenBlock::kMaxTokens - 1);
             o.adaptive_gamma = s.adaptive_gamma;
             o.max_gamma = std::max(o.gamma, 16);
             o.branches = std::clamp(s.draft_branches, 1, 8);
-            L.drafter = std::make_unique<DraftModelDrafter>(*L.draft_model, o);
-            const auto& d = L.draft_file.config;
-            line += ", draft model " + file_name(L.draft_file.path) + " (" + L.draft_file.format + ", " +
+            L->drafter = std::make_unique<DraftModelDrafter>(*L->draft->model, o);
+            const auto& d = L->draft->file.config;
+            line += ", draft model " + file_name(L->draft->file.path) + " (" + L->draft->file.format + ", " +
                     std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
                     std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") +
                     (o.branches > 1 ? ", " + std::to_string(o.branches) + " branches" : "");
             break;
         }
+        case DecodeMode::Eagle: {
+            if (s.eagle_path.empty())
+                throw std::invalid_argument("EAGLE mode needs a draft layer: train one with `medusa train-eagle` (or "
+                                            "scripts/train_default_heads.sh) and name its folder");
+            const EagleLayer layer = load_eagle_layer(s.eagle_path, file.config);
+            EagleOptions o;
+            o.top_k = std::clamp(s.eagle_top_k, 1, 32);
+            o.depth = std::clamp(s.eagle_depth, 1, 16);
+            o.nodes = std::clamp(s.eagle_nodes, 1, TokenBlock::kMaxTokens - 1);
+            if (s.eagle_tree != "dynamic") o.choices = load_tree(s.eagle_tree, {.topk = 32, .max_depth = 16}).choices;
+            L->eagle = runner.eagle_runner(file, layer);
+            L->drafter = std::make_unique<EagleDrafter>(*L->eagle, o);
+            line += ", EAGLE layer " + s.eagle_path + " (" +
+                    (o.choices.empty() ? "EAGLE-2: top-" + std::to_string(o.top_k) + ", depth " +
+                                             std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
+                                       : "EAGLE-1 tree " + s.eagle_tree) +
+                    ")";
+            break;
+        }
         case DecodeMode::Ngram: {
             NgramOptions o;
             o.max_tokens = std::clamp(s.ngram_tokens, 1, TokenBlock::kMaxTokens - 1);
-            L.drafter = std::make_unique<NgramDrafter>(o);
+            L->drafter = std::make_unique<NgramDrafter>(o);
             line += ", n-gram lookup of up to " + std::to_string(o.max_tokens) + " tokens";
             break;
         }
         case DecodeMode::Medusa: {
-            const std::string heads_key = s.heads_path + "|" + std::to_string(s.num_heads);
-            if (L.heads_key != heads_key) {
-                L.heads = s.heads_path.empty() ? MedusaHeads::init_from_model(L.file, std::max(1, s.num_heads))
-                                               : load_medusa_heads(s.heads_path, L.file.config);
-                L.heads_key = heads_key;
+            const std::string heads_key = s.model_path + "|" + s.heads_path + "|" + std::to_string(s.num_heads);
+            if (old && old->heads && old->heads_key == heads_key) {
+                L->heads = old->heads;
+            } else {
+                L->heads = std::make_shared<const MedusaHeads>(
+                    s.heads_path.empty() ? MedusaHeads::init_from_model(file, std::max(1, s.num_heads))
+                                         : load_medusa_heads(s.heads_path, file.config));
             }
-            L.tree = tree_for(s);
-            L.drafter = std::make_unique<MedusaDrafter>(*L.runner, L.file, L.heads, L.tree);
-            line += ", " + std::to_string(L.heads.count()) + " heads (" +
+            L->heads_key = heads_key;
+            L->tree = tree_for(s);
+            L->drafter = std::make_unique<MedusaDrafter>(runner, file, *L->heads, L->tree);
+            line += ", " + std::to_string(L->heads->count()) + " heads (" +
                     (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
-                    std::to_string(L.tree.num_nodes) + "-node tree" +
+                    std::to_string(L->tree.num_nodes) + "-node tree" +
                     (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree);
             break;
         }
     }
-    L.decoder = std::make_unique<SpeculativeDecoder>(*L.runner, *L.drafter, decode_options(s, L.stop_tokens));
-    L.decoder_key = s.decoder_key();
-    set_status(line + ", " + accept_rule_name(L.decoder->rule().kind()));
+    L->decoder = std::make_unique<SpeculativeDecoder>(runner, *L->drafter, decode_options(s, L->stop_tokens()));
+    L->decoder_key = s.decoder_key();
+    L->status = line + ", " + accept_rule_name(L->decoder->rule().kind());
+    loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
+    set_status(loaded_->status);
 }
 
 bool DecodeWorker::hold_before_step() {
@@ -302,11 +352,12 @@ namespace {
 // replies the log holds; a clear starts a new conversation) and the new message, dropping the
 // oldest turns when the prompt would leave no room to answer. Story models: the text as it is.
 std::vector<int> prompt_tokens(const ModelFile& file, const Tokenizer& tok, const StepLog& log, int turn,
-                               const std::string& text, int max_new_tokens) {
+                               const std::string& text, const DecodeSettings& s) {
+    const int max_new_tokens = s.max_new_tokens;
     const ChatTemplate chat = detect_chat_template(file).kind;
     if (chat == ChatTemplate::None) return tok.encode(text, true);
     Conversation conv;
-    conv.system = default_system_prompt(chat);
+    conv.system = s.system_prompt.empty() ? default_system_prompt(chat) : s.system_prompt;
     conv.user = text;
     const StepLog::Snapshot past = log.read(0);
     for (const TurnRecord& t : past.turns) {
@@ -336,10 +387,13 @@ void DecodeWorker::run(const Job& job) {
     const bool chain = job.settings.mode == DecodeMode::Draft && job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
-    std::vector<int> prompt = prompt_tokens(L.file, *L.tokenizer, log_, turn, job.prompt, job.settings.max_new_tokens);
+    std::vector<int> prompt = prompt_tokens(L.file(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;
-    auto t0 = std::chrono::steady_clock::now();
+    // Time held in teaching mode (paused or slowed down) is not decoding time: tokens/s leaves it out.
+    using Clock = std::chrono::steady_clock;
+    double held_ms = 0;
+    auto t0 = Clock::now();
     auto on_step = [&](const StepTrace& tr) {
         StepRecord r;
         r.turn = turn;
@@ -348,21 +402,26 @@ void DecodeWorker::run(const Job& job) {
         for (const auto& n : tr.nodes) r.sampled = r.sampled || n.sampled;
         for (size_t i = 0; i < tr.nodes.size(); ++i) {
             const int parent = tr.nodes[i].parent >= 0 ? tr.nodes[tr.nodes[i].parent].token : prev;
-            r.node_text.push_back(L.tokenizer->piece_text(parent, tr.nodes[i].token));
+            r.node_text.push_back(L.tokenizer().piece_text(parent, tr.nodes[i].token));
+            const int greedy = tr.nodes[i].parent_greedy;
+            r.greedy_text.push_back(greedy >= 0 ? L.tokenizer().piece_text(parent, greedy) : "");
         }
-        r.bonus_text = L.tokenizer->piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, tr.bonus);
+        r.bonus_text = L.tokenizer().piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, tr.bonus);
         for (int t : tr.emitted) {
-            r.emitted_text.push_back(L.tokenizer->piece_text(prev, t));
+            r.emitted_text.push_back(L.tokenizer().piece_text(prev, t));
             prev = t;
         }
-        r.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        r.t_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() - held_ms;
         log_.append(std::move(r));
         ++steps;
         if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
-        return hold_before_step();
+        const auto hold = Clock::now();
+        const bool go_on = hold_before_step();
+        held_ms += std::chrono::duration<double, std::milli>(Clock::now() - hold).count();
+        return go_on;
     };
     GenerationStats stats = L.decoder->generate(prompt, on_step);
-    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.steps, stats.decode_ms);
+    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.steps, std::max(0.0, stats.decode_ms - held_ms));
 }
 
 }  // namespace medusa::chat
@@ -375,18 +434,26 @@ void DecodeWorker::measure(const Job& job) {
     Loaded& L = *loaded_;
     const std::string loaded_status = status();
     // As the turn itself was encoded (a chat model: its template over the turns before it).
-    std::vector<int> prompt = prompt_tokens(L.file, *L.tokenizer, log_, job.turn, job.prompt, s.max_new_tokens);
+    std::vector<int> prompt = prompt_tokens(L.file(), L.tokenizer(), log_, job.turn, job.prompt, s);
     // Both runs stop after the same number of new tokens (a step may overshoot by its accepted
     // guesses; tokens/s counts what was produced). Nothing is logged and nobody waits between steps.
-    auto until = [&](int n) {
-        return [this, n, count = 0](const StepTrace& tr) mutable {
+    auto until = [&](int n, std::vector<int>* out = nullptr) {
+        if (out) out->clear();
+        return [this, n, out, count = 0](const StepTrace& tr) mutable {
             count += int(tr.emitted.size());
+            if (out) out->insert(out->end(), tr.emitted.begin(), tr.emitted.end());
             return count < n && !stop_;
         };
     };
+    auto text_of = [&](const std::vector<int>& tokens) {
+        std::string t;
+        int prev = prompt.back();
+        for (int tok : tokens) t += L.tokenizer().piece_text(prev, tok), prev = tok;
+        return t;
+    };
     if (!L.plain) {
         // The same sampling and instrumentation as the decoder it is compared with.
-        L.plain = std::make_unique<SpeculativeDecoder>(*L.runner, L.no_drafter, decode_options(s, L.stop_tokens));
+        L.plain = std::make_unique<SpeculativeDecoder>(*L.target->runner, L.no_drafter, decode_options(s, L.stop_tokens()));
         set_status("measuring: warming up plain decoding");
         L.plain->generate(prompt, until(8));
     }
@@ -395,12 +462,16 @@ void DecodeWorker::measure(const Job& job) {
     // Alternating runs, the best of each kept: the machine's other load only ever slows a run down.
     for (int round = 1; round <= SpeedupResult::kRounds && !stop_; ++round) {
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) + "): " + r.mode);
+        std::vector<int> ta, tb;
         L.decoder->reseed(s.seed);
-        const GenerationStats a = L.decoder->generate(prompt, until(job.new_tokens));
+        const GenerationStats a = L.decoder->generate(prompt, until(job.new_tokens, &ta));
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) +
                    "): plain decoding");
         L.plain->reseed(s.seed);
-        const GenerationStats b = L.plain->generate(prompt, until(job.new_tokens));
+        const GenerationStats b = L.plain->generate(prompt, until(job.new_tokens, &tb));
+        r.text = text_of(ta), r.plain_text = text_of(tb);
+        r.identical = ta == tb;
+        r.ms = a.decode_ms, r.plain_ms = b.decode_ms;
         if (a.decode_tokens_per_s() > r.tokens_per_s)
             r.tokens_per_s = a.decode_tokens_per_s(), r.tokens = a.new_tokens, r.steps = a.steps;
         if (b.decode_tokens_per_s() > r.plain_tokens_per_s)

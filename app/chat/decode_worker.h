@@ -26,6 +26,10 @@ struct SpeedupResult {
     int tokens = 0, plain_tokens = 0;
     double tokens_per_s = 0, plain_tokens_per_s = 0;
     int steps = 0, plain_steps = 0;
+    // The last round's texts side by side: identical under greedy acceptance, token for token.
+    std::string text, plain_text;
+    bool identical = false;
+    double ms = 0, plain_ms = 0;  // the last round's decoding time of each
     double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
 };
 

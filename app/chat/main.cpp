@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "chat_app.h"
 #include "png_file.h"
+#include "settings_store.h"
 #include "step_explain.h"
 #include "window_renderer.h"
 
@@ -30,69 +32,121 @@ struct Options {
     std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
     bool all_nodes = false;     // the tree panel draws every node, not the accepted view
     bool measure = false;       // the screenshot also shows "measure speedup vs plain"
+    std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
     DecodeSettings settings;
-    bool heads_chosen = false, tree_chosen = false;
-    std::string accept;  // the rule's name; its meaning depends on the mode
+    bool heads_chosen = false, tree_chosen = false, size_chosen = false;
+    std::string accept;
+    bool scripted() const { return smoke || !screenshot.empty(); }
 };
 
-Options parse(int argc, char** argv) {
-    Options o;
+// A whole number within [lo, hi], or an error naming the flag and what it got.
+int whole_number(const std::string& flag, const std::string& v, int lo, int hi) {
+    size_t used = 0;
+    int n = 0;
+    try {
+        n = std::stoi(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || n < lo || n > hi)
+        throw std::runtime_error(flag + " expects a whole number from " + std::to_string(lo) + " to " +
+                                 std::to_string(hi) + ", got '" + v + "'");
+    return n;
+}
+
+float real_number(const std::string& flag, const std::string& v, float lo, float hi) {
+    size_t used = 0;
+    float x = 0;
+    try {
+        x = std::stof(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || !std::isfinite(x) || x < lo || x > hi)
+        throw std::runtime_error(flag + " expects a number from " + std::to_string(lo).substr(0, 4) + " to " +
+                                 std::to_string(hi).substr(0, 4) + ", got '" + v + "'");
+    return x;
+}
+
+// `start`: the settings to begin from (the saved ones in interactive use); flags override them.
+Options parse(int argc, char** argv, const Options& start) {
+    Options o = start;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
             if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
             return argv[++i];
         };
+        DecodeSettings& s = o.settings;
         if (a == "--prompt") o.prompt = value();
-        else if (a == "--steps") o.steps = std::stoi(value());
+        else if (a == "--steps") o.steps = whole_number(a, value(), 1, 100000);
         else if (a == "--screenshot") o.screenshot = value();
         else if (a == "--smoke") o.smoke = true;
-        else if (a == "--size") std::sscanf(value().c_str(), "%dx%d", &o.width, &o.height);
-        else if (a == "--show") o.show = value();
+        else if (a == "--size") {
+            const std::string v = value();
+            const size_t x = v.find('x');
+            if (x == std::string::npos) throw std::runtime_error("--size expects WIDTHxHEIGHT, got '" + v + "'");
+            o.width = whole_number("--size", v.substr(0, x), 320, 8192);
+            o.height = whole_number("--size", v.substr(x + 1), 240, 8192);
+            o.size_chosen = true;
+        } else if (a == "--show") o.show = value();
         else if (a == "--all-nodes") o.all_nodes = true;
         else if (a == "--measure") o.measure = true;
-        else if (a == "--model") o.settings.model_path = value();
-        else if (a == "--tokenizer") o.settings.tokenizer_path = value();
-        else if (a == "--heads") o.settings.heads_path = value(), o.heads_chosen = true;
-        else if (a == "--tree") o.settings.tree = value(), o.tree_chosen = true;
-        else if (a == "--plain") o.settings.mode = DecodeMode::Plain;
-        else if (a == "--draft-model") o.settings.draft_path = value(), o.settings.mode = DecodeMode::Draft;
-        else if (a == "--gamma") o.settings.gamma = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
-        else if (a == "--adaptive-gamma") o.settings.adaptive_gamma = true, o.settings.mode = DecodeMode::Draft;
-        else if (a == "--draft-tree") o.settings.draft_branches = std::stoi(value()), o.settings.mode = DecodeMode::Draft;
-        else if (a == "--ngram") o.settings.ngram_tokens = std::stoi(value()), o.settings.mode = DecodeMode::Ngram;
+        else if (a == "--charts") o.charts = value();
+        else if (a == "--model" || a == "-m") s.model_path = value();
+        else if (a == "--tokenizer") s.tokenizer_path = value();
+        else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DecodeMode::Medusa;
+        else if (a == "--tree") s.tree = value(), o.tree_chosen = true, s.mode = DecodeMode::Medusa;
+        else if (a == "--plain") s.mode = DecodeMode::Plain;
+        else if (a == "--draft-model") s.draft_path = value(), s.mode = DecodeMode::Draft;
+        else if (a == "--gamma") s.gamma = whole_number(a, value(), 1, 16), s.mode = DecodeMode::Draft;
+        else if (a == "--adaptive-gamma") s.adaptive_gamma = true, s.mode = DecodeMode::Draft;
+        else if (a == "--draft-tree") s.draft_branches = whole_number(a, value(), 1, 8), s.mode = DecodeMode::Draft;
+        else if (a == "--ngram") s.ngram_tokens = whole_number(a, value(), 1, 127), s.mode = DecodeMode::Ngram;
+        else if (a == "--eagle") s.eagle_path = value(), s.mode = DecodeMode::Eagle;
+        else if (a == "--eagle-tree") s.eagle_tree = value(), s.mode = DecodeMode::Eagle;
         else if (a == "--accept") o.accept = value();
-        else if (a == "--temp") o.settings.temperature = std::stof(value());
-        else if (a == "--seed") o.settings.seed = std::stoull(value());
+        else if (a == "--temp") s.temperature = real_number(a, value(), 0.0f, 10.0f);
+        else if (a == "--top-k") s.top_k = whole_number(a, value(), 0, 1000000);
+        else if (a == "--top-p") s.top_p = real_number(a, value(), 0.01f, 1.0f);
+        else if (a == "--repeat-penalty") s.repeat_penalty = real_number(a, value(), 0.01f, 10.0f);
+        else if (a == "--seed") s.seed = uint64_t(whole_number(a, value(), 0, 2147483647));
         else if (a == "--help" || a == "-h") {
-            std::puts("medusa-chat [--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
+            std::puts("medusa-chat [-m|--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
                       "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
-                      "            [--temp T] [--seed N] [--size WxH]\n"
+                      "            [--eagle DIR [--eagle-tree dynamic|SPEC]]\n"
+                      "            [--temp T] [--top-k K] [--top-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
                       "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
-                      "      --ngram n-gram lookup, otherwise Medusa; --accept greedy|typical|sample in every mode\n"
+                      "      --ngram n-gram lookup, --eagle EAGLE's draft layer, --heads/--tree Medusa;\n"
+                      "      --accept greedy|typical|sample in every mode\n"
+                      "  the settings of the last session come back from ${XDG_CONFIG_HOME:-~/.config}/medusa-vk/;\n"
+                      "      flags override them\n"
                       "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
                       "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
                       "                 window (rejection: the latest step with a rejected draft token)\n"
                       "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
                       "  --measure      before the screenshot, measure the speedup against plain decoding\n"
-                      "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages");
+                      "  --charts BENCH.json   chart a `medusa bench --json` result in the metrics panel's charts tab\n"
+                      "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
+                      "  (--screenshot and --smoke neither read nor write the saved settings)");
             std::exit(0);
         } else throw std::runtime_error("unknown argument " + a + " (see --help)");
     }
     if (!o.accept.empty()) o.settings.rule = parse_accept_rule(o.accept);
-    if (o.settings.gamma < 1 || o.settings.gamma > 16) throw std::runtime_error("--gamma must be in 1..16");
     return o;
+}
+
+// Scripted runs (--screenshot, --smoke) start from the defaults; interactive ones from the saved state.
+bool scripted_args(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i)
+        if (!std::strcmp(argv[i], "--screenshot") || !std::strcmp(argv[i], "--smoke")) return true;
+    return false;
 }
 
 void on_drop(GLFWwindow* w, int n, const char** paths) {
     auto* app = static_cast<ChatApp*>(glfwGetWindowUserPointer(w));
-    for (int i = 0; i < n; ++i) {
-        const std::string p = paths[i];
-        if (p.size() > 6 && p.substr(p.size() - 6) == ".model") app->settings.tokenizer_path = p;
-        else if (p.find("medusa") != std::string::npos) app->settings.heads_path = p;
-        else app->settings.model_path = p;
-    }
+    for (int i = 0; i < n; ++i) app->drop(paths[i]);
 }
 
 // Runs frames until `done` holds (or the time runs out); returns whether it held.
@@ -229,7 +283,24 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
 
 int main(int argc, char** argv) {
     try {
-        Options o = parse(argc, argv);
+        // Interactive sessions start where the last one ended; scripted runs from the defaults.
+        Options start;
+        const bool scripted = scripted_args(argc, argv);
+        const std::string state_path = config_dir().empty() ? "" : config_dir() + "/settings.json";
+        bool restored = false;
+        if (!scripted && !state_path.empty()) {
+            try {
+                if (const auto st = load_state(state_path)) {
+                    start.settings = st->settings;
+                    start.width = st->window_width, start.height = st->window_height;
+                    start.all_nodes = st->tree_all;
+                    restored = true;
+                }
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "medusa-chat: ignoring the saved settings: %s\n", e.what());
+            }
+        }
+        Options o = parse(argc, argv, start);
         GLFWwindow* window = create_window(o.width, o.height, "medusa-chat");
         int rc = 0;
         {
@@ -242,8 +313,10 @@ int main(int argc, char** argv) {
                 ChatApp app(ctx);
                 app.settings = o.settings;
                 app.tree_all = o.all_nodes;
-                app.defaults_note =
-                    apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen, o.tree_chosen);
+                if (!o.charts.empty()) app.bench_path = o.charts, app.open_charts = true;
+                // Restored settings already name their heads and tree; only a first run looks for defaults.
+                app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
+                                                           o.tree_chosen || restored);
                 if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
                 glfwSetWindowUserPointer(window, &app);
                 glfwSetDropCallback(window, on_drop);
@@ -261,6 +334,17 @@ int main(int argc, char** argv) {
                         renderer.new_frame();
                         app.draw(float(w), float(h));
                         renderer.render();
+                    }
+                    if (!state_path.empty()) {
+                        SavedState st;
+                        st.settings = app.settings;
+                        glfwGetWindowSize(window, &st.window_width, &st.window_height);
+                        st.tree_all = app.tree_all, st.tree_fit = app.tree_fit, st.tree_zoom = app.tree_zoom;
+                        try {
+                            save_state(state_path, st);
+                        } catch (const std::exception& e) {
+                            std::fprintf(stderr, "medusa-chat: the settings were not saved: %s\n", e.what());
+                        }
                     }
                 }
                 app.stop();

@@ -3,10 +3,15 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <vector>
 
+#include "bench_charts.h"
+#include "chart_view.h"
 #include "chat_app.h"
+#include "session_charts.h"
 
 namespace medusa::chat {
 
@@ -42,13 +47,97 @@ void draw_speedup(ChatApp& app) {
     ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", name == "medusa" ? "Medusa" : name.c_str(),
                        r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
     ImGui::PopStyleColor();
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.steps, r.plain_tokens,
                         r.plain_steps, r.mode.c_str());
+    ImGui::TextDisabled("%s", r.identical ? "The two texts are identical, token for token."
+                                          : "The texts differ: with sampling each run draws its own text (both follow "
+                                            "the model's distribution).");
+    ImGui::PopTextWrapPos();
+    if (ImGui::SmallButton("compare the texts")) ImGui::OpenPopup("Compare with plain decoding");
+    ImGui::SetNextWindowSize(ImVec2(760, 420), ImGuiCond_Appearing);
+    if (ImGui::BeginPopupModal("Compare with plain decoding")) {
+        if (ImGui::BeginTable("texts", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame)) {
+            ImGui::TableNextColumn();
+            ImGui::Text("%s: %.0f ms, %d passes", r.mode.c_str(), r.ms, r.steps);
+            ImGui::TableNextColumn();
+            ImGui::Text("plain decoding: %.0f ms, %d passes", r.plain_ms, r.plain_steps);
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextWrapped("%s", r.text.c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextWrapped("%s", r.plain_text.c_str());
+            ImGui::EndTable();
+        }
+        ImGui::TextColored(r.identical ? ImVec4(0.55f, 0.9f, 0.55f, 1) : ImVec4(1, 0.7f, 0.45f, 1), "%s",
+                           r.identical ? "identical" : "different draws");
+        if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
 }
 
-}  // namespace
+// Charts of a JSON file (a benchmark, or a tuned tree with its budget table), read again only when
+// the file changes; an error names the file.
+struct FileCharts {
+    std::string path;
+    std::filesystem::file_time_type stamp;
+    std::vector<charts::Chart> charts;
+    std::string error;
+};
 
-void draw_metrics_panel(ChatApp& app) {
+const FileCharts& charts_of(const std::string& path, FileCharts& cache) {
+    std::error_code ec;
+    const auto stamp = std::filesystem::last_write_time(path, ec);
+    if (cache.path == path && !ec && cache.stamp == stamp) return cache;
+    cache = FileCharts{path, stamp, {}, {}};
+    try {
+        cache.charts = charts::charts_from_file(path);
+    } catch (const std::exception& e) {
+        cache.error = e.what();
+    }
+    return cache;
+}
+
+void draw_file_charts(const std::string& path, FileCharts& cache, float height) {
+    const FileCharts& c = charts_of(path, cache);
+    ImGui::PushTextWrapPos(0);
+    if (!c.error.empty()) ImGui::TextColored(ImVec4(1, 0.55f, 0.45f, 1), "%s", c.error.c_str());
+    ImGui::PopTextWrapPos();
+    draw_charts(c.charts, height);
+}
+
+// A benchmark file first when one was opened (it was asked for), then this session's turns by
+// mode, then the tree budgets tune-tree measured for the tree in use.
+void draw_charts_tab(ChatApp& app) {
+    const float h = std::max(170.0f, ImGui::GetFontSize() * 13);
+    static FileCharts tree_cache, bench_cache;
+    if (ImGui::Button("open a benchmark...")) app.files.open(&app.bench_path, "Open a `medusa bench --json` result");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("The JSON of `medusa bench --json FILE` (dropping it on the window works too)");
+    if (!app.charts_window) {
+        ImGui::SameLine();
+        if (ImGui::Button("larger")) app.charts_window = true;
+    }
+    if (!app.bench_path.empty()) {
+        ImGui::TextWrapped("Benchmark %s", app.bench_path.c_str());
+        draw_file_charts(app.bench_path, bench_cache, h);
+        ImGui::Separator();
+    }
+    const auto session = session_charts(app.reader.turns());
+    ImGui::PushTextWrapPos(0);
+    if (session.empty()) ImGui::TextDisabled("Finished turns appear here by mode: run one plain and one speculative turn.");
+    ImGui::PopTextWrapPos();
+    draw_charts(session, h);
+    std::error_code ec;
+    const std::string& tree = app.settings.tree;
+    if (std::filesystem::is_regular_file(tree, ec)) {
+        ImGui::Separator();
+        ImGui::TextWrapped("Tree budgets measured by tune-tree for %s", tree.c_str());
+        draw_file_charts(tree, tree_cache, h);
+    }
+}
+
+void draw_live_tab(ChatApp& app) {
     const auto& steps = app.reader.steps();
     const auto& turns = app.reader.turns();
     if (steps.empty()) {
@@ -82,9 +171,22 @@ void draw_metrics_panel(ChatApp& app) {
         rate.push_back(dt > 0 ? float(n / dt) : 0.0f);
     }
     if (!rate.empty()) {
+        // The scale beside the plot: tokens/s at its top and bottom; one point per step.
         const float top = *std::max_element(rate.begin(), rate.end()) * 1.1f + 1;
-        ImGui::PlotLines("##rate", rate.data(), int(rate.size()), 0, "tokens/s (rolling, per step)", 0, top,
+        char hi[32];
+        std::snprintf(hi, sizeof hi, "%.0f", top);
+        const float axis_w = ImGui::CalcTextSize(hi).x + 6;
+        const ImVec2 p = ImGui::GetCursorScreenPos();
+        ImGui::SetCursorScreenPos(ImVec2(p.x + axis_w, p.y));
+        ImGui::PlotLines("##rate", rate.data(), int(rate.size()), 0, "tokens/s, last 8 steps", 0, top,
                          ImVec2(ImGui::GetContentRegionAvail().x, 60));
+        ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->AddText(p, IM_COL32(150, 150, 160, 255), hi);
+        dl->AddText(ImVec2(p.x + axis_w - ImGui::CalcTextSize("0").x - 6, p.y + 60 - ImGui::GetFontSize()),
+                    IM_COL32(150, 150, 160, 255), "0");
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextDisabled("x: steps of this turn; y: tokens/s (pauses left out)");
+        ImGui::PopTextWrapPos();
     }
     draw_speedup(app);
     // GPU time per stage of the last step (needs timestamp queries).
@@ -106,8 +208,8 @@ void draw_metrics_panel(ChatApp& app) {
             ImGui::EndTable();
         }
     } else {
-        ImGui::TextDisabled(steps.back().source == StepSource::Draft ? "(per-stage GPU times: Medusa steps only)"
-                                                                      : "(no per-stage GPU times on this device)");
+        ImGui::TextDisabled(app.ctx.timestamps_supported() ? "(per-stage GPU times appear with the next step)"
+                                                           : "(no per-stage GPU times on this device)");
     }
     // Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
     if (ImGui::BeginTable("turns", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
@@ -130,6 +232,29 @@ void draw_metrics_panel(ChatApp& app) {
         }
         ImGui::EndTable();
     }
+}
+
+}  // namespace
+
+void draw_charts_window(ChatApp& app) {
+    if (!app.charts_window) return;
+    ImGui::SetNextWindowSize(ImVec2(1000, 720), ImGuiCond_Appearing);
+    if (ImGui::Begin("Charts", &app.charts_window, ImGuiWindowFlags_NoSavedSettings)) draw_charts_tab(app);
+    ImGui::End();
+}
+
+void draw_metrics_panel(ChatApp& app) {
+    if (!ImGui::BeginTabBar("metrics tabs")) return;
+    if (ImGui::BeginTabItem("this turn")) {
+        draw_live_tab(app);
+        ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("charts", nullptr, app.open_charts ? ImGuiTabItemFlags_SetSelected : 0)) {
+        draw_charts_tab(app);
+        ImGui::EndTabItem();
+    }
+    app.open_charts = false;
+    ImGui::EndTabBar();
 }
 
 }  // namespace medusa::chat

@@ -20,7 +20,9 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"tree", rect(app.tree_rect)},
                      {"chat", rect(app.chat_rect)},
                      {"steps", app.reader.steps().size()},
+                     {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
+    for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
     std::ofstream f(path);
     if (!(f << j.dump(2) << "\n")) throw std::runtime_error("cannot write " + path);
 }

@@ -1,5 +1,6 @@
 #include "step_explain.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "palette.h"
@@ -24,6 +25,33 @@ std::string plural(int n, const char* one, const char* many) { return std::to_st
 
 int token_origin(const StepTrace& step, int i) { return i < step.accepted ? i + 1 : 0; }
 
+std::string guesser(const StepTrace& s, int d) {
+    if (s.drafter == "medusa") return "head " + std::to_string(d);
+    if (s.drafter == "eagle") return "EAGLE level " + std::to_string(d);
+    if (s.drafter == "ngram") return "the lookup";
+    return "the draft";
+}
+
+std::string row_label(const StepTrace& s, int d) {
+    if (d == 0) return "root";
+    if (s.drafter == "medusa") return "head " + std::to_string(d);
+    if (s.drafter == "draft") return "draft " + std::to_string(d);
+    return "level " + std::to_string(d);
+}
+
+std::string drafter_explanation(const StepTrace& s) {
+    if (s.drafter == "medusa")
+        return "Medusa: K extra heads read the model's last hidden state; head k guesses the token k places ahead.";
+    if (s.drafter == "eagle")
+        return "EAGLE drafts at the feature level: one small layer reads the model's own hidden state and the next "
+               "token, predicts the next hidden state, and the model's own LM head turns it into guesses, level by level.";
+    if (s.drafter == "ngram")
+        return "n-gram lookup: the last few tokens are found earlier in the text, and what followed them there is "
+               "proposed; no model, no training.";
+    if (s.drafter == "draft") return "A small draft model writes the next tokens one by one; the target checks them all at once.";
+    return "Plain decoding: one forward pass per token.";
+}
+
 int token_origin(const StepRecord& r, int i) {
     if (r.source == StepSource::Draft) return i < r.trace.accepted ? kDraftOrigin : 0;
     return token_origin(r.trace, i);
@@ -40,6 +68,12 @@ namespace {
 std::string fixed2(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+std::string fixed3(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
     return buf;
 }
 
@@ -75,7 +109,8 @@ std::string draft_caption(const StepRecord& r) {
             out += " (not the target's top choice) and took the target's " + quoted(r.bonus_text) + " instead";
         }
     }
-    out += "; " + plural(emitted, "token", "tokens") + " from one target pass.";
+    if (emitted == s.accepted + 1) out += "; " + plural(emitted, "token", "tokens") + " from one target pass.";
+    else out += "; the turn's end kept " + plural(emitted, "token", "tokens") + " of them.";
     return out;
 }
 
@@ -93,10 +128,7 @@ std::string step_caption(const StepRecord& r) {
     if (s.nodes.size() == 1)
         return "Step " + std::to_string(s.step) + ": " + (s.drafter == "plain" ? "plain decoding" : "nothing drafted") +
                " - one forward pass, the model's own token " + quoted(r.bonus_text) + " (1 token per pass).";
-    // Who made the guess at depth d.
-    auto guesser = [&](int d) {
-        return medusa ? "head " + std::to_string(d) : s.drafter == "ngram" ? std::string("the lookup") : "the draft";
-    };
+    auto guesser = [&](int d) { return medusa::chat::guesser(s, d); };
     std::string out = "Step " + std::to_string(s.step) + ": ";
     // Name the accepted guesses (at most three, so the line stays one line).
     for (int d = 1; d <= s.accepted; ++d) {
@@ -122,9 +154,99 @@ std::string step_caption(const StepRecord& r) {
     } else {
         out += "; the model added " + quoted(r.bonus_text);
     }
-    out += "; accepted " + plural(s.accepted, "guess", "guesses") + " + 1 own = " +
-           plural(emitted, "token", "tokens") + " this step.";
+    if (emitted == s.accepted + 1)
+        out += "; accepted " + plural(s.accepted, "guess", "guesses") + " + 1 own = " +
+               plural(emitted, "token", "tokens") + " this step.";
+    else  // the token budget or a stop token ended the turn inside this step
+        out += "; accepted " + plural(s.accepted, "guess", "guesses") + " + 1 own, of which the turn's end kept " +
+               plural(emitted, "token", "tokens") + ".";
     return out;
+}
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+std::vector<std::string> node_explanation(const StepRecord& r, int i) {
+    const StepTrace& s = r.trace;
+    const TreeNodeTrace& n = s.nodes.at(i);
+    std::vector<std::string> out;
+    if (i == 0) {
+        out.push_back("root " + quoted(text_of(r, 0)) + ": the last token emitted, not yet in the cache; every guess "
+                      "continues from it");
+        return out;
+    }
+    out.push_back(quoted(text_of(r, i)) + ": guessed by " + guesser(s, n.depth) + " (its rank-" +
+                  std::to_string(n.rank + 1) + " choice)");
+    out.push_back("q, the drafter's probability of it: " + fixed3(n.draft_prob) +
+                  (n.sampled ? " (drawn from q)" : " (chosen as a top guess)"));
+    out.push_back("p, the model's probability of it: " + fixed3(n.model_prob));
+    if (!n.tried) {
+        int parent_accepted = s.nodes[n.parent].accepted;
+        out.push_back(parent_accepted ? "not tried: a sibling tried before it was accepted"
+                                      : "not tried: its parent was not accepted");
+        return out;
+    }
+    if (s.rule == "greedy") {
+        const std::string choice =
+            i < int(r.greedy_text.size()) && !r.greedy_text[i].empty() ? quoted(r.greedy_text[i]) : "another token";
+        out.push_back(std::string(n.passes ? "passes" : "fails") + ": the model's own choice here is " + choice);
+    } else if (s.rule == "typical") {
+        out.push_back(std::string(n.passes ? "passes" : "fails") + ": p " + fixed3(n.model_prob) +
+                      (n.passes ? " > " : " <= ") + "threshold " + fixed3(n.limit) + " = min(eps, delta exp(-H))");
+    } else if (n.draw >= 0) {
+        out.push_back(std::string(n.passes ? "accepted" : "rejected") + ": drawn u = " + fixed3(n.draw) +
+                      (n.passes ? " < " : " >= ") + "r(x)/q(x) = " + fixed3(n.ratio) + " (r: what was left of p)");
+    }
+    out.push_back(n.accepted ? "ACCEPTED: on the path the model kept"
+                  : n.passes ? "passes the rule, but on a shorter path than the accepted one"
+                             : "rejected");
+    return out;
+}
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+const char* phase_name(int phase) {
+    static const char* names[] = {"the whole step", "draft", "tree", "forward", "acceptance", "commit"};
+    return names[phase >= 0 && phase <= kPhases ? phase : 0];
+}
+
+std::string phase_caption(const StepRecord& r, int phase) {
+    const StepTrace& s = r.trace;
+    const int n = int(s.nodes.size());
+    int depth = 0;
+    for (const auto& node : s.nodes) depth = std::max(depth, node.depth);
+    const std::string head = "Phase " + std::to_string(phase) + "/" + std::to_string(kPhases) + ", " + phase_name(phase) + ": ";
+    switch (phase) {
+        case 1:
+            if (n <= 1) return head + "nothing to propose this step; the model will decode the root alone.";
+            return head + drafter_explanation(s) + " It proposed " + plural(n - 1, "candidate", "candidates") +
+                   " after the root " + quoted(text_of(r, 0)) + ", " + plural(depth, "level", "levels") + " deep.";
+        case 2:
+            return head + "the tree becomes one block of " + plural(n, "token", "tokens") + " at cache slots " +
+                   std::to_string(s.base) + ".." + std::to_string(s.base + n - 1) +
+                   ": node i sits at position base + its depth and sees the cached text and its own ancestors only "
+                   "(the mask: row = node, column = what it may attend to).";
+        case 3:
+            return head + "one forward pass over all " + plural(n, "node", "nodes") +
+                   " gives the model's distribution after each: p of every candidate at its parent (in the boxes).";
+        case 4: {
+            std::string rule = s.rule == "greedy"    ? "greedy: a candidate passes if it is the model's own choice"
+                               : s.rule == "typical" ? "typical: a candidate passes if p > min(eps, delta e^-H)"
+                                                     : "sample: try children in order, keep x if u < r(x)/q(x)";
+            return head + rule + ". The path kept: " + plural(s.accepted, "candidate", "candidates") +
+                   ", then the model's own " + quoted(r.bonus_text) + ".";
+        }
+        case 5:
+            return head + "the kept path's keys and values move to consecutive cache slots " + std::to_string(s.base) +
+                   ".." + std::to_string(s.base + s.accepted) + "; the rest of the tree is forgotten, and " +
+                   quoted(r.bonus_text) + " is the next step's root. " +
+                   plural(int(s.emitted.size()), "token", "tokens") + " from one pass.";
+        default:
+            return step_caption(r);
+    }
 }
 
 }  // namespace medusa::chat

@@ -1,6 +1,7 @@
 // Plain-language reading of a step, for the chat colours and the teaching-mode caption.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "step_log.h"
 
@@ -14,6 +15,26 @@ int token_origin(const StepRecord& r, int i);
 
 // The first drafted node the target rejected (a draft step), or -1 when all were accepted.
 int rejected_node(const StepTrace& step);
+
+// Who drafted the guess at `depth` of a step: "head 2" (Medusa), "EAGLE level 2", "the lookup"
+// (n-gram), "the draft" (a draft model).
+std::string guesser(const StepTrace& step, int depth);
+// The tree panel's row label for `depth`: "head 2", "level 2", "draft 2".
+std::string row_label(const StepTrace& step, int depth);
+// One sentence on how the step's drafter works, for the tree panel's legend.
+std::string drafter_explanation(const StepTrace& step);
+
+// The lines a node's tooltip shows: who drafted it, q and p, and the number that decided it
+// under the step's rule (greedy: the model's own choice; typical: p against the threshold;
+// sample: the draw u against r(x)/q(x)), or why it was never tested.
+std::vector<std::string> node_explanation(const StepRecord& r, int node);
+
+// Teaching mode's walk through one step, phase 1..5: what the drafter proposed, the tree as one
+// block with its attention mask, the forward pass, the acceptance rule's verdicts, what the cache
+// keeps. kPhases names them.
+constexpr int kPhases = 5;
+const char* phase_name(int phase);
+std::string phase_caption(const StepRecord& r, int phase);
 
 // One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step",
 // or for a draft step "the draft proposed 4 tokens ...; the target accepted 2; at position 3 it

@@ -23,6 +23,7 @@ struct StepRecord {
     StepSource source = StepSource::Medusa;
     bool sampled = false;  // the drafts were sampled (q and p decided) rather than chosen deterministically
     std::vector<std::string> node_text;     // per tree node
+    std::vector<std::string> greedy_text;   // per tree node: the model's own choice at its parent (greedy rule)
     std::vector<std::string> emitted_text;  // per emitted token
     std::string bonus_text;
     double t_ms = 0;  // since the turn's decoding began (prefill excluded)

@@ -13,14 +13,13 @@ namespace medusa::chat {
 
 void draw_timeline_panel(ChatApp& app) {
     const auto& steps = app.reader.steps();
-    int tokens = 0, passes = 0;
-    for (const auto& s : steps) {
-        tokens += int(s.trace.emitted.size());
-        passes += 1;  // step 0 is the prompt's forward pass, the rest one tree pass each
-    }
-    ImGui::Text("%d tokens from %d forward passes", tokens, passes);
-    ImGui::SameLine();
-    ImGui::TextDisabled("(plain: one per token)");
+    int tokens = 0;
+    for (const auto& s : steps) tokens += int(s.trace.emitted.size());
+    const int passes = int(steps.size());  // one verify pass per step
+    ImGui::PushTextWrapPos(0);
+    ImGui::Text("%d token%s from %d forward pass%s", tokens, tokens == 1 ? "" : "s", passes, passes == 1 ? "" : "es");
+    ImGui::TextDisabled("x: steps (click one for its tree); y: tokens it gave. Plain decoding: one per pass.");
+    ImGui::PopTextWrapPos();
 
     ImGui::BeginChild("bars", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -72,7 +72,7 @@ WindowRenderer::WindowRenderer(gpu::Context& ctx, GLFWwindow* window, float font
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;  // the layout is fixed; nothing to remember
+    io.IniFilename = nullptr;  // the layout is fixed; settings_store.h keeps what is worth keeping
     ImGui::StyleColorsDark();
     ImGuiStyle& style = ImGui::GetStyle();
     style.WindowRounding = 4.0f;

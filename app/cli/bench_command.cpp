@@ -7,7 +7,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "bench_charts.h"
 #include "bench_compare.h"
+#include "bench_dtypes.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
@@ -76,11 +78,12 @@ json timing_json(const Timing& t) {
 
 int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
-              {"--model", "--synthetic", "--dtype", "--json", "--runs", "--tokens", "--prompt-tokens", "--device",
+              {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
-               "--ngram-branches", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+               "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta"});
+    if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;
     const int runs = std::max(1, args.integer("--runs", 5));
@@ -171,6 +174,8 @@ int run_bench(int argc, char** argv) {
         f << out.dump(2) << "\n";
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
     }
+    if (args.has("--plot"))
+        write_plot(charts::bench_charts(out), file.path + " on " + gpu->info().name, args.str("--plot"));
     return gpu->validation_messages() > 0 ? 3 : 0;
 }
 

@@ -173,8 +173,11 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                 Args a = args;
                 if (!args.has("--ngram")) a.set("--ngram", "8");
                 setups.push_back({"ngram", make_drafter(a, DraftMode::Ngram, file, engine)});
+            } else if (mode == "eagle") {
+                if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR");
+                setups.push_back({"eagle", make_drafter(args, DraftMode::Eagle, file, engine)});
             } else {
-                throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram)");
+                throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle)");
             }
             for (auto& [name, setup] : setups) {
                 ModeResult m = time_mode(name, setup, *engine.runner, o, set_prompts, runs);

@@ -1,5 +1,10 @@
 // The subcommands of `medusa`; each returns the process exit code.
 #pragma once
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "chart.h"
 
 namespace medusa::cli {
 int run_generate(int argc, char** argv);
@@ -9,4 +14,10 @@ int run_train_heads(int argc, char** argv);
 int run_train_eagle(int argc, char** argv);
 int run_tune_tree(int argc, char** argv);
 int run_tree(int argc, char** argv);
+int run_plot(int argc, char** argv);
+
+// Writes `--plot FILE`'s charts (PNG or SVG by extension) under a heading naming what they show.
+void write_plot(const std::vector<charts::Chart>& charts, const std::string& what, const std::string& path);
+int run_tokenize(int argc, char** argv);
+int run_export_heads(int argc, char** argv);
 }  // namespace medusa::cli

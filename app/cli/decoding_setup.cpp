@@ -4,9 +4,11 @@
 #include <cmath>
 
 #include "decode/draft_model_drafter.h"
+#include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "llm/cpu_tree_runner.h"
+#include "llm/eagle_layer_io.h"
 #include "llm/gpu_tree_runner.h"
 #include "session.h"
 
@@ -41,11 +43,18 @@ DraftMode draft_mode(const Args& args) {
     const bool medusa = args.has("--heads") || args.has("--tree") || args.has("--num-heads");
     const bool draft = args.has("--draft-model");
     const bool ngram = args.has("--ngram");
-    if (int(medusa) + int(draft) + int(ngram) > 1)
-        throw UsageError("choose one drafter: Medusa heads (--heads/--tree), --draft-model or --ngram");
+    const bool eagle = args.has("--eagle");
+    if (int(medusa) + int(draft) + int(ngram) + int(eagle) > 1)
+        throw UsageError("choose one drafter: Medusa heads (--heads/--tree), --draft-model, --ngram or --eagle");
+    for (const char* flag : {"--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes"})
+        if (!eagle && args.has(flag)) throw UsageError(std::string(flag) + " needs --eagle DIR");
     if (!draft && (args.has("--gamma") || args.has("--draft-tree") || args.has("--adaptive-gamma")))
         throw UsageError("--gamma, --adaptive-gamma and --draft-tree need --draft-model");
-    return medusa ? DraftMode::Medusa : draft ? DraftMode::DraftModel : ngram ? DraftMode::Ngram : DraftMode::Plain;
+    return medusa  ? DraftMode::Medusa
+           : draft ? DraftMode::DraftModel
+           : ngram ? DraftMode::Ngram
+           : eagle ? DraftMode::Eagle
+                   : DraftMode::Plain;
 }
 
 
@@ -103,6 +112,23 @@ DrafterSetup make_drafter(const Args& args, DraftMode mode, const ModelFile& tar
                 s.drafter = std::make_unique<NgramDrafter>(o);
                 s.description = "n-gram lookup (up to " + std::to_string(o.max_tokens) + " tokens, matches of up to " +
                                 std::to_string(o.max_match) + ")";
+                break;
+            }
+            case DraftMode::Eagle: {
+                const EagleLayer layer = load_eagle_layer(args.str("--eagle"), target.config);
+                EagleOptions o;
+                o.top_k = args.integer("--eagle-topk", o.top_k);
+                o.depth = args.integer("--eagle-depth", o.depth);
+                o.nodes = args.integer("--eagle-nodes", o.nodes);
+                const std::string tree = args.str("--eagle-tree", "dynamic");
+                if (tree != "dynamic") o.choices = load_tree(tree, {.topk = 32, .max_depth = 16}).choices;
+                s.eagle = engine.runner->eagle_runner(target, layer);
+                s.drafter = std::make_unique<EagleDrafter>(*s.eagle, o);
+                s.description = "eagle (" + layer.source + ", " +
+                                (o.choices.empty() ? "EAGLE-2 dynamic tree: top-" + std::to_string(o.top_k) + ", depth " +
+                                                         std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
+                                                   : "EAGLE-1 tree " + tree) +
+                                ")";
                 break;
             }
         }

@@ -12,6 +12,7 @@
 #include "decode/tree.h"
 #include "gpu/context.h"
 #include "llm/cpu_reference.h"
+#include "llm/eagle_runner.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads.h"
 #include "llm/tree_runner.h"
@@ -34,9 +35,9 @@ Engine open_engine(const Args& args, const ModelFile& file, GpuModelOptions opti
 std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps = false);
 Engine borrowed_engine(GpuModel& model);
 
-enum class DraftMode { Plain, Medusa, DraftModel, Ngram };
+enum class DraftMode { Plain, Medusa, DraftModel, Ngram, Eagle };
 // --heads/--tree/--num-heads: Medusa; --draft-model: a draft model; --ngram: prompt lookup;
-// none: plain. More than one is a usage error.
+// --eagle: EAGLE's draft layer; none: plain. More than one is a usage error.
 DraftMode draft_mode(const Args& args);
 
 // A drafter and what it drafts with, kept alive together.
@@ -48,11 +49,13 @@ struct DrafterSetup {
     ModelFile draft_file;
     std::unique_ptr<GpuModel> draft_gpu;
     std::unique_ptr<CpuReferenceModel> draft_cpu;
+    std::unique_ptr<EagleRunner> eagle;
     std::string description;  // for statistics lines: "medusa (4 heads, 5-node tree)", ...
 };
 // For Medusa: --heads FILE|DIR|init, --num-heads K, --tree SPEC. For a draft model: `draft_path`
 // (default --draft-model), --gamma N, --adaptive-gamma, --draft-tree K. For n-grams: --ngram N,
-// --ngram-match M, --ngram-branches B.
+// --ngram-match M, --ngram-branches B. For EAGLE: --eagle DIR, --eagle-tree dynamic|SPEC (a tree
+// of rank paths: EAGLE-1), --eagle-topk K, --eagle-depth D, --eagle-nodes N.
 DrafterSetup make_drafter(const Args& args, DraftMode mode, const ModelFile& target, Engine& engine,
                           const std::string& draft_path = "");
 

@@ -14,7 +14,8 @@ int run_generate(int argc, char** argv) {
     Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat"},
               {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
                "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
-               "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--system",
+               "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--eagle",
+               "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--system",
                "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n"});
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);

@@ -36,7 +36,12 @@ int run_info(int argc, char** argv) {
     std::printf("  %zu tensors, %lld parameters, %.2f MiB of weights:", m.tensors.size(), (long long)params,
                 double(bytes) / (1 << 20));
     for (const auto& [t, n] : types) std::printf(" %d %s", n, t.c_str());
-    std::printf("\n  tokenizer: %s\n", m.embedded_tokenizer.empty() ? "none embedded" : "embedded vocabulary");
+    const EmbeddedVocab& v = m.embedded_tokenizer;
+    if (v.empty()) std::printf("\n  tokenizer: none embedded\n");
+    else if (v.bpe)
+        std::printf("\n  tokenizer: embedded byte-level BPE, %zu tokens, %zu merges, pre-tokenizer %s\n", v.bpe->tokens.size(),
+                    v.bpe->merges.size(), v.bpe->pre.c_str());
+    else std::printf("\n  tokenizer: embedded sentencepiece vocabulary\n");
     return 0;
 }
 

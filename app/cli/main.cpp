@@ -25,17 +25,24 @@ const char* kUsage =
     "      Every mode is the same loop: the drafter proposes a tree, one verify pass accepts from it\n"
     "  tree CHOICES.json|PRESET|dense:W,..|chain:N [--topk K]\n"
     "      the tree's buffers (tree_indices, position_ids, retrieve_indices, attn_mask) as JSON\n"
+    "  tokenize -m MODEL (-p TEXT | --file FILE) [--bos] [--parse-special] [--tokenizer FILE]\n"
+    "      the token ids of the text as one JSON array (no BOS unless --bos; --file reads bytes as they are)\n"
     "  info [-m MODEL] [--device N]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
-    "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--runs N] [--tokens N]\n"
+    "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--plot FILE.png|svg] [--runs N] [--tokens N]\n"
     "        [--compare ar,medusa,draft,draft-tree,ngram] [drafter flags as for generate]\n"
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
+    "      --synthetic NAME --dtype q4_0,q8_0,q4_k,...: decode speed and weight GB/s of each type\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
     "  train-eagle -m MODEL --out DIR [--steps N] [--seed S] [--resume] [--lr LR] [--noise W] [--depth M]\n"
     "      train an EAGLE draft layer on the model's own text on the GPU; accuracy per draft depth\n"
-    "  tune-tree -m MODEL --heads DIR --out FILE.json\n"
-    "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n";
+    "  tune-tree -m MODEL --heads DIR --out FILE.json [--plot FILE.png|svg]\n"
+    "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n"
+    "  plot BENCH.json|TREE.json OUT.png|OUT.svg\n"
+    "      charts of a saved benchmark (tokens/s and tau per mode, forward(T)/forward(1)) or of a tuned tree\n"
+    "  export-heads -m MODEL --heads FILE|DIR --out DIR [--layout medusa|tgi --base-model HF_ID]\n"
+    "      Medusa heads of any layout read here (.safetensors, Medusa's .pt, legacy, vLLM) written for another tool\n";
 
 }  // namespace
 
@@ -53,6 +60,9 @@ int main(int argc, char** argv) {
         if (cmd == "train-eagle") return medusa::cli::run_train_eagle(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
+        if (cmd == "plot") return medusa::cli::run_plot(argc, argv);
+        if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
+        if (cmd == "export-heads") return medusa::cli::run_export_heads(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {

@@ -4,19 +4,23 @@
 #include <optional>
 
 #include "llm/medusa_heads_io.h"
+#include "model/block_format.h"
 #include "model/synthetic_model.h"
 
 namespace medusa::cli {
 
 namespace fs = std::filesystem;
 
+DType parse_dtype(const std::string& name) {
+    if (const BlockFormat* f = gguf_format_by_name(name)) return f->type;
+    std::string known;
+    for (const BlockFormat& f : gguf_formats()) known += (known.empty() ? "" : ", ") + std::string(dtype_name(f.type));
+    throw UsageError("--dtype must be one of " + known + ", not '" + name + "'");
+}
+
 ModelFile open_model(const Args& args) {
     if (args.has("--synthetic")) {
-        const std::string t = args.str("--dtype", "q8_0");
-        DType dtype = t == "f32" ? DType::F32 : t == "f16" ? DType::F16 : t == "q4_0" ? DType::Q4_0 : DType::Q8_0;
-        if (t != "f32" && t != "f16" && t != "q8_0" && t != "q4_0")
-            throw UsageError("--dtype must be f32, f16, q8_0 or q4_0, not '" + t + "'");
-        return make_synthetic_model(args.str("--synthetic"), dtype);
+        return make_synthetic_model(args.str("--synthetic"), parse_dtype(args.str("--dtype", "q8_0")));
     }
     if (!args.has("--model")) throw UsageError("no model: pass -m FILE (e.g. ../shared/models/stories260K.bin)");
     return load_model(args.str("--model"));

@@ -14,8 +14,10 @@
 
 namespace medusa::cli {
 
-// -m FILE, or --synthetic NAME [--dtype f16|q8_0|q4_0|f32]
+// -m FILE, or --synthetic NAME [--dtype TYPE] (any GGUF type: f32, f16, q4_k, ...)
 ModelFile open_model(const Args& args);
+// A GGUF type by its dtype_name() ("q4_k"); a usage error listing them otherwise.
+DType parse_dtype(const std::string& name);
 // --tokenizer FILE, else the vocabulary embedded in the model, else tok512.model / tokenizer.model
 // beside the model file. Refuses a tokenizer whose vocabulary size differs from the model's.
 Tokenizer open_tokenizer(const Args& args, const ModelFile& model);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "bench_charts.h"
 #include "commands.h"
 #include "decode/medusa_drafter.h"
 #include "decode/speculative_decoder.h"
@@ -50,7 +51,7 @@ double time_medusa_step(TreeRunner& runner, const ModelFile& file, const MedusaH
 
 int run_tune_tree(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes"});
+              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes", "--plot"});
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
@@ -111,9 +112,13 @@ int run_tune_tree(int argc, char** argv) {
     const int best = best_budget(eligible) + (min_nodes - 1);
     std::printf("%s", tree_search_table(rows, best).c_str());
     const std::string out = args.str("--out");
-    std::ofstream(out) << tree_search_json(tree, rows, best, acc.rank_share, gpu->info().name) << "\n";
+    const std::string tree_json = tree_search_json(tree, rows, best, acc.rank_share, gpu->info().name);
+    std::ofstream(out) << tree_json << "\n";
     std::printf("chose %d nodes: %.2f expected tokens/step, %.3f ms/step -> %s\n", rows[best].nodes,
                 rows[best].expected_tokens, rows[best].step_ms, out.c_str());
+    if (args.has("--plot"))
+        write_plot(charts::tree_budget_charts(nlohmann::json::parse(tree_json)), "tree budgets on " + gpu->info().name,
+                   args.str("--plot"));
     return 0;
 }
 

@@ -57,6 +57,7 @@ Verdict GreedyAcceptance::accept(const CandidateTree& t, NodeDistributions& p, S
         const int par = t.parent[i];
         if (greedy[par] < 0) greedy[par] = p.greedy(par);
         v.nodes[i].passes = t.token[i] == greedy[par];
+        v.nodes[i].parent_greedy = greedy[par];
         v.nodes[i].tried = true;
         v.nodes[i].model_prob = p.raw_prob(par, t.token[i]);
     }
@@ -160,7 +161,10 @@ Verdict SpeculativeSampling::accept(const CandidateTree& t, NodeDistributions& p
                 qx = q[x];
             }
             // u < r(x) / q(x), written without the division (q(x) > 0 for a drawn token).
-            if (rng.uniform() * qx < r(x)) {
+            const float u = rng.uniform(), rx = r(x);
+            v.nodes[c].draw = u;
+            v.nodes[c].ratio = qx > 0 ? rx / qx : 0.0f;
+            if (u * qx < rx) {
                 v.nodes[c].passes = true;
                 next = c;
                 break;

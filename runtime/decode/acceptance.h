@@ -31,11 +31,15 @@ struct TypicalParams {
     float delta = 0.3f;  // Medusa's posterior_alpha
 };
 
+// Why a node passed or failed, with the number that decided it.
 struct NodeVerdict {
     float model_prob = 1.0f;  // the target's probability of the node's token at its parent
     float limit = 0.0f;       // typical: the threshold it had to exceed
+    int parent_greedy = -1;   // greedy: the target's own choice at the parent
+    float draw = -1.0f;       // sample: the uniform u drawn for it
+    float ratio = 0.0f;       // sample: r(x)/q(x) at its turn (r: what was left of p); accepted when u < ratio
     bool passes = false;      // meets the rule (sample: was accepted when tried)
-    bool tried = false;       // sample: its draw happened (later siblings of an accepted node are not tried)
+    bool tried = false;       // its test happened (speculative sampling stops at an accepted sibling)
 };
 
 struct Verdict {

@@ -9,6 +9,7 @@ std::string StepTrace::to_json() const {
     j["step"] = step;
     j["base"] = base;
     j["drafter"] = drafter;
+    j["rule"] = rule;
     j["accepted"] = accepted;
     j["bonus"] = bonus;
     j["path"] = path;
@@ -19,6 +20,7 @@ std::string StepTrace::to_json() const {
     for (const auto& n : nodes)
         nodes_json.push_back({{"token", n.token}, {"parent", n.parent}, {"depth", n.depth}, {"rank", n.rank},
                               {"draft_prob", n.draft_prob}, {"model_prob", n.model_prob}, {"limit", n.limit},
+                              {"parent_greedy", n.parent_greedy}, {"draw", n.draw}, {"ratio", n.ratio},
                               {"sampled", n.sampled}, {"passes", n.passes}, {"tried", n.tried},
                               {"accepted", n.accepted}});
     auto& st = j["gpu_ms"] = nlohmann::json::object();

@@ -14,6 +14,9 @@ struct TreeNodeTrace {
     float draft_prob = 1.0f;  // the drafter's probability of the token (q)
     float model_prob = 1.0f;  // the target's probability of it at its parent (the rule's distribution)
     float limit = 0.0f;       // typical acceptance threshold at its parent
+    int parent_greedy = -1;   // greedy rule: the target's own choice at its parent
+    float draw = -1.0f;       // sampling: the uniform u drawn for it (-1: none)
+    float ratio = 0.0f;       // sampling: r(x)/q(x) when tried (r: what was left of p); accepted when u < ratio
     bool sampled = false;     // drawn from q (its ratio p/q decided), not chosen deterministically
     bool passes = false;      // meets the acceptance rule given its parent (sample: accepted when tried)
     bool tried = false;       // its test happened (speculative sampling stops at an accepted sibling)
@@ -23,7 +26,8 @@ struct TreeNodeTrace {
 struct StepTrace {
     int step = 0;
     int base = 0;  // cache slot of the root
-    std::string drafter;               // "plain", "medusa", "draft", "ngram"
+    std::string drafter;               // "plain", "medusa", "draft", "ngram", "eagle"
+    std::string rule;                  // "greedy", "typical", "sample"
     std::vector<TreeNodeTrace> nodes;  // node 0 is the root
     std::vector<int> path;             // accepted node indices, root first
     int accepted = 0;                  // accepted candidate tokens (root excluded)

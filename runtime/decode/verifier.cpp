@@ -53,6 +53,7 @@ StepTrace Verifier::step(const CandidateTree& tree, const DraftStage* stage, std
 
     StepTrace tr;
     tr.base = base_;
+    tr.rule = accept_rule_name(rule_->kind());
     tr.path = v.path;
     tr.accepted = int(v.path.size()) - 1;
     tr.bonus = v.bonus;
@@ -66,6 +67,9 @@ StepTrace Verifier::step(const CandidateTree& tree, const DraftStage* stage, std
         n.sampled = i > 0 && !ran.child_q[ran.parent[i]].empty();
         n.model_prob = v.nodes[i].model_prob;
         n.limit = v.nodes[i].limit;
+        n.parent_greedy = v.nodes[i].parent_greedy;
+        n.draw = v.nodes[i].draw;
+        n.ratio = v.nodes[i].ratio;
         n.passes = i == 0 || v.nodes[i].passes;
         n.tried = i == 0 || v.nodes[i].tried;
         tr.nodes.push_back(n);

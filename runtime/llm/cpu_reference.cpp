@@ -14,11 +14,13 @@ void rmsnorm(float* out, const float* x, const float* gain, int n, float eps) {
     for (int i = 0; i < n; ++i) out[i] = gain[i] * (r * x[i]);
 }
 
-void matvec(float* out, const float* x, const float* w, int in, int rows) {
+namespace {
+
+// Eight partial sums: independent additions the compiler keeps in one vector register (a single
+// running sum would be a chain of dependent adds, several times slower).
+[[gnu::always_inline]] inline void matvec_rows(float* out, const float* x, const float* w, int in, int rows) {
     for (int o = 0; o < rows; ++o) {
         const float* row = w + size_t(o) * in;
-        // Eight partial sums: independent additions the compiler turns into one vector register
-        // (a single running sum would be a chain of dependent adds, several times slower).
         float part[8] = {};
         int i = 0;
         for (; i + 8 <= in; i += 8)
@@ -30,10 +32,26 @@ void matvec(float* out, const float* x, const float* w, int in, int rows) {
     }
 }
 
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta) {
+// The same sums in AVX2 registers where the CPU has them (chosen at run time, not by an ifunc,
+// which ThreadSanitizer cannot start with).
+[[gnu::target("avx2")]] void matvec_avx2(float* out, const float* x, const float* w, int in, int rows) {
+    matvec_rows(out, x, w, in, rows);
+}
+
+}  // namespace
+
+void matvec(float* out, const float* x, const float* w, int in, int rows) {
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) matvec_avx2(out, x, w, in, rows);
+    else matvec_rows(out, x, w, in, rows);
+}
+
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors, float position_scale) {
     for (int i = 0; i < n; i += 2) {
-        const float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
-        const float c = std::cos(pos * freq), s = std::sin(pos * freq);
+        float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
+        if (freq_factors) freq /= freq_factors[(i % head_dim) / 2];
+        const float angle = float(pos) / position_scale * freq;
+        const float c = std::cos(angle), s = std::sin(angle);
         const float v0 = v[i], v1 = v[i + 1];
         v[i] = v0 * c - v1 * s;
         v[i + 1] = v0 * s + v1 * c;
@@ -44,6 +62,7 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) 
     embeddings_ = dequantize(file.get("tok_embeddings"));
     final_norm_ = dequantize(file.get("norm"));
     classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));
+    if (const Tensor* f = file.find("rope_freqs")) rope_freqs_ = dequantize(*f);
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         layers_.push_back({dequantize(file.get(p + "attention_norm")), dequantize(file.get(p + "wq")),
@@ -51,9 +70,15 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) 
                            dequantize(file.get(p + "wo")), dequantize(file.get(p + "ffn_norm")),
                            dequantize(file.get(p + "w1")), dequantize(file.get(p + "w2")),
                            dequantize(file.get(p + "w3"))});
+        if (cfg_.qkv_bias) {
+            layers_.back().bq = dequantize(file.get(p + "bq"));
+            layers_.back().bk = dequantize(file.get(p + "bk"));
+            layers_.back().bv = dequantize(file.get(p + "bv"));
+        }
     }
     key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
     value_cache_ = key_cache_;
+    features_.assign(size_t(cfg_.seq_len) * cfg_.dim, 0.0f);
 }
 
 void CpuReferenceModel::forward(const TokenBlock& block) {
@@ -77,8 +102,16 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
             matvec(&q[size_t(t) * dim], xb.data(), L.wq.data(), dim, dim);
             matvec(&kc[size_t(slot) * kv_dim], xb.data(), L.wk.data(), dim, kv_dim);
             matvec(&vc[size_t(slot) * kv_dim], xb.data(), L.wv.data(), dim, kv_dim);
-            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta);
-            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta);
+            if (cfg_.qkv_bias) {  // Qwen2: biases after the projections, before RoPE
+                for (int i = 0; i < dim; ++i) q[size_t(t) * dim + i] += L.bq[i];
+                for (int i = 0; i < kv_dim; ++i) kc[size_t(slot) * kv_dim + i] += L.bk[i];
+                for (int i = 0; i < kv_dim; ++i) vc[size_t(slot) * kv_dim + i] += L.bv[i];
+            }
+            const float* factors = rope_freqs_.empty() ? nullptr : rope_freqs_.data();
+            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta, factors,
+                        cfg_.rope_position_scale);
+            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta, factors,
+                        cfg_.rope_position_scale);
         }
         for (int t = 0; t < T; ++t) {
             const int n_keys = block.base + T;
@@ -123,6 +156,7 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
     logits_.resize(size_t(T) * cfg_.vocab_size);
     for (int t = 0; t < T; ++t) {
         rmsnorm(&hidden_[size_t(t) * dim], &x[size_t(t) * dim], final_norm_.data(), dim, cfg_.rms_eps);
+        std::copy_n(&hidden_[size_t(t) * dim], dim, &features_[size_t(block.base + t) * dim]);
         matvec(&logits_[size_t(t) * cfg_.vocab_size], &hidden_[size_t(t) * dim], classifier_.data(), dim,
                cfg_.vocab_size);
     }
@@ -134,11 +168,18 @@ void CpuReferenceModel::keep_path(int base, std::span<const int> path, std::span
         for (size_t d = 1; d < path.size(); ++d)
             for (auto* cache : {&key_cache_[l], &value_cache_[l]})
                 std::copy_n(&(*cache)[(base + path[d]) * kv], kv, &(*cache)[(base + d) * kv]);
+    const size_t dim = cfg_.dim;
+    for (size_t d = 1; d < path.size(); ++d)
+        std::copy_n(&features_[(base + path[d]) * dim], dim, &features_[(base + d) * dim]);
     contents_.wrote(base, tokens, true);
 }
 
 std::span<const float> CpuReferenceModel::logits(int t) {
     return {&logits_[size_t(t) * cfg_.vocab_size], size_t(cfg_.vocab_size)};
+}
+
+std::span<const float> CpuReferenceModel::feature(int slot) const {
+    return {&features_.at(size_t(slot) * cfg_.dim), size_t(cfg_.dim)};
 }
 
 std::span<const float> CpuReferenceModel::hidden(int t) const {

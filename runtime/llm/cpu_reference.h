@@ -19,6 +19,8 @@ public:
     const char* engine_name() const override { return "cpu-reference"; }
     // Final-norm hidden state of block token t (what Medusa heads read).
     std::span<const float> hidden(int t) const;
+    // The final-norm hidden state of the token in cache slot `slot` (what EAGLE's layer reads).
+    std::span<const float> feature(int slot) const;
     // Slots [0, n) hold the final entries of these tokens (see CacheContents).
     std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
     // Moves the accepted path of the tree verified at slot `base` (block indices, root first,
@@ -28,11 +30,14 @@ public:
 private:
     struct Layer {
         std::vector<float> attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3;
+        std::vector<float> bq, bk, bv;  // qkv_bias only
     };
     LlamaConfig cfg_;
     std::vector<float> embeddings_, final_norm_, classifier_;
+    std::vector<float> rope_freqs_;  // Llama 3's per-pair frequency divisors; empty: none
     std::vector<Layer> layers_;
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
+    std::vector<float> features_;                              // [context][dim]
     std::vector<float> logits_, hidden_;                       // [T][vocab], [T][dim]
     int block_size_ = 0;
     CacheContents contents_;
@@ -41,6 +46,9 @@ private:
 // Helpers shared by the reference and by tests that check single kernels.
 void rmsnorm(float* out, const float* x, const float* gain, int n, float eps);
 void matvec(float* out, const float* x, const float* w, int in, int rows);
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta);
+// Rotates adjacent pairs of each head by pos / position_scale times pair i's frequency
+// theta^(-2i/head_dim), divided by freq_factors[i] when given (Llama 3's rope_freqs).
+void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors = nullptr,
+                 float position_scale = 1.0f);
 
 }  // namespace medusa

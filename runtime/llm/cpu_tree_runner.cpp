@@ -1,5 +1,7 @@
 #include "llm/cpu_tree_runner.h"
 
+#include "llm/cpu_eagle_runner.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -111,6 +113,14 @@ std::unique_ptr<DraftStage> CpuTreeRunner::medusa_stage(const ModelFile&, const 
                                                         std::span<const int> candidate) {
     if (depth < 1 || depth > heads.count()) throw std::invalid_argument("a Medusa stage needs as many heads as levels");
     return std::make_unique<CpuMedusaHeads>(heads, depth, topk, candidate);
+}
+
+}  // namespace medusa
+
+namespace medusa {
+
+std::unique_ptr<EagleRunner> CpuTreeRunner::eagle_runner(const ModelFile& file, const EagleLayer& layer) {
+    return std::make_unique<CpuEagleRunner>(model_, file, layer);
 }
 
 }  // namespace medusa

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "llm/block_repack.h"
 #include "model/dequantize.h"
 
 namespace medusa {
@@ -24,84 +25,97 @@ void append(Packed& out, const Tensor& t) {
         const size_t at = out.words.size();
         out.words.resize(at + f.size());
         std::memcpy(&out.words[at], f.data(), f.size() * 4);
-    } else if (out.variant == "f16") {
+    } else if (out.variant == "f16" || out.variant == "bf16") {
         const size_t at = out.words.size();
         out.words.resize(at + size_t(n / 2));
         std::memcpy(&out.words[at], t.data, size_t(n) * 2);
-    } else if (out.variant == "q8" && t.type == DType::Q8_G) {
+    } else if (out.variant == "q8") {  // llama2.c: int8 values, then one f32 scale per group
         const size_t at = out.words.size();
         out.words.resize(at + size_t(n / 4));
         std::memcpy(&out.words[at], t.data, size_t(n));
         const float* s = reinterpret_cast<const float*>(t.data + n);
         out.scales.insert(out.scales.end(), s, s + n / t.group_size);
-    } else if (out.variant == "q8") {  // GGUF Q8_0: f16 scale + 32 int8 per block
-        for (int64_t b = 0; b < n / 32; ++b) {
-            const uint8_t* blk = t.data + b * 34;
-            uint16_t d;
-            std::memcpy(&d, blk, 2);
-            out.scales.push_back(half_to_float(d));
-            uint32_t w[8];
-            std::memcpy(w, blk + 2, 32);
-            out.words.insert(out.words.end(), w, w + 8);
-        }
-    } else {  // q4: GGUF Q4_0 blocks to nibbles in element order
-        for (int64_t b = 0; b < n / 32; ++b) {
-            const uint8_t* blk = t.data + b * 18;
-            uint16_t d;
-            std::memcpy(&d, blk, 2);
-            out.scales.push_back(half_to_float(d));
-            uint8_t q[32];
-            for (int j = 0; j < 16; ++j) q[j] = blk[2 + j] & 15, q[j + 16] = blk[2 + j] >> 4;
-            for (int w = 0; w < 4; ++w) {
-                uint32_t word = 0;
-                for (int k = 0; k < 8; ++k) word |= uint32_t(q[w * 8 + k]) << (4 * k);
-                out.words.push_back(word);
-            }
-        }
+    } else {
+        repack_block_rows(t, out.words);
     }
 }
 
 std::string native_variant(const Tensor& t, int cols) {
+    if (const BlockLayout* l = block_layout(t.type)) return cols % l->block == 0 ? l->variant : "f32";
     switch (t.type) {
         case DType::F16: return cols % 2 == 0 ? "f16" : "f32";
-        case DType::Q8_0: return "q8";
+        case DType::BF16: return cols % 2 == 0 ? "bf16" : "f32";
         // Shaders find a word's scale with a shift: groups must be powers of two of >= 4 values.
         case DType::Q8_G: return cols % 4 == 0 && t.group_size >= 4 && !(t.group_size & (t.group_size - 1)) ? "q8" : "f32";
-        case DType::Q4_0: return "q4";
         default: return "f32";
     }
 }
 
-int native_group(const Tensor& t) { return t.type == DType::Q8_G ? t.group_size : 32; }
-
-}  // namespace
-
-GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& parts) {
-    const int cols = int(parts.front()->shape.back());
-    int rows = 0;
-    for (const Tensor* t : parts) {
-        if (t->shape.size() != 2 || t->shape[1] != cols)
-            throw std::invalid_argument("tensor " + t->name + " cannot be stacked: column counts differ");
-        rows += int(t->shape[0]);
-    }
+GpuMatrix::Segment upload_segment(gpu::Context& ctx, const std::vector<const Tensor*>& parts, int first_row,
+                                  int cols) {
     Packed p;
     p.variant = native_variant(*parts.front(), cols);
-    p.group = native_group(*parts.front());
-    for (const Tensor* t : parts)
-        if (native_variant(*t, cols) != p.variant || t->type != parts.front()->type || native_group(*t) != p.group)
-            p.variant = "f32";
+    p.group = parts.front()->type == DType::Q8_G ? parts.front()->group_size : 1;
+    int rows = 0;
+    for (const Tensor* t : parts) {
+        if (t->type == DType::Q8_G && t->group_size != p.group) p.variant = "f32";  // one group size per dispatch
+        rows += int(t->shape[0]);
+    }
     for (const Tensor* t : parts) append(p, *t);
     if (p.scales.empty()) p.scales.push_back(0.0f);  // keeps the binding valid
 
+    GpuMatrix::Segment s;
+    s.variant = p.variant;
+    s.first_row = first_row;
+    s.rows = rows;
+    s.group = p.variant == "q8" ? p.group : 1;
+    s.words = std::make_unique<gpu::Buffer>(ctx, p.words.size() * 4, gpu::MemoryKind::Device);
+    s.words->upload(p.words.data(), p.words.size() * 4);
+    s.scales = std::make_unique<gpu::Buffer>(ctx, p.scales.size() * 4, gpu::MemoryKind::Device);
+    s.scales->upload(p.scales.data(), p.scales.size() * 4);
+    return s;
+}
+
+}  // namespace
+
+size_t GpuMatrix::bytes() const {
+    size_t b = 0;
+    for (const Segment& s : segments) b += s.words->size() + (s.variant == "q8" ? s.scales->size() : 0);
+    return b;
+}
+
+std::string GpuMatrix::variant() const {
+    std::string v;
+    for (const Segment& s : segments) v += (v.empty() ? "" : "+") + s.variant;
+    return v;
+}
+
+const GpuMatrix::Segment& GpuMatrix::only() const {
+    if (segments.size() != 1)
+        throw std::invalid_argument("a " + variant() + " stack of matrices cannot run as one dispatch");
+    return segments.front();
+}
+
+GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& parts) {
+    const int cols = int(parts.front()->shape.back());
     GpuMatrix m;
-    m.variant = p.variant;
-    m.rows = rows;
     m.cols = cols;
-    m.group = p.variant == "q8" || p.variant == "q4" ? p.group : 1;
-    m.words = std::make_unique<gpu::Buffer>(ctx, p.words.size() * 4, gpu::MemoryKind::Device);
-    m.words->upload(p.words.data(), p.words.size() * 4);
-    m.scales = std::make_unique<gpu::Buffer>(ctx, p.scales.size() * 4, gpu::MemoryKind::Device);
-    m.scales->upload(p.scales.data(), p.scales.size() * 4);
+    // Consecutive parts of one type share a segment.
+    std::vector<const Tensor*> run;
+    auto flush = [&] {
+        if (run.empty()) return;
+        GpuMatrix::Segment s = upload_segment(ctx, run, m.rows, cols);
+        m.rows += s.rows;
+        m.segments.push_back(std::move(s));
+        run.clear();
+    };
+    for (const Tensor* t : parts) {
+        if (t->shape.size() != 2 || t->shape[1] != cols)
+            throw std::invalid_argument("tensor " + t->name + " cannot be stacked: column counts differ");
+        if (!run.empty() && native_variant(*t, cols) != native_variant(*run.front(), cols)) flush();
+        run.push_back(t);
+    }
+    flush();
     return m;
 }
 
@@ -110,6 +124,33 @@ std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t) {
     auto b = std::make_unique<gpu::Buffer>(ctx, f.size() * 4, gpu::MemoryKind::Device);
     b->upload(f.data(), f.size() * 4);
     return b;
+}
+
+namespace {
+
+std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v) {
+    auto b = std::make_unique<gpu::Buffer>(ctx, v.size() * 4, gpu::MemoryKind::Device);
+    b->upload(v.data(), v.size() * 4);
+    return b;
+}
+
+}  // namespace
+
+std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer) {
+    const LlamaConfig& c = file.config;
+    if (!c.qkv_bias) return nullptr;
+    std::vector<float> bias;
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    for (const char* part : {"bq", "bk", "bv"}) {
+        const auto v = dequantize(file.get(p + part));
+        bias.insert(bias.end(), v.begin(), v.end());
+    }
+    return upload_floats(ctx, bias);
+}
+
+std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file) {
+    const Tensor* f = file.find("rope_freqs");
+    return upload_floats(ctx, f ? dequantize(*f) : std::vector<float>(size_t(file.config.head_dim() / 2), 1.0f));
 }
 
 }  // namespace medusa

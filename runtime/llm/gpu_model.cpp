@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "gpu/vk_check.h"
-#include "layouts/block_params.h"
+#include "llm/block_encoding.h"
 #include "llm/kernel_params.h"
 
 namespace medusa {
@@ -29,19 +29,24 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     weight_bytes_ = embeddings_.bytes() + (cfg_.tied_classifier ? 0 : classifier_.bytes()) + final_norm_->size();
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
-        Layer L;
+        DecoderLayerWeights L;
         L.attention_norm = upload_vector(ctx, file.get(p + "attention_norm"));
         L.ffn_norm = upload_vector(ctx, file.get(p + "ffn_norm"));
         L.wqkv = upload_matrix(ctx, {&file.get(p + "wq"), &file.get(p + "wk"), &file.get(p + "wv")});
         L.wo = upload_matrix(ctx, {&file.get(p + "wo")});
         L.w13 = upload_matrix(ctx, {&file.get(p + "w1"), &file.get(p + "w3")});
         L.w2 = upload_matrix(ctx, {&file.get(p + "w2")});
-        weight_bytes_ += L.attention_norm->size() + L.ffn_norm->size() + L.wqkv.bytes() + L.wo.bytes() +
-                         L.w13.bytes() + L.w2.bytes();
+        L.qkv_bias = upload_qkv_bias(ctx, file, l);
+        weight_bytes_ += L.bytes();
         layers_.push_back(std::move(L));
     }
-    kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim());
+    kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim);
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps);
+    layer_recorder_ = std::make_unique<DecoderLayerRecorder>(
+        ctx,
+        DecoderShape{cfg_.dim, cfg_.hidden_dim, cfg_.n_heads, cfg_.n_kv_heads, cfg_.seq_len, cfg_.rope_theta,
+                     cfg_.rope_position_scale},
+        *matmuls_, upload_rope_factors(ctx, file));
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
     x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
     qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
@@ -54,10 +59,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (!params_->mapped() || !logits_->mapped() || !argmax_->mapped())
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
-    kernels_["rope_kv"] = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 4, sizeof(RopePush));
-    kernels_["attention"] = std::make_unique<gpu::Kernel>(
-        ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{cpu_layouts_ && cfg_.head_dim() % 4 == 0 ? uint32_t(cfg_.head_dim()) : 0u});
-    kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 3, sizeof(RmsnormPush));
+    kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 5, sizeof(RmsnormPush));
     kernels_["argmax"] = std::make_unique<gpu::Kernel>(ctx, "argmax", 2, sizeof(ArgmaxPush));
 }
 
@@ -69,42 +71,23 @@ const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
     return *k;
 }
 
+void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu::Buffer& out, int T) {
+    const GpuMatrix::Segment& e = embeddings_.only();
+    const uint32_t dim = cfg_.dim, epw = elements_per_word(e.variant);
+    seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, params, out}, EmbedPush{dim, e.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
+}
+
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
-    const uint32_t dim = cfg_.dim, kv = cfg_.kv_dim(), hd = cfg_.head_dim(), hidden = cfg_.hidden_dim;
-    MatmulRecorder& mm = *matmuls_;
+    const uint32_t dim = cfg_.dim;
     seq.stage("embed");
-    {
-        const uint32_t epw = elements_per_word(embeddings_.variant);
-        seq.dispatch(embed_kernel(embeddings_.variant), {*embeddings_.words, *embeddings_.scales, *params_, *x_},
-                     EmbedPush{dim, embeddings_.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
-    }
-    for (size_t l = 0; l < layers_.size(); ++l) {
-        const Layer& L = layers_[l];
-        const uint32_t cache_offset = kv_->layer_offset(int(l));
-        seq.stage("attention");
-        mm.record(seq, {.w = &L.wqkv, .x = x_.get(), .y = qkv_.get(), .extra = L.attention_norm.get(),
-                        .flags = kMatmulNorm, .out_rows = L.wqkv.rows, .tokens = T, .x_stride = dim,
-                        .y_stride = dim + 2 * kv});
-        seq.dispatch(*kernels_["rope_kv"], {*qkv_, kv_->keys(), kv_->values(), *params_},
-                     RopePush{dim, kv, hd, cfg_.rope_theta, cache_offset}, div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
-        seq.dispatch(*kernels_["attention"], {*qkv_, kv_->keys(), kv_->values(), *params_, *scores_, *att_out_},
-                     AttentionPush{dim, kv, hd, uint32_t(cfg_.n_heads), uint32_t(cfg_.n_heads / cfg_.n_kv_heads),
-                                   uint32_t(cfg_.seq_len), cache_offset},
-                     attention_groups(ctx_, uint32_t(cfg_.n_heads * T)));
-        mm.record(seq, {.w = &L.wo, .x = att_out_.get(), .y = x_.get(), .flags = kMatmulAccum, .out_rows = int(dim),
-                        .tokens = T, .x_stride = dim, .y_stride = dim});
-        seq.stage("ffn");
-        mm.record(seq, {.w = &L.w13, .x = x_.get(), .y = hb_.get(), .extra = L.ffn_norm.get(),
-                        .flags = kMatmulNorm | kMatmulSwiglu, .out_rows = int(hidden), .tokens = T, .x_stride = dim,
-                        .y_stride = hidden});
-        mm.record(seq, {.w = &L.w2, .x = hb_.get(), .y = x_.get(), .flags = kMatmulAccum, .out_rows = int(dim),
-                        .tokens = T, .x_stride = hidden, .y_stride = dim});
-    }
+    record_embed(seq, *params_, *x_, T);
+    const DecoderActivations acts{x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()};
+    for (size_t l = 0; l < layers_.size(); ++l) layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
     seq.stage("classifier");
-    seq.dispatch(*kernels_["rmsnorm"], {*x_, *final_norm_, *hidden_}, RmsnormPush{dim, uint32_t(T), cfg_.rms_eps},
-                 uint32_t(T));
-    mm.record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
-                    .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
+    seq.dispatch(*kernels_["rmsnorm"], {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
+                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, 1u}, uint32_t(T));
+    matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
+                           .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
     seq.dispatch(*kernels_["argmax"], {*logits_, *argmax_}, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
                  uint32_t(T));
@@ -112,19 +95,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
 
 void GpuModel::write_block(const TokenBlock& block) {
     block.validate(cfg_.seq_len, cfg_.vocab_size);
-    const int T = block.size();
-    layout::BlockParams p{};
-    p.base = uint32_t(block.base);
-    p.count = uint32_t(T);
-    p.window = uint32_t(block.window);
-    for (int t = 0; t < T; ++t) {
-        p.tokens[t] = uint32_t(block.tokens[t]);
-        p.positions[t] = uint32_t(block.positions[t]);
-        for (int u = 0; u < T; ++u)
-            if (block.sees(t, u)) p.mask[t * BLOCK_MASK_WORDS + u / 32] |= 1u << (u % 32);
-        for (int w = 0; w < block.window; ++w)
-            if (block.window_mask[t][w]) p.window_mask[t * BLOCK_MASK_WORDS + w / 32] |= 1u << (w % 32);
-    }
+    const layout::BlockParams p = encode_block(block);
     params_->upload(&p, sizeof p);
 }
 
@@ -174,9 +145,9 @@ std::vector<float> GpuModel::hidden(int t) const {
 std::vector<gpu::StageTime> GpuModel::stage_times() const { return last_ ? last_->stage_times() : std::vector<gpu::StageTime>{}; }
 
 std::string GpuModel::weight_variants() const {
-    const Layer& L = layers_.front();
-    return "embeddings " + embeddings_.variant + ", wqkv " + L.wqkv.variant + ", wo " + L.wo.variant + ", w1|w3 " +
-           L.w13.variant + ", w2 " + L.w2.variant + ", classifier " + classifier_.variant;
+    const DecoderLayerWeights& L = layers_.front();
+    return "embeddings " + embeddings_.variant() + ", wqkv " + L.wqkv.variant() + ", wo " + L.wo.variant() + ", w1|w3 " +
+           L.w13.variant() + ", w2 " + L.w2.variant() + ", classifier " + classifier_.variant();
 }
 
 }  // namespace medusa

@@ -11,6 +11,7 @@
 #include "gpu/command_sequence.h"
 #include "gpu/context.h"
 #include "gpu/kernel.h"
+#include "llm/decoder_layer.h"
 #include "llm/gpu_matrix.h"
 #include "llm/kv_cache.h"
 #include "llm/language_model.h"
@@ -57,6 +58,8 @@ public:
     // Recording (runtime/llm only). The forward over the block in block_params(): embeddings,
     // layers, final norm, classifier and argmax of every block token.
     void record_forward(gpu::CommandSequence& seq, int n_tokens);
+    // The embeddings of the block in `params` (its tokens) into `out`, (tokens, dim) floats.
+    void record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu::Buffer& out, int n_tokens);
     void write_block(const TokenBlock& block);        // into block_params()
     // Bookkeeping after a submit that ran record_forward: results readable, cache contents noted.
     void finished_forward(const TokenBlock& block, const gpu::CommandSequence& seq);
@@ -68,10 +71,6 @@ public:
     const GpuMatrix& classifier() const { return classifier_; }
 
 private:
-    struct Layer {
-        std::unique_ptr<gpu::Buffer> attention_norm, ffn_norm;
-        GpuMatrix wqkv, wo, w13, w2;
-    };
     const gpu::Kernel& embed_kernel(const std::string& variant);
 
     gpu::Context& ctx_;
@@ -80,9 +79,10 @@ private:
     bool cpu_layouts_;  // matmul one lane per row, attention in one pass (see prefers_cpu_layouts)
     GpuMatrix embeddings_, classifier_;
     std::unique_ptr<gpu::Buffer> final_norm_;
-    std::vector<Layer> layers_;
+    std::vector<DecoderLayerWeights> layers_;
     std::unique_ptr<KvCache> kv_;
     std::unique_ptr<MatmulRecorder> matmuls_;
+    std::unique_ptr<DecoderLayerRecorder> layer_recorder_;
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;

@@ -4,6 +4,7 @@
 
 #include "layouts/block_params.h"
 #include "layouts/medusa_gather_map.h"
+#include "llm/gpu_eagle_runner.h"
 #include "llm/gpu_medusa_heads.h"
 #include "llm/kernel_params.h"
 
@@ -17,7 +18,7 @@ GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), 
     last_hidden_->fill_zero();
     stats_ = std::make_unique<gpu::Buffer>(ctx, MAX_BLOCK_TOKENS * 2 * 4, gpu::MemoryKind::Host);
     probs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::DraftProbs), gpu::MemoryKind::Host);
-    select_row_ = std::make_unique<gpu::Kernel>(ctx, "select_row", 3, sizeof(SelectRowPush));
+    select_row_ = std::make_unique<gpu::Kernel>(ctx, "select_row", 3, sizeof(RowPush));
     node_stats_ = std::make_unique<gpu::Kernel>(ctx, "node_stats", 2, sizeof(NodeStatsPush));
 }
 
@@ -45,7 +46,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
     if (stage) {
         seq->stage("heads");
         const uint32_t dim = model_.config().dim;
-        seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, SelectRowPush{dim},
+        seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, RowPush{dim},
                       div_up(dim, 64));
         static_cast<const GpuMedusaHeads*>(stage)->record(*seq, *last_hidden_, model_.block_params(), *probs_);
     }
@@ -118,6 +119,14 @@ void GpuTreeRunner::keep_path(std::span<const int> path) {
 std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth,
                                                         int topk, std::span<const int> candidate) {
     return std::make_unique<GpuMedusaHeads>(model_, file, heads, depth, topk, candidate);
+}
+
+}  // namespace medusa
+
+namespace medusa {
+
+std::unique_ptr<EagleRunner> GpuTreeRunner::eagle_runner(const ModelFile&, const EagleLayer& layer) {
+    return std::make_unique<GpuEagleRunner>(model_, layer);
 }
 
 }  // namespace medusa

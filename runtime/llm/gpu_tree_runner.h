@@ -38,6 +38,7 @@ public:
     uint64_t submits() const override { return submits_; }
     std::unique_ptr<DraftStage> medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth, int topk,
                                              std::span<const int> candidate) override;
+    std::unique_ptr<EagleRunner> eagle_runner(const ModelFile& file, const EagleLayer& layer) override;
 
 private:
     // (block size, compaction, stage serial or 0, stats temperature or -1)

@@ -25,7 +25,7 @@ using layout::MatmulPush;
 using layout::NodeStatsPush;
 using layout::RmsnormPush;
 using layout::RopePush;
-using layout::SelectRowPush;
+using layout::RowPush;
 using layout::TopkPush;
 
 inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
@@ -54,9 +54,9 @@ inline uint32_t attention_groups(const gpu::Context& ctx, uint32_t pairs) {
     return div_up(pairs, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
 }
 
-// Elements per 32-bit weight word of a shader variant (EPW in weights.glsl).
+// Elements per weight word of a shader variant (EPW in weights.glsl; GGUF block variants: 8).
 inline uint32_t elements_per_word(const std::string& variant) {
-    return variant == "f32" ? 1 : variant == "f16" ? 2 : variant == "q8" ? 4 : 8;
+    return variant == "f32" ? 1 : variant == "f16" || variant == "bf16" ? 2 : variant == "q8" ? 4 : 8;
 }
 
 }  // namespace medusa::kernels

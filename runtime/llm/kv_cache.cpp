@@ -8,18 +8,21 @@
 
 namespace medusa {
 
-KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim)
-    : ctx_(ctx), layers_(n_layers), context_(context), kv_dim_(kv_dim) {
+KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim)
+    : ctx_(ctx), layers_(n_layers), context_(context), kv_dim_(kv_dim), feature_dim_(feature_dim) {
     const size_t bytes = size_t(n_layers) * context * kv_dim * 4;
     keys_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
     values_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
+    features_ = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(4, size_t(context) * feature_dim * 4),
+                                              gpu::MemoryKind::Device);
     keys_->fill_zero();
     values_->fill_zero();
+    features_->fill_zero();
     commit_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::KvCommit), gpu::MemoryKind::Host);
     layout::KvCommit none{};
     none.kept = 1;
     commit_->upload(&none, sizeof none);
-    compact_ = std::make_unique<gpu::Kernel>(ctx, "kv_compact", 3, sizeof(kernels::KvCompactPush));
+    compact_ = std::make_unique<gpu::Kernel>(ctx, "kv_compact", 4, sizeof(kernels::KvCompactPush));
 }
 
 KvCache::~KvCache() = default;
@@ -44,9 +47,9 @@ void KvCache::keep_path(int base, std::span<const int> path, std::span<const int
 
 void KvCache::record_compaction(gpu::CommandSequence& seq) {
     seq.stage("commit");
-    seq.dispatch(*compact_, {*commit_, *keys_, *values_},
-                 kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_)},
-                 kernels::div_up(uint32_t(layers_ * kv_dim_), 64));
+    seq.dispatch(*compact_, {*commit_, *keys_, *values_, *features_},
+                 kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_), uint32_t(feature_dim_)},
+                 kernels::div_up(uint32_t(layers_ * kv_dim_ + feature_dim_), 64));
 }
 
 void KvCache::flush() {

@@ -1,6 +1,7 @@
-// The keys and values of every layer for every cache slot, and what the slots hold: the prefix
-// of slots whose entries are final, with their tokens (so a new prompt reuses what it shares
-// with the last one), and the compaction that moves an accepted tree path to consecutive slots.
+// The keys and values of every layer for every cache slot, the target's final-norm hidden state
+// (its feature) of each slot, what the slots hold (the prefix of slots whose entries are final,
+// with their tokens, so a new prompt reuses what it shares with the last one), and the
+// compaction that moves an accepted tree path to consecutive slots.
 #pragma once
 #include <memory>
 #include <span>
@@ -15,12 +16,15 @@ namespace medusa {
 
 class KvCache {
 public:
-    KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim);
+    // feature_dim 0: no feature cache (a draft layer's own cache).
+    KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim = 0);
     ~KvCache();
 
     int context() const { return context_; }
     gpu::Buffer& keys() { return *keys_; }      // (layer, context, kv_dim) floats
     gpu::Buffer& values() { return *values_; }  // (layer, context, kv_dim) floats
+    gpu::Buffer& features() { return *features_; }  // (context, feature_dim) floats; 4 bytes without
+    int feature_dim() const { return feature_dim_; }
     uint32_t layer_offset(int layer) const { return uint32_t(size_t(layer) * context_ * kv_dim_); }  // floats
 
     // Slots [0, n) hold the final entries of these tokens.
@@ -43,8 +47,8 @@ public:
 
 private:
     gpu::Context& ctx_;
-    int layers_, context_, kv_dim_;
-    std::unique_ptr<gpu::Buffer> keys_, values_, commit_;
+    int layers_, context_, kv_dim_, feature_dim_;
+    std::unique_ptr<gpu::Buffer> keys_, values_, features_, commit_;
     std::unique_ptr<gpu::Kernel> compact_;
     std::unique_ptr<gpu::CommandSequence> flush_seq_;
     CacheContents contents_;

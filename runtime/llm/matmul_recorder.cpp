@@ -27,11 +27,18 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
     if (c.block_rows > 0 && (c.tokens != 1 || c.out_rows % c.block_rows != 0))
         throw std::invalid_argument("row blocks need one token and a whole number of blocks");
     const GpuMatrix& w = *c.w;
-    MatmulPush push{uint32_t(w.cols), uint32_t(c.out_rows), uint32_t(c.tokens), w.group_shift(), c.flags,
-                    c.x_stride,       c.y_stride,           rms_eps_,           uint32_t(c.block_rows > 0 ? c.block_rows : c.out_rows)};
-    const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(c.out_rows), c.tokens, cpu_layouts_);
-    seq.dispatch(kernel(w.variant, g.spec), {*w.words, *w.scales, *c.x, *c.y, c.extra ? *c.extra : *no_extra_}, push,
-                 g.groups_x, g.groups_y);
+    // One dispatch per segment of a stack of several types; a fused SwiGLU and row blocks need a
+    // single one (rows o and o + out_rows, or block b's rows, in one encoding).
+    if ((c.flags & kMatmulSwiglu) || c.block_rows > 0) w.only();
+    for (const GpuMatrix::Segment& s : w.segments) {
+        const int rows = w.segments.size() == 1 ? c.out_rows : s.rows;
+        MatmulPush push{uint32_t(w.cols), uint32_t(rows),  uint32_t(c.tokens), s.group_shift(),
+                        c.flags,          c.x_stride,      c.y_stride,         rms_eps_,
+                        uint32_t(c.block_rows > 0 ? c.block_rows : rows),      uint32_t(s.first_row)};
+        const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), c.tokens, cpu_layouts_);
+        seq.dispatch(kernel(s.variant, g.spec), {*s.words, *s.scales, *c.x, *c.y, c.extra ? *c.extra : *no_extra_},
+                     push, g.groups_x, g.groups_y);
+    }
 }
 
 }  // namespace medusa

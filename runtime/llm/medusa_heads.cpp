@@ -30,6 +30,7 @@ MedusaHeads MedusaHeads::init_from_model(const ModelFile& model, int num_heads, 
 
 std::vector<float> MedusaHeads::logits(int k, std::span<const float> h) const {
     const MedusaHead& head = heads.at(k);
+    if (head.w2.empty()) throw std::logic_error("Medusa head " + std::to_string(k) + " shares the model's classifier: copy it in first");
     std::vector<float> x(h.begin(), h.end()), y(dim), out(vocab);
     for (int l = 0; l < layers; ++l) {
         matvec(y.data(), x.data(), head.w1[l].data(), dim, dim);
@@ -52,8 +53,16 @@ void MedusaHeads::check_fits(const LlamaConfig& cfg) const {
 }
 
 bool MedusaHeads::w2_is_classifier(int k, const ModelFile& model) const {
-    const auto classifier = dequantize(model.classifier());
-    return heads.at(k).w2 == classifier;
+    return heads.at(k).w2.empty() || heads.at(k).w2 == dequantize(model.classifier());
+}
+
+void MedusaHeads::copy_shared_classifier(const ModelFile& model) {
+    std::vector<float> classifier;
+    for (MedusaHead& head : heads)
+        if (head.w2.empty()) {
+            if (classifier.empty()) classifier = dequantize(model.classifier());
+            head.w2 = classifier;
+        }
 }
 
 }  // namespace medusa

@@ -13,7 +13,7 @@ namespace medusa {
 struct MedusaHead {
     std::vector<std::vector<float>> w1;  // per residual block: [dim][dim]
     std::vector<std::vector<float>> b1;  // per residual block: [dim]
-    std::vector<float> w2;               // [vocab][dim]
+    std::vector<float> w2;               // [vocab][dim]; empty: the model's own classifier (shared)
 };
 
 struct MedusaHeads {
@@ -27,11 +27,14 @@ struct MedusaHeads {
     // Medusa's own initialisation: W1 = 0, b1 = 0 (each block is the identity), W2 = the model's
     // classifier, so every head starts by repeating the model's next-token guess.
     static MedusaHeads init_from_model(const ModelFile& model, int num_heads, int num_layers = 1);
-    // Head k's logits for hidden state h (CPU reference).
+    // Head k's logits for hidden state h (CPU reference); a shared classifier must be filled in first.
     std::vector<float> logits(int k, std::span<const float> h) const;
+    // Fills the vocabulary projection of heads that share the model's classifier with a copy of it
+    // (for the CPU reference and training, which update it per head).
+    void copy_shared_classifier(const ModelFile& model);
     // Throws FormatError naming `source` when the heads do not fit the model.
     void check_fits(const LlamaConfig& cfg) const;
-    // True when head k's W2 equals the model classifier (the GPU then shares its buffer).
+    // True when head k's W2 is the model classifier, shared or equal (the GPU then shares its buffer).
     bool w2_is_classifier(int k, const ModelFile& model) const;
 };
 

@@ -3,10 +3,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <list>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "model/dequantize.h"
+#include "model/file_bytes.h"
 #include "model/safetensors_file.h"
+#include "model/torch_checkpoint.h"
 
 namespace medusa {
 
@@ -17,112 +21,208 @@ namespace {
 
 constexpr const char* kFileName = "medusa_lm_head.safetensors";
 
-// Looks a key up with and without the "medusa_head." prefix that some exporters add.
-const Tensor* find_key(const SafetensorsFile& f, const std::string& key) {
-    if (const Tensor* t = f.find(key)) return t;
-    return f.find("medusa_head." + key);
+// The named tensors of a head file, whatever its container; keys without the "medusa_head." or
+// "medusa_heads." prefix some exporters add.
+struct HeadFile {
+    std::string path;
+    std::map<std::string, Tensor> tensors;
+    std::map<std::string, std::string> unsupported;  // name -> element type
+    std::shared_ptr<const void> keep;
+
+    const Tensor* find(const std::string& key) const {
+        const auto it = tensors.find(key);
+        return it == tensors.end() ? nullptr : &it->second;
+    }
+};
+
+std::string without_prefix(const std::string& key) {
+    for (const char* p : {"medusa_head.", "medusa_heads."})
+        if (key.rfind(p, 0) == 0) return key.substr(std::string(p).size());
+    return key;
 }
 
-std::vector<float> read_tensor(const SafetensorsFile& f, const std::string& key, std::vector<int64_t> shape) {
-    const Tensor* t = find_key(f, key);
-    if (!t) throw FormatError(f.path() + ": tensor '" + key + "' is missing");
-    if (t->shape != shape) {
-        auto str = [](const std::vector<int64_t>& s) {
-            std::string r = "[";
-            for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-            return r + "]";
-        };
-        throw FormatError(f.path() + ": tensor '" + key + "' has shape " + str(t->shape) + ", expected " + str(shape));
+HeadFile open_head_file(const fs::path& file) {
+    HeadFile h;
+    h.path = file.string();
+    const auto bytes = read_file_bytes(h.path);
+    auto add = [&](const std::string& key, const Tensor& t) {
+        if (!h.tensors.emplace(without_prefix(key), t).second)
+            throw FormatError(h.path + ": tensor '" + without_prefix(key) + "' appears twice");
+    };
+    if (looks_like_zip(*bytes)) {
+        const TorchCheckpoint c = read_torch_checkpoint(bytes, h.path);
+        for (const auto& [key, t] : c.tensors) add(key, t);
+        for (const auto& [key, type] : c.others) h.unsupported[without_prefix(key)] = type;
+    } else {
+        auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::from_memory(bytes, h.path));
+        for (const Tensor& t : f->tensors()) add(t.name, t);
+        h.keep = f;
     }
+    if (!h.keep) h.keep = bytes;
+    return h;
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
+std::vector<float> read_tensor(const HeadFile& f, const std::string& key, const std::vector<int64_t>& shape) {
+    const Tensor* t = f.find(key);
+    if (!t) throw FormatError(f.path + ": tensor '" + key + "' is missing");
+    if (t->shape != shape)
+        throw FormatError(f.path + ": tensor '" + key + "' has shape " + shape_text(t->shape) + ", expected " +
+                          shape_text(shape));
     return dequantize(*t);
 }
 
 // Number of consecutive indices i for which `key(i)` exists.
-int count_keys(const SafetensorsFile& f, const std::function<std::string(int)>& key) {
+int count_keys(const HeadFile& f, const std::function<std::string(int)>& key) {
     int n = 0;
-    while (find_key(f, key(n))) ++n;
+    while (n < 64 && f.find(key(n))) ++n;
     return n;
+}
+
+json read_config(const fs::path& file) {
+    const fs::path config = file.parent_path() / "config.json";
+    if (!fs::exists(config)) return json::object();
+    std::ifstream in(config);
+    const json j = json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw FormatError(config.string() + ": not a JSON object");
+    return j;
+}
+
+int config_int(const json& j, const char* key, int fallback, const std::string& name) {
+    if (!j.contains(key)) return fallback;
+    if (!j[key].is_number_integer()) throw FormatError(name + ": config.json '" + key + "' is not an integer");
+    const int64_t v = j[key].get<int64_t>();
+    return v < 0 || v > 1024 ? -1 : int(v);
+}
+
+// The layout's keys for head k: block l's weight and bias, and the vocabulary projection.
+struct Layout {
+    const char* name;
+    std::function<std::string(int, int)> w1, b1;
+    std::function<std::string(int, int)> w2;  // (k, layers)
+};
+
+const Layout kMedusa{"Medusa",
+                     [](int k, int l) { return std::to_string(k) + "." + std::to_string(l) + ".linear.weight"; },
+                     [](int k, int l) { return std::to_string(k) + "." + std::to_string(l) + ".linear.bias"; },
+                     [](int k, int layers) { return std::to_string(k) + "." + std::to_string(layers) + ".weight"; }};
+const Layout kVllm{"vLLM",
+                   [](int k, int l) { return "blocks." + std::to_string(k) + ".layers." + std::to_string(l) + ".weight"; },
+                   [](int k, int l) { return "blocks." + std::to_string(k) + ".layers." + std::to_string(l) + ".bias"; },
+                   [](int k, int) { return "lm_heads." + std::to_string(k) + ".weight"; }};
+
+fs::path find_head_file(const std::string& path) {
+    fs::path file = path;
+    if (!fs::is_directory(file)) {
+        if (!fs::exists(file)) throw FormatError(file.string() + ": no such Medusa head file");
+        return file;
+    }
+    for (const char* name : {kFileName, "medusa_lm_head.pt", "model.safetensors", "pytorch_model.bin"})
+        if (fs::exists(file / name)) return file / name;
+    throw FormatError(file.string() + ": holds no Medusa head file (medusa_lm_head.safetensors, medusa_lm_head.pt, "
+                                      "or vLLM's model.safetensors)");
 }
 
 }  // namespace
 
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model) {
-    fs::path file = path;
-    if (fs::is_directory(file)) file /= kFileName;
-    if (!fs::exists(file)) throw FormatError(file.string() + ": no such Medusa head file");
-    const SafetensorsFile f = SafetensorsFile::open(file.string());
-    const std::string name = file.string();
+    const fs::path file = find_head_file(path);
+    const HeadFile f = open_head_file(file);
+    const std::string& name = f.path;
+    const json config = read_config(file);
 
-    // config.json beside the file, when present, says how many heads and blocks to expect.
-    int num_heads = -1, num_layers = -1;
-    const fs::path config = file.parent_path() / "config.json";
-    if (fs::exists(config)) {
-        std::ifstream in(config);
-        const json j = json::parse(in, nullptr, false);
-        if (j.is_discarded() || !j.is_object()) throw FormatError(config.string() + ": not a JSON object");
-        if (j.contains("medusa_num_heads")) num_heads = j["medusa_num_heads"].get<int>();
-        if (j.contains("medusa_num_layers")) num_layers = j["medusa_num_layers"].get<int>();
-    }
-    if (num_heads < 0) num_heads = count_keys(f, [](int k) { return std::to_string(k) + ".0.linear.weight"; });
-    if (num_layers < 0)
-        num_layers = count_keys(f, [](int l) { return "0." + std::to_string(l) + ".linear.weight"; });
+    const bool vllm = f.find(kVllm.w1(0, 0)) != nullptr;
+    const Layout& lay = vllm ? kVllm : kMedusa;
+    if (!f.find(lay.w1(0, 0)))
+        throw FormatError(name + ": no Medusa heads in it (neither '0.0.linear.weight' nor vLLM's "
+                                 "'blocks.0.layers.0.weight')");
+    // config.json, when present, says how many heads and blocks to expect.
+    int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, name);
+    int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, name);
+    if (num_heads < 0) num_heads = count_keys(f, [&](int k) { return lay.w1(k, 0); });
+    if (num_layers < 0) num_layers = count_keys(f, [&](int l) { return lay.w1(0, l); });
     if (num_heads < 1 || num_heads > 8)
         throw FormatError(name + ": holds " + std::to_string(num_heads) + " Medusa heads (1 to 8 are supported)");
     if (num_layers < 1 || num_layers > 16)
         throw FormatError(name + ": Medusa heads with " + std::to_string(num_layers) + " residual blocks");
+    if (f.unsupported.count("token_map"))
+        throw FormatError(name + ": heads over a truncated vocabulary (vLLM's token_map) are not supported");
 
-    // Sizes come from the file, then are checked against the model so the error names both.
-    const std::string w2_key = "0." + std::to_string(num_layers) + ".weight";
-    const Tensor* w2 = find_key(f, w2_key);
-    if (!w2 || w2->shape.size() != 2) throw FormatError(name + ": tensor '" + w2_key + "' is missing or not a matrix");
+    // Each head's vocabulary projection: its own, one shared (vLLM's original_lm_head), or none
+    // (the model's classifier: Medusa's legacy layout, TGI's fallback).
+    const bool shared_lm_head = vllm && config.value("original_lm_head", false) == true;
+    int own_w2 = 0;
+    for (int k = 0; k < num_heads; ++k) own_w2 += f.find(lay.w2(shared_lm_head ? 0 : k, num_layers)) != nullptr;
+    if (own_w2 != 0 && own_w2 != num_heads)
+        throw FormatError(name + ": " + std::to_string(own_w2) + " of " + std::to_string(num_heads) +
+                          " heads have their own vocabulary projection: all or none must");
+    const Tensor* w1 = f.find(lay.w1(0, 0));
+    const Tensor* w2 = own_w2 ? f.find(lay.w2(0, num_layers)) : nullptr;
+    if (w1->shape.size() != 2 || (w2 && w2->shape.size() != 2))
+        throw FormatError(name + ": Medusa head weights are not matrices");
     MedusaHeads h;
     h.source = name;
-    h.vocab = int(w2->shape[0]);
-    h.dim = int(w2->shape[1]);
+    h.dim = int(w1->shape[1]);
+    h.vocab = w2 ? int(w2->shape[0]) : model.vocab_size;
     h.layers = num_layers;
     h.check_fits(model);
     const int64_t d = h.dim, v = h.vocab;
+    const bool biases = !vllm || f.find(lay.b1(0, 0));  // vLLM writes them only with medusa_fc_bias
     for (int k = 0; k < num_heads; ++k) {
         MedusaHead head;
         for (int l = 0; l < num_layers; ++l) {
-            const std::string p = std::to_string(k) + "." + std::to_string(l) + ".linear.";
-            head.w1.push_back(read_tensor(f, p + "weight", {d, d}));
-            head.b1.push_back(read_tensor(f, p + "bias", {d}));
+            head.w1.push_back(read_tensor(f, lay.w1(k, l), {d, d}));
+            head.b1.push_back(biases ? read_tensor(f, lay.b1(k, l), {d}) : std::vector<float>(size_t(d), 0.0f));
         }
-        head.w2 = read_tensor(f, std::to_string(k) + "." + std::to_string(num_layers) + ".weight", {v, d});
+        if (own_w2) head.w2 = read_tensor(f, lay.w2(shared_lm_head ? 0 : k, num_layers), {v, d});
         h.heads.push_back(std::move(head));
     }
     return h;
 }
 
-void save_medusa_heads(const MedusaHeads& heads, const std::string& folder) {
+void save_medusa_heads(const MedusaHeads& heads, const std::string& folder, const HeadsExport& how) {
+    if (how.layout == HeadsExport::Tgi && how.base_model.empty())
+        throw std::invalid_argument("TGI's layout needs the base model's Hugging Face id (base_model_name_or_path)");
     fs::create_directories(folder);
+    const DType type = how.layout == HeadsExport::Tgi ? DType::F16 : DType::F32;
+    std::list<std::vector<uint16_t>> halves;  // the f16 copies, kept alive until written
     std::vector<Tensor> tensors;
     auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
         Tensor t;
         t.name = name;
-        t.type = DType::F32;
+        t.type = type;
         t.shape = std::move(shape);
-        t.data = reinterpret_cast<const uint8_t*>(v.data());
-        t.nbytes = v.size() * 4;
+        if (type == DType::F32) {
+            t.data = reinterpret_cast<const uint8_t*>(v.data());
+            t.nbytes = v.size() * 4;
+        } else {
+            auto& h = halves.emplace_back(v.size());
+            for (size_t i = 0; i < v.size(); ++i) h[i] = float_to_half(v[i]);
+            t.data = reinterpret_cast<const uint8_t*>(h.data());
+            t.nbytes = h.size() * 2;
+        }
         tensors.push_back(std::move(t));
     };
     const int64_t d = heads.dim, v = heads.vocab;
     for (int k = 0; k < heads.count(); ++k) {
         const MedusaHead& head = heads.heads[k];
         for (int l = 0; l < heads.layers; ++l) {
-            const std::string p = std::to_string(k) + "." + std::to_string(l) + ".linear.";
-            add(p + "weight", head.w1[l], {d, d});
-            add(p + "bias", head.b1[l], {d});
+            add(kMedusa.w1(k, l), head.w1[l], {d, d});
+            add(kMedusa.b1(k, l), head.b1[l], {d});
         }
-        add(std::to_string(k) + "." + std::to_string(heads.layers) + ".weight", head.w2, {v, d});
+        if (!head.w2.empty()) add(kMedusa.w2(k, heads.layers), head.w2, {v, d});
     }
     write_safetensors((fs::path(folder) / kFileName).string(), tensors, {{"format", "pt"}});
     const json config = {{"medusa_num_heads", heads.count()},
                          {"medusa_num_layers", heads.layers},
                          {"hidden_size", heads.dim},
                          {"vocab_size", heads.vocab},
-                         {"base_model_name_or_path", heads.source}};
+                         {"base_model_name_or_path", how.layout == HeadsExport::Tgi ? how.base_model : heads.source}};
     std::ofstream out(fs::path(folder) / "config.json");
     out << config.dump(2) << "\n";
     if (!out) throw std::runtime_error(folder + "/config.json: write failed");

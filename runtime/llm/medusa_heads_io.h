@@ -1,6 +1,12 @@
-// Medusa heads in Medusa's Hugging Face layout: medusa_lm_head.safetensors (+ config.json with
-// medusa_num_heads, medusa_num_layers); keys <k>.<l>.linear.weight|bias and <k>.<L>.weight,
-// optionally prefixed "medusa_head.".
+// Medusa heads in the layouts other tools publish and read:
+//  - Medusa / TGI: medusa_lm_head.safetensors or medusa_lm_head.pt (+ config.json with
+//    medusa_num_heads, medusa_num_layers); keys <k>.<l>.linear.weight|bias and <k>.<L>.weight,
+//    optionally prefixed "medusa_head.". Without the <k>.<L>.weight keys (Medusa's legacy layout,
+//    TGI's fallback) every head projects with the model's own classifier.
+//  - vLLM: model.safetensors (+ config.json with num_heads, num_hidden_layers); keys
+//    blocks.<k>.layers.<l>.weight|bias (bias only with medusa_fc_bias) and lm_heads.<k>.weight,
+//    or one shared lm_heads.0.weight with original_lm_head.
+// .pt files are PyTorch checkpoints, read without executing them (model/torch_checkpoint.h).
 #pragma once
 #include <string>
 
@@ -8,8 +14,20 @@
 
 namespace medusa {
 
-// `path` is the .safetensors file or the folder holding it.
+// `path` is a head file or the folder holding one; throws FormatError naming it.
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model);
-void save_medusa_heads(const MedusaHeads& heads, const std::string& folder);
+
+// Where saved heads are meant to be read.
+struct HeadsExport {
+    enum Layout {
+        Medusa,  // f32, config.json naming the source as base_model_name_or_path (our training checkpoints)
+        Tgi,     // f16, for text-generation-inference: config.json's base_model_name_or_path must be the base
+                 // model's Hugging Face id or folder; no "architectures" key (TGI would take it for another speculator)
+    } layout = Medusa;
+    std::string base_model;  // Tgi: required
+};
+// Writes medusa_lm_head.safetensors and config.json into `folder`. Heads that share the model's
+// classifier are written without <k>.<L>.weight.
+void save_medusa_heads(const MedusaHeads& heads, const std::string& folder, const HeadsExport& how = {});
 
 }  // namespace medusa

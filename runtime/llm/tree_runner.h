@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "llm/draft_stage.h"
+#include "llm/eagle_layer.h"
+#include "llm/eagle_runner.h"
 #include "llm/medusa_heads.h"
 #include "llm/token_block.h"
 #include "model/model_file.h"
@@ -66,6 +68,9 @@ public:
     // entry candidate[i] (0 for the root).
     virtual std::unique_ptr<DraftStage> medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth,
                                                      int topk, std::span<const int> candidate) = 0;
+
+    // EAGLE's draft layer on this engine, reading this target's features, embeddings and LM head.
+    virtual std::unique_ptr<EagleRunner> eagle_runner(const ModelFile& file, const EagleLayer& layer) = 0;
 };
 
 }  // namespace medusa

@@ -51,6 +51,10 @@ const char* kBos = "<s>";
 const char* kEos = "</s>";
 const char* kImStart = "<|im_start|>";
 const char* kImEnd = "<|im_end|>";
+const char* kHeaderStart = "<|start_header_id|>";
+const char* kHeaderEnd = "<|end_header_id|>";
+const char* kEotId = "<|eot_id|>";
+const char* kEomId = "<|eom_id|>";
 
 // FastChat conversation.py, template "vicuna_v1.1", SeparatorStyle.ADD_COLON_TWO with sep=" ",
 // sep2="</s>": system + sep, then "ROLE: message" + (sep after a user message, sep2 after an
@@ -117,11 +121,22 @@ ChatPrompt render_chatml(const Conversation& c) {
     return b.p;
 }
 
-// The id of a piece spelt exactly `piece`, or -1 (one pass over the vocabulary).
-int find_piece(const Tokenizer& tok, const std::string& piece) {
-    for (int id = 0, n = tok.vocab_size(); id < n; ++id)
-        if (tok.piece(id) == piece) return id;
-    return -1;
+// Meta-Llama-3-8B-Instruct's chat_template: after bos_token, each message is "<|start_header_id|>" +
+// role + "<|end_header_id|>\n\n" + content|trim + "<|eot_id|>"; the generation prompt is the
+// assistant's header.
+ChatPrompt render_llama3(const Conversation& c) {
+    Builder b;
+    auto message = [&](const char* role, const std::string& content) {
+        b.special(kHeaderStart).text(role).special(kHeaderEnd).text("\n\n" + strip(content)).special(kEotId);
+    };
+    if (!c.system.empty()) message("system", c.system);
+    for (const ChatTurn& t : c.history) {
+        message("user", t.user);
+        message("assistant", t.assistant);
+    }
+    message("user", c.user);
+    b.special(kHeaderStart).text("assistant").special(kHeaderEnd).text("\n\n");
+    return b.p;
 }
 
 std::string read_file(const fs::path& p) {
@@ -150,6 +165,8 @@ ChatTemplate from_model_name(const std::string& name) {
     const std::string n = lower(name);
     if (has(n, "vicuna")) return ChatTemplate::VicunaV11;
     if ((has(n, "llama-2") || has(n, "llama2")) && has(n, "chat")) return ChatTemplate::Llama2Chat;
+    if ((has(n, "llama-3") || has(n, "llama3")) && has(n, "instruct")) return ChatTemplate::Llama3;
+    if (has(n, "qwen") && (has(n, "instruct") || has(n, "chat"))) return ChatTemplate::ChatML;
     if (has(n, "zephyr")) return ChatTemplate::Zephyr;
     if (has(n, "tinyllama") && has(n, "chat")) return ChatTemplate::Zephyr;
     return ChatTemplate::None;
@@ -164,6 +181,7 @@ const char* chat_template_name(ChatTemplate t) {
         case ChatTemplate::Llama2Chat: return "llama2_chat";
         case ChatTemplate::Zephyr: return "zephyr";
         case ChatTemplate::ChatML: return "chatml";
+        case ChatTemplate::Llama3: return "llama3";
     }
     return "?";
 }
@@ -175,11 +193,13 @@ std::optional<ChatTemplate> parse_chat_template(const std::string& name) {
     if (n == "llama2_chat" || n == "llama2" || n == "llama-2" || n == "llama2-chat" || n == "llama-2-chat")
         return ChatTemplate::Llama2Chat;
     if (n == "zephyr" || n == "tinyllama") return ChatTemplate::Zephyr;
-    if (n == "chatml" || n == "chat-ml") return ChatTemplate::ChatML;
+    if (n == "chatml" || n == "chat-ml" || n == "qwen2" || n == "qwen") return ChatTemplate::ChatML;
+    if (n == "llama3" || n == "llama-3" || n == "llama3_instruct") return ChatTemplate::Llama3;
     return std::nullopt;
 }
 
 ChatTemplate detect_chat_template_jinja(const std::string& j) {
+    if (has(j, "<|start_header_id|>") && has(j, "<|eot_id|>")) return ChatTemplate::Llama3;
     if (has(j, "<|im_start|>")) return ChatTemplate::ChatML;
     if (has(j, "[INST]") && has(j, "<<SYS>>")) return ChatTemplate::Llama2Chat;
     // Phi-3 also writes <|user|>/<|assistant|>, but ends messages with <|end|>, not eos_token.
@@ -240,6 +260,7 @@ ChatPrompt render_chat(ChatTemplate t, const Conversation& conv) {
         case ChatTemplate::Llama2Chat: return render_llama2(conv);
         case ChatTemplate::Zephyr: return render_zephyr(conv);
         case ChatTemplate::ChatML: return render_chatml(conv);
+        case ChatTemplate::Llama3: return render_llama3(conv);
         case ChatTemplate::None: break;
     }
     throw std::invalid_argument("render_chat: no chat template to render with");
@@ -250,12 +271,13 @@ std::vector<int> encode_chat(const ChatPrompt& prompt, const Tokenizer& tok) {
     std::vector<std::pair<int, std::string>> runs;  // (token id, "") or (-1, text)
     for (const ChatPart& p : prompt.parts) {
         int id = -1;
-        if (p.special) id = p.text == kBos ? tok.bos_id() : p.text == kEos ? tok.eos_id() : find_piece(tok, p.text);
+        if (p.special) id = p.text == kBos ? tok.bos_id() : p.text == kEos ? tok.eos_id() : tok.find_piece(p.text);
         if (id >= 0) runs.push_back({id, ""});
         else if (!runs.empty() && runs.back().first < 0) runs.back().second += p.text;
         else runs.push_back({-1, p.text});
     }
-    std::vector<int> ids = {tok.bos_id()};
+    std::vector<int> ids;
+    if (tok.adds_bos()) ids.push_back(tok.bos_id());
     for (const auto& [id, text] : runs) {
         if (id >= 0) {
             ids.push_back(id);
@@ -269,8 +291,12 @@ std::vector<int> encode_chat(const ChatPrompt& prompt, const Tokenizer& tok) {
 
 std::vector<int> chat_stop_tokens(ChatTemplate t, const Tokenizer& tok) {
     std::vector<int> stops = {tok.eos_id()};
-    if (t == ChatTemplate::ChatML)
-        if (int id = find_piece(tok, kImEnd); id >= 0) stops.push_back(id);
+    std::vector<const char*> ends;
+    if (t == ChatTemplate::ChatML) ends = {kImEnd};
+    if (t == ChatTemplate::Llama3) ends = {kEotId, kEomId};
+    for (const char* e : ends)
+        if (const int id = tok.find_piece(e); id >= 0 && std::find(stops.begin(), stops.end(), id) == stops.end())
+            stops.push_back(id);
     return stops;
 }
 
@@ -280,6 +306,7 @@ std::vector<std::string> chat_stop_strings(ChatTemplate t) {
         case ChatTemplate::Llama2Chat: return {kEos, "[INST]"};
         case ChatTemplate::Zephyr: return {kEos, "<|user|>"};
         case ChatTemplate::ChatML: return {kImEnd, kImStart};
+        case ChatTemplate::Llama3: return {kEotId, kHeaderStart};  // written out by a vocabulary without them
         case ChatTemplate::None: break;
     }
     return {};

@@ -21,15 +21,17 @@ enum class ChatTemplate {
     VicunaV11,   // FastChat "vicuna_v1.1": "{system} USER: {user} ASSISTANT: {reply}</s>USER: ..."
     Llama2Chat,  // Meta Llama-2 chat: "[INST] <<SYS>>\n{system}\n<</SYS>>\n\n{user} [/INST] {reply} </s><s>[INST] ..."
     Zephyr,      // HuggingFaceH4 Zephyr / TinyLlama-Chat v1.0: "<|system|>\n...</s>\n<|user|>\n...</s>\n<|assistant|>\n"
-    ChatML,      // "<|im_start|>system\n...<|im_end|>\n<|im_start|>user\n...<|im_end|>\n<|im_start|>assistant\n"
+    ChatML,      // "<|im_start|>system\n...<|im_end|>\n<|im_start|>user\n...<|im_end|>\n<|im_start|>assistant\n" (Qwen2)
+    Llama3,      // "<|start_header_id|>user<|end_header_id|>\n\n...<|eot_id|>" per message, after BOS
 };
 
-// "none", "vicuna_v1.1", "llama2_chat", "zephyr", "chatml".
+// "none", "vicuna_v1.1", "llama2_chat", "zephyr", "chatml", "llama3".
 const char* chat_template_name(ChatTemplate t);
 // Accepts the names above and a few spellings ("vicuna", "llama2", "llama-2", "tinyllama", "chat-ml").
 std::optional<ChatTemplate> parse_chat_template(const std::string& name);
 
-// Recognises a family from a Jinja chat template by its markers: "<|im_start|>" (ChatML),
+// Recognises a family from a Jinja chat template by its markers: "<|start_header_id|>" (Llama 3),
+// "<|im_start|>" (ChatML),
 // "[INST]" with "<<SYS>>" (Llama-2), "<|user|>" and "<|assistant|>" without Phi-3's "<|end|>"
 // (Zephyr), "USER:" with "ASSISTANT:" (Vicuna). None when nothing matches.
 ChatTemplate detect_chat_template_jinja(const std::string& jinja);
@@ -68,13 +70,14 @@ std::string default_system_prompt(ChatTemplate t);
 // The prompt that asks for the reply to conv.user. Throws std::invalid_argument for None.
 ChatPrompt render_chat(ChatTemplate t, const Conversation& conv);
 
-// BOS, then each part: text through the tokenizer (without BOS), specials by their piece's id
-// ("<s>" and "</s>" are the tokenizer's BOS and EOS). A special piece that the vocabulary lacks is
-// encoded as text, as a tokenizer without that added token would.
+// BOS when the model's prompts start with one (not Qwen2's), then each part: text through the
+// tokenizer, specials by their piece's id ("<s>" and "</s>" are the tokenizer's BOS and EOS). A
+// special piece that the vocabulary lacks is encoded as text, as a tokenizer without that added
+// token would.
 std::vector<int> encode_chat(const ChatPrompt& prompt, const Tokenizer& tok);
 
-// The tokens that end a reply: EOS for every family, and "<|im_end|>" for ChatML when the
-// vocabulary has it as one piece.
+// The tokens that end a reply: EOS for every family, "<|im_end|>" for ChatML and "<|eot_id|>",
+// "<|eom_id|>" for Llama 3, when the vocabulary has them as one piece.
 std::vector<int> chat_stop_tokens(ChatTemplate t, const Tokenizer& tok);
 // Texts that end a reply when they appear in it: the end-of-turn marker written out, and the start
 // of the next user turn (a small model that never learnt to emit EOS goes on with "USER:" etc.).

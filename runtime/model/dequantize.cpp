@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/block_format.h"
+#include "model/dequantize_blocks.h"
+
 namespace medusa {
 
 float half_to_float(uint16_t h) {
@@ -75,15 +78,10 @@ size_t tensor_nbytes(DType type, int64_t numel, int group_size) {
         if (g == 0 || n % g) throw std::invalid_argument(std::to_string(n) + " values do not split into groups of " + std::to_string(g));
         return n / g;
     };
-    switch (type) {
-        case DType::F32: return size_t(n * 4);
-        case DType::F16:
-        case DType::BF16: return size_t(n * 2);
-        case DType::Q8_0: return size_t(blocks(32) * 34);
-        case DType::Q4_0: return size_t(blocks(32) * 18);
-        case DType::Q8_G: return size_t(n + blocks(uint64_t(std::max(group_size, 0))) * 4);
-    }
-    throw std::invalid_argument("unknown dtype");
+    if (type == DType::Q8_G) return size_t(n + blocks(uint64_t(std::max(group_size, 0))) * 4);
+    const BlockFormat* f = gguf_format(type);
+    if (!f) throw std::invalid_argument("unknown dtype");
+    return size_t(blocks(uint64_t(f->values)) * uint64_t(f->bytes));
 }
 
 std::vector<float> dequantize(const Tensor& t) {
@@ -111,27 +109,6 @@ std::vector<float> dequantize(const Tensor& t) {
                 out[i] = t.type == DType::F16 ? half_to_float(h) : bf16_to_float(h);
             }
             break;
-        case DType::Q8_0:
-            for (int64_t b = 0; b < n / 32; ++b) {
-                const uint8_t* blk = d + b * 34;
-                uint16_t s;
-                std::memcpy(&s, blk, 2);
-                const float scale = half_to_float(s);
-                for (int j = 0; j < 32; ++j) out[b * 32 + j] = float(int8_t(blk[2 + j])) * scale;
-            }
-            break;
-        case DType::Q4_0:
-            for (int64_t b = 0; b < n / 32; ++b) {
-                const uint8_t* blk = d + b * 18;
-                uint16_t s;
-                std::memcpy(&s, blk, 2);
-                const float scale = half_to_float(s);
-                for (int j = 0; j < 16; ++j) {
-                    out[b * 32 + j] = float(int(blk[2 + j] & 15) - 8) * scale;
-                    out[b * 32 + j + 16] = float(int(blk[2 + j] >> 4) - 8) * scale;
-                }
-            }
-            break;
         case DType::Q8_G: {
             for (int64_t i = 0; i < n; ++i) {
                 float scale;  // the scales follow the int8 values and may be unaligned
@@ -139,6 +116,10 @@ std::vector<float> dequantize(const Tensor& t) {
                 out[i] = float(int8_t(d[i])) * scale;
             }
             break;
+        }
+        default: {  // GGUF blocks
+            const BlockFormat& f = *gguf_format(t.type);
+            for (int64_t b = 0; b < n / f.values; ++b) dequantize_block(t.type, d + b * f.bytes, &out[b * f.values]);
         }
     }
     return out;

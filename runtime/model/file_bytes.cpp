@@ -37,6 +37,7 @@ void validate_config(const LlamaConfig& c, const std::string& name) {
     if (c.head_dim() % 2) bad("the head size must be even for RoPE");
     if (!(c.rms_eps > 0 && c.rms_eps < 1)) bad("rms epsilon out of range");
     if (!(c.rope_theta > 1)) bad("rope theta out of range");
+    if (!(c.rope_position_scale >= 1 && c.rope_position_scale <= 1024)) bad("rope scaling factor out of range");
 }
 
 }  // namespace medusa

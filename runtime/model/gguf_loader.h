@@ -1,4 +1,4 @@
-// GGUF v2/v3 files of the `llama` architecture: F32, F16, BF16, Q8_0 and Q4_0 tensors,
+// GGUF v2/v3 files of the `llama` architecture: tensors of the types in model/block_format.h,
 // hyper-parameters from metadata, and the embedded sentencepiece-style vocabulary.
 #pragma once
 #include <memory>
@@ -9,4 +9,6 @@
 
 namespace medusa {
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
+// The canonical name (model_file.h) of a GGUF tensor name, "" for tensors the engine ignores.
+std::string gguf_canonical_name(const std::string& gguf_name);
 }  // namespace medusa

@@ -1,10 +1,13 @@
 #include "model/gguf_vocab.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstring>
 #include <unordered_set>
 
+#include "model/gguf_metadata.h"
 #include "model/model_file.h"
+#include "model/pretokenizer.h"
 
 namespace medusa {
 
@@ -68,9 +71,14 @@ void validate(const GgufVocab& v, const std::string& name) {
 
 std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string& name) {
     GgufVocab fixed = v;
-    if (v.types.empty()) {  // no types given: the unknown id's piece is the unknown piece
-        fixed.types.assign(v.tokens.size(), NORMAL);
-        if (v.unk >= 0 && size_t(v.unk) < v.tokens.size()) fixed.types[size_t(v.unk)] = UNKNOWN;
+    if (v.types.empty()) fixed.types.assign(v.tokens.size(), NORMAL);
+    // sentencepiece wants exactly one unknown piece, the unknown id's. Phi-3's file types <unk> as
+    // control and its padding pieces as unknown: llama.cpp reads those as the unknown piece and
+    // pieces never produced, which is what this makes of them.
+    if (v.unk >= 0 && size_t(v.unk) < fixed.types.size()) {
+        for (int32_t& t : fixed.types)
+            if (t == UNKNOWN) t = UNUSED;
+        fixed.types[size_t(v.unk)] = UNKNOWN;
     }
     validate(fixed, name);
     // sentencepiece only reports BOS/EOS ids for control pieces; llama.cpp treats them as special anyway.
@@ -107,6 +115,57 @@ std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string
     field_varint(normalizer, 5, 1);  // escape_whitespaces
     field_bytes(model, 3, normalizer);
     return model;
+}
+
+namespace {
+
+std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& name) {
+    GgufVocab v;
+    v.tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
+    if (const GgufValue* s = meta.array("tokenizer.ggml.scores", F32))
+        for (double x : s->numbers) v.scores.push_back(std::isfinite(x) && std::fabs(x) < 1e30 ? float(x) : 0.0f);
+    if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
+        for (double x : t->numbers) v.types.push_back(x >= -1 && x <= 1000 ? int32_t(x) : -1);
+    v.bos = meta.integer("tokenizer.ggml.bos_token_id", 1, false);
+    v.eos = meta.integer("tokenizer.ggml.eos_token_id", 2, false);
+    v.unk = meta.integer("tokenizer.ggml.unknown_token_id", 0, false);
+    return sentencepiece_proto_from_vocab(v, name);
+}
+
+std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const std::string& name) {
+    auto v = std::make_shared<BpeVocab>();
+    v->tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
+    if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
+        for (double x : t->numbers) v->types.push_back(x >= 0 && x <= double(kTokenByte) ? int32_t(x) : -1);
+    const GgufValue* merges = meta.array("tokenizer.ggml.merges", STRING);
+    if (!merges) throw FormatError(name + ": the gpt2 (BPE) vocabulary has no tokenizer.ggml.merges");
+    v->merges = merges->texts;
+    v->pre = meta.text("tokenizer.ggml.pre");
+    v->regexes = gguf_pre_tokenizer_regexes(v->pre, v->ignore_merges, name);
+    v->bos = meta.integer("tokenizer.ggml.bos_token_id", -1, false);
+    v->eos = meta.integer("tokenizer.ggml.eos_token_id", -1, false);
+    // llama.cpp: Llama 3's pre-tokenizer implies BOS; the file's add_bos_token decides when present.
+    v->add_bos = meta.boolean("tokenizer.ggml.add_bos_token", v->ignore_merges) && v->bos >= 0;
+    validate_bpe_vocab(*v, name);
+    return v;
+}
+
+}  // namespace
+
+EmbeddedVocab read_gguf_vocab(const GgufMetadata& meta, const std::string& name) {
+    if (!meta.array("tokenizer.ggml.tokens", STRING)) throw FormatError(name + ": holds no vocabulary (tokenizer.ggml.tokens)");
+    const std::string model = meta.text("tokenizer.ggml.model");
+    EmbeddedVocab e;
+    if (model == "llama") e.sentencepiece = sentencepiece_vocab(meta, name);
+    else if (model == "gpt2") e.bpe = byte_level_vocab(meta, name);
+    else
+        throw FormatError(name + ": tokenizer '" + model +
+                          "' is not supported (llama (sentencepiece) and gpt2 (byte-level BPE) are)");
+    return e;
+}
+
+EmbeddedVocab load_gguf_vocab(const std::vector<uint8_t>& bytes, const std::string& name) {
+    return read_gguf_vocab(read_gguf_header(bytes, name).meta, name);
 }
 
 }  // namespace medusa

@@ -1,11 +1,16 @@
-// Turns a GGUF vocabulary (tokenizer.ggml.model == "llama") into a serialized sentencepiece
-// ModelProto, so one tokenizer implementation serves .model files and GGUF files alike.
+// The vocabulary a GGUF file carries: tokenizer.ggml.model "llama" is turned into a serialized
+// sentencepiece ModelProto (so one implementation serves .model files and GGUF files alike),
+// "gpt2" into a byte-level BPE vocabulary with llama.cpp's pre-tokenizer for tokenizer.ggml.pre.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "model/bpe_vocab.h"
+
 namespace medusa {
+
+class GgufMetadata;
 
 struct GgufVocab {
     std::vector<std::string> tokens;
@@ -18,5 +23,11 @@ struct GgufVocab {
 // Checks the vocabulary (sizes agree, ids in range, pieces non-empty and unique, one unknown piece)
 // and writes the ModelProto bytes. Throws FormatError "<name>: ..." on a bad vocabulary.
 std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string& name);
+
+// The vocabulary under the file's tokenizer.ggml.* keys; throws FormatError naming `name` for
+// tokenizer models other than "llama" and "gpt2" and for malformed vocabularies.
+EmbeddedVocab read_gguf_vocab(const GgufMetadata& meta, const std::string& name);
+// The vocabulary of a GGUF file, which may hold no model at all (llama.cpp's vocab-only files).
+EmbeddedVocab load_gguf_vocab(const std::vector<uint8_t>& bytes, const std::string& name);
 
 }  // namespace medusa

@@ -9,6 +9,9 @@
 #include <set>
 
 #include "model/file_bytes.h"
+#include "model/hf_tokenizer.h"
+#include "model/rope_rows.h"
+#include "model/rope_scaling.h"
 
 namespace medusa {
 
@@ -32,6 +35,37 @@ json parse_json(const std::string& text, const std::string& name) {
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) throw FormatError(name + ": not a JSON object");
     return j;
+}
+
+// rope_scaling: null, {"rope_type"|"type": "llama3", factor, low_freq_factor, high_freq_factor,
+// original_max_position_embeddings} (becomes a rope_freqs tensor) or {"type": "linear", factor}.
+std::vector<float> parse_rope_scaling(const json& j, LlamaConfig& c, const std::string& name) {
+    auto it = j.find("rope_scaling");
+    if (it == j.end() || it->is_null()) return {};
+    auto bad = [&](const std::string& what) { throw FormatError(name + ": config.json: rope_scaling " + what); };
+    if (!it->is_object()) bad("is not an object");
+    const json& r = *it;
+    const std::string type = r.contains("rope_type") && r["rope_type"].is_string() ? r["rope_type"].get<std::string>()
+                             : r.contains("type") && r["type"].is_string()       ? r["type"].get<std::string>()
+                                                                                  : "";
+    auto number = [&](const char* key, double fallback) {
+        if (!r.contains(key)) return fallback;
+        if (!r[key].is_number() || !std::isfinite(r[key].get<double>()) || r[key].get<double>() <= 0)
+            bad(std::string("'") + key + "' is not a positive number");
+        return r[key].get<double>();
+    };
+    if (type == "linear") {
+        c.rope_position_scale = float(number("factor", 1.0));
+        return {};
+    }
+    if (type == "llama3") {
+        const double low = number("low_freq_factor", 1.0), high = number("high_freq_factor", 4.0);
+        if (!(high > low)) bad("has high_freq_factor <= low_freq_factor");
+        return llama3_rope_factors(c.rope_theta, c.head_dim(), number("factor", 8.0), low, high,
+                                   number("original_max_position_embeddings", 8192.0));
+    }
+    bad("type '" + type + "' is not supported (llama3 and linear are)");
+    return {};
 }
 
 LlamaConfig parse_config(const json& j, const std::string& name) {
@@ -59,11 +93,16 @@ LlamaConfig parse_config(const json& j, const std::string& name) {
     auto shown = [](const json& v) {
         return v.is_string() ? "\"" + v.get<std::string>() + "\"" : std::string(v.type_name());
     };
-    if (auto it = j.find("model_type"); it != j.end() && (!it->is_string() || it->get<std::string>() != "llama"))
-        bad("model_type " + shown(*it) + " is not supported (only \"llama\")");
+    std::string model_type = "llama";
+    if (auto it = j.find("model_type"); it != j.end()) {
+        model_type = it->is_string() ? it->get<std::string>() : "";
+        if (model_type != "llama" && model_type != "qwen2")
+            bad("model_type " + shown(*it) + " is not supported (\"llama\" and \"qwen2\" are)");
+    }
     if (auto it = j.find("hidden_act"); it != j.end() && (!it->is_string() || it->get<std::string>() != "silu"))
         bad("hidden_act " + shown(*it) + " is not supported (only \"silu\")");
-    if (auto it = j.find("rope_scaling"); it != j.end() && !it->is_null()) bad("rope_scaling is not supported");
+    if (auto it = j.find("attention_bias"); model_type == "llama" && it != j.end() && *it == true)
+        bad("attention_bias (biases on every attention projection, o_proj's too) is not supported for llama");
     LlamaConfig c;
     c.dim = integer("hidden_size", 0, true);
     c.hidden_dim = integer("intermediate_size", 0, true);
@@ -75,6 +114,7 @@ LlamaConfig parse_config(const json& j, const std::string& name) {
     c.rope_theta = float(number("rope_theta", 10000.0));
     c.rms_eps = float(number("rms_norm_eps", 1e-6));  // HF LlamaConfig's default
     c.tied_classifier = false;                        // HF LlamaConfig's default
+    c.qkv_bias = model_type == "qwen2";
     if (auto it = j.find("tie_word_embeddings"); it != j.end()) {
         if (!it->is_boolean()) bad("'tie_word_embeddings' is not a boolean");
         c.tied_classifier = it->get<bool>();
@@ -92,7 +132,8 @@ std::string canonical_name(const std::string& n) {
         {"self_attn.q_proj.weight", "wq"},            {"self_attn.k_proj.weight", "wk"},
         {"self_attn.v_proj.weight", "wv"},            {"self_attn.o_proj.weight", "wo"},
         {"mlp.gate_proj.weight", "w1"},               {"mlp.down_proj.weight", "w2"},
-        {"mlp.up_proj.weight", "w3"}};
+        {"mlp.up_proj.weight", "w3"},                 {"self_attn.q_proj.bias", "bq"},
+        {"self_attn.k_proj.bias", "bk"},              {"self_attn.v_proj.bias", "bv"}};
     const std::string prefix = "model.layers.";
     if (n.compare(0, prefix.size(), prefix) != 0) return "";
     const size_t dot = n.find('.', prefix.size());
@@ -133,29 +174,22 @@ std::vector<SafetensorsFile> open_shards(const fs::path& dir, const fs::path& in
 
 }  // namespace
 
-std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t row_bytes, int n_heads, bool to_hf) {
-    if (n_heads <= 0 || rows % (2 * int64_t(n_heads)) != 0)
-        throw std::invalid_argument("permute_rope_rows: rows must split into heads of even size");
-    const int64_t head = rows / n_heads, half = head / 2;
-    std::vector<uint8_t> out(size_t(rows) * row_bytes);
-    for (int64_t h = 0; h < n_heads; ++h)
-        for (int64_t i = 0; i < half; ++i)
-            for (int64_t j = 0; j < 2; ++j) {
-                const int64_t adjacent = h * head + 2 * i + j, rotate_half = h * head + j * half + i;
-                const int64_t from = to_hf ? adjacent : rotate_half, to = to_hf ? rotate_half : adjacent;
-                std::memcpy(out.data() + size_t(to) * row_bytes, data + size_t(from) * row_bytes, row_bytes);
-            }
-    return out;
-}
-
 ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::string& config_json,
                              const std::string& name) {
     ModelFile m;
     m.path = name;
     m.format = "safetensors";
-    m.config = parse_config(parse_json(config_json, name + ": config.json"), name);
+    const json config = parse_json(config_json, name + ": config.json");
+    m.config = parse_config(config, name);
     validate_config(m.config, name);
     auto storage = std::make_shared<HfStorage>();
+    // Llama 3's RoPE factors become the rope_freqs tensor, as llama.cpp's converter writes them.
+    if (auto factors = parse_rope_scaling(config, m.config, name); !factors.empty()) {
+        auto& bytes = storage->owned.emplace_back(factors.size() * 4);
+        std::memcpy(bytes.data(), factors.data(), bytes.size());
+        m.tensors.push_back({"rope_freqs", DType::F32, {int64_t(factors.size())}, 0, bytes.data(), bytes.size()});
+    }
+    validate_config(m.config, name);  // again: rope_scaling may have set a factor
     for (const auto& shard : shards) {
         for (const Tensor& t : shard.tensors()) {
             const std::string canon = canonical_name(t.name);
@@ -174,16 +208,8 @@ ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::str
         c.tied_classifier = true;  // no lm_head saved: the embedding is the classifier
     }
     validate_llama_tensors(m);
-    // Undo HF's q/k row permutation so RoPE rotates adjacent pairs like every other format.
-    for (Tensor& t : m.tensors) {
-        const bool q = t.name.size() > 3 && t.name.compare(t.name.size() - 3, 3, ".wq") == 0;
-        const bool k = t.name.size() > 3 && t.name.compare(t.name.size() - 3, 3, ".wk") == 0;
-        if (!q && !k) continue;
-        const size_t row_bytes = t.nbytes / size_t(t.shape[0]);
-        auto& copy = storage->owned.emplace_back(
-            permute_rope_rows(t.data, t.shape[0], row_bytes, q ? c.n_heads : c.n_kv_heads, /*to_hf=*/false));
-        t.data = copy.data();
-    }
+    // HF stores q/k rows for rotate_half: back to adjacent pairs like every other format.
+    reorder_rotate_half_rows(m, storage->owned);
     storage->shards = std::move(shards);
     m.storage = storage;
     return m;
@@ -207,7 +233,18 @@ ModelFile load_hf(const std::string& path) {
         else throw FormatError(path + ": no model.safetensors or model.safetensors.index.json in this folder");
         shards = open_shards(dir, index);
     }
-    return load_hf_from_parts(std::move(shards), read_text(config), path);
+    ModelFile m = load_hf_from_parts(std::move(shards), read_text(config), path);
+    // The folder's tokenizer: tokenizer.json (byte-level BPE), else a sentencepiece tokenizer.model.
+    if (fs::exists(dir / "tokenizer.json", ec)) {
+        m.embedded_tokenizer = load_hf_vocab(dir.string());
+        if (m.embedded_tokenizer.bpe->tokens.size() != size_t(m.config.vocab_size))
+            throw FormatError((dir / "tokenizer.json").string() + ": has " +
+                              std::to_string(m.embedded_tokenizer.bpe->tokens.size()) + " tokens but " + path +
+                              " has a vocabulary of " + std::to_string(m.config.vocab_size));
+    } else if (fs::exists(dir / "tokenizer.model", ec)) {
+        m.embedded_tokenizer.sentencepiece = read_text(dir / "tokenizer.model");
+    }
+    return m;
 }
 
 }  // namespace medusa

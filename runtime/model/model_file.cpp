@@ -18,6 +18,16 @@ const char* dtype_name(DType t) {
         case DType::Q8_0: return "q8_0";
         case DType::Q4_0: return "q4_0";
         case DType::Q8_G: return "q8 (llama2.c groups)";
+        case DType::Q4_1: return "q4_1";
+        case DType::Q5_0: return "q5_0";
+        case DType::Q5_1: return "q5_1";
+        case DType::Q2_K: return "q2_k";
+        case DType::Q3_K: return "q3_k";
+        case DType::Q4_K: return "q4_k";
+        case DType::Q5_K: return "q5_k";
+        case DType::Q6_K: return "q6_k";
+        case DType::IQ4_NL: return "iq4_nl";
+        case DType::IQ4_XS: return "iq4_xs";
     }
     return "?";
 }
@@ -55,6 +65,7 @@ void validate_llama_tensors(const ModelFile& m) {
     };
     expect("tok_embeddings", {vocab, dim});
     expect("norm", {dim});
+    if (m.find("rope_freqs")) expect("rope_freqs", {c.head_dim() / 2});
     if (!c.tied_classifier) expect("output", {vocab, dim});
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
@@ -67,6 +78,17 @@ void validate_llama_tensors(const ModelFile& m) {
         expect(p + "w1", {hid, dim});
         expect(p + "w2", {dim, hid});
         expect(p + "w3", {hid, dim});
+        if (c.qkv_bias) {
+            expect(p + "bq", {dim});
+            expect(p + "bk", {kv});
+            expect(p + "bv", {kv});
+        }
+        // The GPU fuses the gate and up projections into one matmul of one weight type.
+        if (m.get(p + "w1").type != m.get(p + "w3").type)
+            throw FormatError(m.path + ": layer " + std::to_string(l) + " stores its FFN gate and up matrices as " +
+                              dtype_name(m.get(p + "w1").type) + " and " + dtype_name(m.get(p + "w3").type) +
+                              ", which is not supported (the fused SwiGLU needs one type for both, as llama.cpp's "
+                              "quantizer writes them)");
     }
 }
 

@@ -1,12 +1,14 @@
 #include "model/synthetic_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 
-#include "model/dequantize.h"
+#include "model/block_format.h"
+#include "model/dequantize_blocks.h"
 
 namespace medusa {
 
@@ -33,31 +35,46 @@ struct Rng {
 };
 
 size_t bytes_for(DType t, int64_t n) {
-    switch (t) {
-        case DType::F32: return size_t(n) * 4;
-        case DType::F16: return size_t(n) * 2;
-        case DType::Q8_0: return size_t(n / 32) * 34;
-        case DType::Q4_0: return size_t(n / 32) * 18;
-        default: throw std::invalid_argument("synthetic models support f32, f16, q8_0 and q4_0");
+    if (t == DType::Q8_G || !gguf_format(t))
+        throw std::invalid_argument(std::string("synthetic models cannot hold ") + dtype_name(t) + " weights");
+    return tensor_nbytes(t, n, 0);
+}
+
+// Largest |value| a random block of `f` holds per unit of its f16 scales (sampled once per type),
+// so that scales of limit / that give values of magnitude `limit`.
+float values_per_unit_scale(const BlockFormat& f, Rng& rng) {
+    std::vector<uint8_t> block(size_t(f.bytes));
+    std::vector<float> v(size_t(f.values));
+    float biggest = 0;
+    for (int sample = 0; sample < 16; ++sample) {
+        for (auto& b : block) b = uint8_t(rng.next());
+        for (int off : f.half_offsets) {
+            const uint16_t one = float_to_half(1.0f);
+            std::memcpy(&block[size_t(off)], &one, 2);
+        }
+        dequantize_block(f.type, block.data(), v.data());
+        for (float x : v) biggest = std::max(biggest, std::fabs(x));
     }
+    return std::max(biggest, 1.0f);
 }
 
 void fill(DType t, uint8_t* out, int64_t n, float scale, Rng& rng) {
     if (t == DType::F32) {
         for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(out)[i] = rng.uniform(scale);
-    } else if (t == DType::F16) {
-        for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(out)[i] = float_to_half(rng.uniform(scale));
-    } else {
-        const size_t block = t == DType::Q8_0 ? 34 : 18;
-        const uint16_t d = float_to_half(scale / (t == DType::Q8_0 ? 127.0f : 8.0f));
-        for (int64_t b = 0; b < n / 32; ++b) {
-            uint8_t* p = out + b * block;
-            std::memcpy(p, &d, 2);
-            for (size_t i = 2; i < block; i += 2) {
-                uint32_t r = rng.next();
+    } else if (t == DType::F16 || t == DType::BF16) {
+        for (int64_t i = 0; i < n; ++i)
+            reinterpret_cast<uint16_t*>(out)[i] = t == DType::F16 ? float_to_half(rng.uniform(scale)) : float_to_bf16(rng.uniform(scale));
+    } else {  // GGUF blocks: random bits under scales that keep the values near `scale`
+        const BlockFormat& f = *gguf_format(t);
+        const uint16_t d = float_to_half(scale / values_per_unit_scale(f, rng));
+        for (int64_t b = 0; b < n / f.values; ++b) {
+            uint8_t* p = out + b * f.bytes;
+            for (int i = 0; i < f.bytes; i += 2) {
+                const uint32_t r = rng.next();
                 p[i] = uint8_t(r);
-                p[i + 1] = uint8_t(r >> 8);
+                p[i + 1] = uint8_t(r >> 8);  // block sizes are even
             }
+            for (int off : f.half_offsets) std::memcpy(p + off, &d, 2);
         }
     }
 }
@@ -111,7 +128,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
         t.name = s.name;
         t.type = s.matrix ? dtype : DType::F32;
         t.shape = s.matrix ? std::vector<int64_t>{s.rows, s.cols} : std::vector<int64_t>{s.cols};
-        t.group_size = (t.type == DType::Q8_0 || t.type == DType::Q4_0) ? 32 : 0;
+        t.group_size = gguf_format(t.type)->values > 1 ? gguf_format(t.type)->values : 0;
         t.data = storage.get() + off;
         t.nbytes = s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
         if (s.matrix)

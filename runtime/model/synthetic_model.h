@@ -8,7 +8,8 @@
 
 namespace medusa {
 
-// Known names: tinyllama-1.1b, llama-7b, llama2-13b, stories15m, stories110m. dtype: f32, f16, q8_0, q4_0.
+// Known names: tinyllama-1.1b, llama-7b, llama2-13b, stories15m, stories110m. dtype: any GGUF type
+// (model/block_format.h); matrices hold random bits under scales that keep values near 1/sqrt(cols).
 ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed = 1);
 std::vector<std::string> synthetic_model_names();
 

@@ -2,21 +2,41 @@
 
 #include <sentencepiece_processor.h>
 
+#include <filesystem>
 #include <stdexcept>
 
+#include "model/bpe_tokenizer.h"
+#include "model/file_bytes.h"
+#include "model/gguf_vocab.h"
+#include "model/hf_tokenizer.h"
 #include "model/model_file.h"
+#include "model/special_tokens.h"
 
 namespace medusa {
 
-Tokenizer::Tokenizer() : sp_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+namespace fs = std::filesystem;
+
+Tokenizer::Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) {
+        if (fs::exists(fs::path(path) / "tokenizer.json")) return from_serialized(load_hf_vocab(path), path);
+        if (fs::exists(fs::path(path) / "tokenizer.model")) return from_file((fs::path(path) / "tokenizer.model").string());
+        throw FormatError(path + ": holds neither tokenizer.json nor tokenizer.model");
+    }
+    if (fs::path(path).filename() == "tokenizer.json")
+        return from_serialized(load_hf_vocab(fs::path(path).parent_path().string()), path);
+    const auto bytes = read_file_bytes(path);
+    if (bytes->size() >= 4 && std::string(bytes->begin(), bytes->begin() + 4) == "GGUF")
+        return from_serialized(load_gguf_vocab(*bytes, path), path);
     Tokenizer t;
     t.source_ = path;
-    auto status = t.sp_->Load(path);
+    t.sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    auto status = t.sp_->LoadFromSerializedProto(std::string(bytes->begin(), bytes->end()));
     if (!status.ok()) throw FormatError(path + ": not a sentencepiece model: " + status.ToString());
     return t;
 }
@@ -24,20 +44,43 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
 Tokenizer Tokenizer::from_serialized(const std::string& proto, const std::string& source) {
     Tokenizer t;
     t.source_ = source;
+    t.sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
     auto status = t.sp_->LoadFromSerializedProto(proto);
     if (!status.ok()) throw FormatError(source + ": vocabulary cannot be loaded: " + status.ToString());
     return t;
 }
 
-std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos) const {
+Tokenizer Tokenizer::from_serialized(const EmbeddedVocab& vocab, const std::string& source) {
+    if (!vocab.bpe) return from_serialized(vocab.sentencepiece, source);
+    Tokenizer t;
+    t.source_ = source;
+    t.bpe_ = std::make_unique<BpeTokenizer>(vocab.bpe, source);
+    return t;
+}
+
+std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos, bool parse_special) const {
     std::vector<int> ids;
     if (add_bos) {
-        if (bos_id() < 0) throw FormatError(source_ + ": the vocabulary has no beginning-of-sequence piece");
+        if (bos_id() < 0) throw FormatError(source_ + ": the vocabulary has no beginning-of-sequence token");
         ids.push_back(bos_id());
     }
-    if (!text.empty()) {
+    if (bpe_) {
+        const std::vector<int> body = bpe_->encode(text, parse_special);
+        ids.insert(ids.end(), body.begin(), body.end());
+        return ids;
+    }
+    // sentencepiece matches user-defined pieces itself; control pieces only when asked to.
+    std::vector<SpecialToken> controls;
+    if (parse_special)
+        for (int id = 0; id < vocab_size(); ++id)
+            if (sp_->IsControl(id)) controls.push_back({sp_->IdToPiece(id), id});
+    for (const TextFragment& f : split_special_tokens(text, std::move(controls))) {
+        if (f.token >= 0) {
+            ids.push_back(f.token);
+            continue;
+        }
         std::vector<int> body;
-        auto status = sp_->Encode(text, &body);
+        auto status = sp_->Encode(std::string(f.text), &body);
         if (!status.ok()) throw std::runtime_error(source_ + ": cannot encode text: " + status.ToString());
         ids.insert(ids.end(), body.begin(), body.end());
     }
@@ -45,16 +88,37 @@ std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos) const 
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
+    if (bpe_) {
+        std::string out;
+        for (int id : ids) out += bpe_->token_bytes(id);
+        return out;
+    }
     std::string out;
     auto status = sp_->Decode(ids, &out);
     if (!status.ok()) throw std::invalid_argument(source_ + ": cannot decode: " + status.ToString());
     return out;
 }
 
-std::string Tokenizer::piece(int id) const { return sp_->IdToPiece(id); }
+std::string Tokenizer::piece(int id) const {
+    if (bpe_) return id >= 0 && id < vocab_size() ? bpe_->vocab().tokens[size_t(id)] : "";
+    return sp_->IdToPiece(id);
+}
+
+int Tokenizer::find_piece(const std::string& p) const {
+    if (bpe_) return bpe_->find(p);
+    const int id = sp_->PieceToId(p);
+    return id >= 0 && sp_->IdToPiece(id) == p ? id : -1;
+}
+
+bool Tokenizer::is_control(int id) const {
+    if (id < 0 || id >= vocab_size()) return false;
+    if (bpe_) return !bpe_->vocab().types.empty() && bpe_->vocab().types[size_t(id)] == kTokenControl;
+    return sp_->IsControl(id);
+}
 
 std::string Tokenizer::piece_text(int prev, int token) const {
-    if (token < 0 || token >= vocab_size() || sp_->IsControl(token)) return "";
+    if (token < 0 || token >= vocab_size() || is_control(token)) return "";
+    if (bpe_) return bpe_->token_bytes(token);
     std::string p = sp_->IdToPiece(token);
     auto hex = [](char ch) {
         if (ch >= '0' && ch <= '9') return ch - '0';
@@ -77,9 +141,10 @@ std::string Tokenizer::piece_text(int prev, int token) const {
     return out;
 }
 
-int Tokenizer::vocab_size() const { return sp_->GetPieceSize(); }
-int Tokenizer::bos_id() const { return sp_->bos_id(); }
-int Tokenizer::eos_id() const { return sp_->eos_id(); }
+int Tokenizer::vocab_size() const { return bpe_ ? int(bpe_->vocab().tokens.size()) : sp_->GetPieceSize(); }
+int Tokenizer::bos_id() const { return bpe_ ? bpe_->vocab().bos : sp_->bos_id(); }
+int Tokenizer::eos_id() const { return bpe_ ? bpe_->vocab().eos : sp_->eos_id(); }
+bool Tokenizer::adds_bos() const { return bpe_ ? bpe_->vocab().add_bos : bos_id() >= 0; }
 
 void check_vocab_match(const ModelFile& model, const Tokenizer& tok) {
     if (tok.vocab_size() != model.config.vocab_size)

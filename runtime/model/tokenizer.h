@@ -1,9 +1,12 @@
-// Text <-> token ids through the sentencepiece library, from a .model file or from a
-// vocabulary embedded in a GGUF file (turned into a sentencepiece model).
+// Text <-> token ids. Two kinds behind one interface: sentencepiece models (through the
+// sentencepiece library: .model files, and GGUF "llama" vocabularies turned into one) and
+// byte-level BPE (model/bpe_tokenizer: GGUF "gpt2" vocabularies, Hugging Face tokenizer.json).
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "model/bpe_vocab.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -12,30 +15,43 @@ class SentencePieceProcessor;
 namespace medusa {
 
 struct ModelFile;
+class BpeTokenizer;
 
 class Tokenizer {
 public:
+    // A sentencepiece .model, the vocabulary of a GGUF file (which need hold no model), a Hugging
+    // Face tokenizer.json, or a folder holding tokenizer.json or tokenizer.model.
     static Tokenizer from_file(const std::string& path);
     // `proto` is a serialized sentencepiece ModelProto; `source` names it in errors.
     static Tokenizer from_serialized(const std::string& proto, const std::string& source);
+    // The vocabulary a model file carries (ModelFile::embedded_tokenizer).
+    static Tokenizer from_serialized(const EmbeddedVocab& vocab, const std::string& source);
     Tokenizer(Tokenizer&&) noexcept;
     Tokenizer& operator=(Tokenizer&&) noexcept;
     ~Tokenizer();
 
-    std::vector<int> encode(const std::string& text, bool add_bos) const;
+    // BOS first when add_bos. parse_special: special tokens written in the text ("<|im_start|>")
+    // become their ids; otherwise only user-defined tokens do (llama.cpp's parse_special).
+    std::vector<int> encode(const std::string& text, bool add_bos, bool parse_special = false) const;
     std::string decode(const std::vector<int>& ids) const;
-    // The bytes to print for `token` following `prev`, as llama2.c's run.c prints them:
-    // "▁" is a space, a piece after BOS loses its leading space, <0xXX> pieces are raw bytes.
+    // The bytes to print for `token` following `prev`: control tokens print nothing; sentencepiece
+    // pieces as llama2.c's run.c prints them ("▁" is a space, a piece after BOS loses its leading
+    // space, <0xXX> pieces are raw bytes); BPE tokens their bytes.
     std::string piece_text(int prev, int token) const;
-    std::string piece(int id) const;
+    std::string piece(int id) const;             // the token as the vocabulary spells it
+    int find_piece(const std::string& piece) const;  // the id spelt `piece`, or -1
+    bool is_control(int id) const;
     int vocab_size() const;
     int bos_id() const;
     int eos_id() const;
+    bool adds_bos() const;  // whether the model's prompts start with BOS (Qwen2's do not)
+    bool byte_level() const { return bpe_ != nullptr; }
     const std::string& source() const { return source_; }
 
 private:
     Tokenizer();
     std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+    std::unique_ptr<BpeTokenizer> bpe_;
     std::string source_;
 };
 

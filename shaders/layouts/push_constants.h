@@ -17,6 +17,7 @@ struct MatmulPush {
     u32 y_stride;
     float eps;
     u32 block_rows;   // out_dim, or the rows of one stacked matrix (one input row per block)
+    u32 row_offset;   // output row of the dispatch's first row (a stack stored in several types)
 };
 struct EmbedPush {
     u32 dim;
@@ -27,7 +28,8 @@ struct RopePush {
     u32 kv_dim;
     u32 head_dim;
     float theta;
-    u32 cache_offset;  // first float of this layer in the all-layer cache
+    u32 cache_offset;      // first float of this layer in the all-layer cache
+    float position_scale;  // "linear" RoPE scaling: positions are divided by it (1 without)
 };
 struct AttentionPush {
     u32 dim;
@@ -42,6 +44,7 @@ struct RmsnormPush {
     u32 dim;
     u32 n_tokens;
     float eps;
+    u32 store_features;  // 1: also write each row into the feature cache at its slot
 };
 struct ArgmaxPush {
     u32 vocab;
@@ -58,8 +61,10 @@ struct KvCompactPush {
     u32 n_layers;
     u32 kv_dim;
     u32 ctx;
+    u32 feature_dim;  // columns of the feature cache moved too (0: none)
 };
-struct SelectRowPush {
+// Kernels that copy or add whole rows (select_row, eagle_input, eagle_store, add_bias).
+struct RowPush {
     u32 dim;
 };
 struct TopkPush {

@@ -75,6 +75,12 @@ int main(int argc, char** argv) {
     const int bl = ((bg >> 16) + ((bg >> 8) & 255) + (bg & 255)) / 3;
     auto [text, chat_px] = region("chat", [&](Px p) { return (p.r + p.g + p.b) / 3 > bl + 60; });
     expect(text >= 400, "chat panel: text pixels", text);
+    // Nothing cut off at the right edge of any panel (text that neither wraps nor scrolls).
+    for (const auto& [panel, px] : layout.at("overflow").items()) {
+        const std::string what = "panel '" + panel + "' clips nothing at its right edge (px past it)";
+        expect(px.get<double>() <= 1.0, what.c_str(), long(px.get<double>()));
+    }
+    expect(layout.at("overflow").size() == 5, "every panel was audited", long(layout.at("overflow").size()));
     if (argc == 6) {
         const std::string mode = layout.value("mode", std::string());
         std::printf("     last turn's mode: %s\n", mode.c_str());

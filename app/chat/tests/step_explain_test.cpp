@@ -56,3 +56,48 @@ TEST_CASE("the caption says what the model chose when every guess was rejected",
     CHECK_THAT(c, Catch::Contains("1 token this step"));
     CHECK_THAT(c, !Catch::Contains("agreed"));
 }
+
+namespace {
+
+std::string joined(const std::vector<std::string>& lines) {
+    std::string s;
+    for (const auto& l : lines) s += l + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a node's explanation gives the number that decided it under each rule", "[chat]") {
+    StepRecord r = three_token_step();
+    r.greedy_text = {"", " upon", " upon", " a"};
+    r.trace.rule = "greedy";
+    for (auto& n : r.trace.nodes) n.tried = true;
+    r.trace.nodes[1].accepted = r.trace.nodes[3].accepted = true;
+    r.trace.nodes[1].passes = r.trace.nodes[3].passes = true;
+    r.trace.nodes[0].accepted = true;
+    CHECK_THAT(joined(node_explanation(r, 2)), Catch::Contains("fails: the model's own choice here is ' upon'"));
+    CHECK_THAT(joined(node_explanation(r, 1)), Catch::Contains("ACCEPTED"));
+
+    r.trace.rule = "typical";
+    r.trace.nodes[2].model_prob = 0.05f;
+    r.trace.nodes[2].limit = 0.09f;
+    CHECK_THAT(joined(node_explanation(r, 2)), Catch::Contains("fails: p 0.050 <= threshold 0.090"));
+
+    r.trace.rule = "sample";
+    r.trace.nodes[1].draw = 0.25f, r.trace.nodes[1].ratio = 0.80f;
+    r.trace.nodes[2].tried = false;  // its sibling (node 1) was tried first and accepted
+    r.trace.nodes[3].draw = 0.90f, r.trace.nodes[3].ratio = 0.40f, r.trace.nodes[3].passes = false;
+    r.trace.nodes[3].accepted = false;
+    CHECK_THAT(joined(node_explanation(r, 1)), Catch::Contains("accepted: drawn u = 0.250 < r(x)/q(x) = 0.800"));
+    CHECK_THAT(joined(node_explanation(r, 2)), Catch::Contains("not tried: a sibling tried before it was accepted"));
+    CHECK_THAT(joined(node_explanation(r, 3)), Catch::Contains("rejected: drawn u = 0.900 >= r(x)/q(x) = 0.400"));
+    CHECK_THAT(joined(node_explanation(r, 3)), !Catch::Contains("threshold"));
+}
+
+TEST_CASE("a step cut short by the turn's end says how many of its tokens were kept", "[chat]") {
+    StepRecord r = three_token_step();
+    r.trace.emitted = {5};  // the budget ended the turn after the first accepted guess
+    const std::string c = step_caption(r);
+    CHECK_THAT(c, Catch::Contains("accepted 2 guesses + 1 own, of which the turn's end kept 1 token"));
+    CHECK_THAT(c, !Catch::Contains("= 1 token"));
+}

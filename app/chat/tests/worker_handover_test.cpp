@@ -280,3 +280,38 @@ TEST_CASE("a chat model's turns are prompted through its template with the conve
     turn("Hi there");
     CHECK(prompt_of_first_step(reader, 0).size() == tok.encode("Hi there", true).size());
 }
+
+TEST_CASE("a failed load keeps the loaded model, its status and its decoding, with the error beside them",
+          "[chat][worker]") {
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    DecodeSettings good = greedy_medusa();
+    good.max_new_tokens = 12;
+    worker.load(good);
+    worker.wait_idle();
+    REQUIRE(worker.last_error().empty());
+    const std::string status = worker.status();
+    CHECK_THAT(status, Catch::Contains("stories260K.bin"));
+    DecodeSettings bad = good;
+    bad.model_path = "/nonexistent/model.gguf";
+    worker.load(bad);
+    worker.wait_idle();
+    CHECK_THAT(worker.last_error(), Catch::Contains("/nonexistent/model.gguf"));
+    CHECK(worker.status() == status);
+    // A bad draft model in draft mode: the same.
+    DecodeSettings bad_draft = good;
+    bad_draft.mode = DecodeMode::Draft;
+    bad_draft.draft_path = "/nonexistent/draft.bin";
+    worker.load(bad_draft);
+    worker.wait_idle();
+    CHECK_THAT(worker.last_error(), Catch::Contains("/nonexistent/draft.bin"));
+    CHECK(worker.status() == status);
+    // The previous settings still decode.
+    REQUIRE(worker.generate("Once upon a time", good));
+    worker.wait_idle();
+    CHECK(worker.last_error().empty());
+    StepLogReader reader;
+    reader.poll(log);
+    REQUIRE(reader.turns().size() == 1);
+    CHECK(reader.turns()[0].new_tokens == 12);
+}

@@ -1,0 +1,138 @@
+#include "settings_store.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace medusa::chat {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string config_dir() {
+    if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) return std::string(x) + "/medusa-vk";
+    if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.config/medusa-vk";
+    return "";
+}
+
+namespace {
+
+json to_json(const SavedState& st) {
+    const DecodeSettings& s = st.settings;
+    return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", s.heads_path},
+            {"mode", int(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
+            {"rule", int(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
+            {"adaptive_gamma", s.adaptive_gamma}, {"draft_branches", s.draft_branches},
+            {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", s.eagle_tree},
+            {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
+            {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p},
+            {"repeat_penalty", s.repeat_penalty}, {"typical_eps", s.typical_eps}, {"typical_delta", s.typical_delta},
+            {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
+            {"system_prompt", s.system_prompt}, {"window_width", st.window_width},
+            {"window_height", st.window_height}, {"tree_all", st.tree_all}, {"tree_fit", st.tree_fit},
+            {"tree_zoom", st.tree_zoom}};
+}
+
+// Reads the keys that are present and of the right type; anything else keeps its default.
+template <class T>
+void take(const json& j, const char* key, T& out) {
+    if (!j.contains(key)) return;
+    const json& v = j[key];
+    if constexpr (std::is_same_v<T, bool>) {
+        if (v.is_boolean()) out = v.get<bool>();
+    } else if constexpr (std::is_same_v<T, std::string>) {
+        if (v.is_string()) out = v.get<std::string>();
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (v.is_number() && std::isfinite(v.get<double>())) out = v.get<T>();
+    } else {
+        if (v.is_number_integer()) out = v.get<T>();
+    }
+}
+
+}  // namespace
+
+std::optional<SavedState> load_state(const std::string& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
+    std::ifstream in(path);
+    const json j = json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
+    SavedState st;
+    DecodeSettings& s = st.settings;
+    int mode = int(s.mode), rule = int(s.rule);
+    take(j, "model", s.model_path);
+    take(j, "tokenizer", s.tokenizer_path);
+    take(j, "heads", s.heads_path);
+    take(j, "mode", mode);
+    take(j, "tree", s.tree);
+    take(j, "num_heads", s.num_heads);
+    take(j, "rule", rule);
+    take(j, "draft", s.draft_path);
+    take(j, "gamma", s.gamma);
+    take(j, "adaptive_gamma", s.adaptive_gamma);
+    take(j, "draft_branches", s.draft_branches);
+    take(j, "ngram_tokens", s.ngram_tokens);
+    take(j, "eagle", s.eagle_path);
+    take(j, "eagle_tree", s.eagle_tree);
+    take(j, "eagle_top_k", s.eagle_top_k);
+    take(j, "eagle_depth", s.eagle_depth);
+    take(j, "eagle_nodes", s.eagle_nodes);
+    take(j, "temperature", s.temperature);
+    take(j, "top_k", s.top_k);
+    take(j, "top_p", s.top_p);
+    take(j, "repeat_penalty", s.repeat_penalty);
+    take(j, "typical_eps", s.typical_eps);
+    take(j, "typical_delta", s.typical_delta);
+    take(j, "seed", s.seed);
+    take(j, "max_new_tokens", s.max_new_tokens);
+    take(j, "system_prompt", s.system_prompt);
+    take(j, "window_width", st.window_width);
+    take(j, "window_height", st.window_height);
+    take(j, "tree_all", st.tree_all);
+    take(j, "tree_fit", st.tree_fit);
+    take(j, "tree_zoom", st.tree_zoom);
+    if (mode >= int(DecodeMode::Plain) && mode <= int(DecodeMode::Eagle)) s.mode = DecodeMode(mode);
+    if (rule >= 0 && rule <= int(AcceptRule::Sample)) s.rule = AcceptRule(rule);
+    // Values a hand edit may have broken are brought back into the ranges the controls offer.
+    s.num_heads = std::clamp(s.num_heads, 1, 7);
+    s.gamma = std::clamp(s.gamma, 1, 16);
+    s.max_new_tokens = std::clamp(s.max_new_tokens, 1, 4096);
+    s.temperature = std::clamp(s.temperature, 0.05f, 2.0f);
+    s.top_p = std::clamp(s.top_p, 0.05f, 1.0f);
+    s.top_k = std::clamp(s.top_k, 0, 1000);
+    s.repeat_penalty = std::clamp(s.repeat_penalty, 1.0f, 2.0f);
+    st.window_width = std::clamp(st.window_width, 640, 8192);
+    st.window_height = std::clamp(st.window_height, 400, 8192);
+    st.tree_zoom = std::clamp(st.tree_zoom, 0.1f, 2.0f);
+    return st;
+}
+
+void save_state(const std::string& path, const SavedState& state) {
+    const fs::path p(path);
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the folder: " + ec.message());
+    const std::string tmp = path + ".tmp";
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw std::runtime_error(tmp + ": " + std::strerror(errno));
+    const std::string text = to_json(state).dump(2) + "\n";
+    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+    const int err = errno;
+    if (std::fclose(f) != 0 || !wrote) {
+        std::remove(tmp.c_str());
+        throw std::runtime_error(tmp + ": write failed: " + std::strerror(wrote ? errno : err));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        std::remove(tmp.c_str());
+        throw std::runtime_error(path + ": cannot replace it: " + std::strerror(e));
+    }
+}
+
+}  // namespace medusa::chat

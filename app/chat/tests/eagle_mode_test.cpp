@@ -1,0 +1,70 @@
+// EAGLE mode in the app: the worker drafts with EAGLE's layer (an untrained one saved in EAGLE's
+// layout, as `medusa train-eagle` writes them), the text equals plain greedy decoding's, and the
+// captions and row labels speak of EAGLE levels and feature-level drafting.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "decode_worker.h"
+#include "llm/eagle_layer_io.h"
+#include "model/model_file.h"
+#include "step_explain.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+
+namespace {
+
+gpu::Context& context() {
+    static gpu::Context ctx;  // validation layer on under MEDUSA_VALIDATION=1, as CTest sets it
+    return ctx;
+}
+
+std::vector<StepRecord> decode(const DecodeSettings& s, const std::string& prompt) {
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    REQUIRE(worker.generate(prompt, s));
+    worker.wait_idle();
+    INFO(worker.last_error());
+    REQUIRE(worker.last_error().empty());
+    StepLogReader reader;
+    reader.poll(log);
+    REQUIRE(reader.turns().size() == 1);
+    return reader.steps();
+}
+
+}  // namespace
+
+TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat][eagle]") {
+    const int validation_before = context().validation_messages();
+    DecodeSettings s;
+    s.max_new_tokens = 60;
+    s.mode = DecodeMode::Plain;
+    std::vector<int> plain;
+    for (const StepRecord& r : decode(s, "Tom and his dog")) plain.insert(plain.end(), r.trace.emitted.begin(), r.trace.emitted.end());
+    const auto dir = std::filesystem::temp_directory_path() / ("medusa_chat_eagle_" + std::to_string(getpid()));
+    const ModelFile file = load_model(s.model_path);
+    save_eagle_layer(EagleLayer::init(file.config, 5), dir.string(), file.path);
+    s.mode = DecodeMode::Eagle;
+    s.eagle_path = dir.string();
+    s.eagle_top_k = 3;
+    s.eagle_depth = 3;
+    s.eagle_nodes = 10;
+    const auto steps = decode(s, "Tom and his dog");
+    std::vector<int> eagle;
+    int trees = 0;
+    for (const StepRecord& r : steps) {
+        eagle.insert(eagle.end(), r.trace.emitted.begin(), r.trace.emitted.end());
+        CHECK(r.trace.drafter == "eagle");
+        if (r.trace.nodes.size() < 2) continue;
+        ++trees;
+        CHECK(row_label(r.trace, 2) == "level 2");
+        CHECK_THAT(step_caption(r), Catch::Contains("EAGLE level 1"));
+    }
+    CHECK(eagle == plain);
+    CHECK(trees > 5);
+    CHECK_THAT(drafter_explanation(steps.back().trace), Catch::Contains("feature level"));
+    CHECK(s.mode_name() == "eagle (EAGLE-2, 10 nodes, greedy)");
+    std::filesystem::remove_all(dir);
+    CHECK(context().validation_messages() == validation_before);
+}

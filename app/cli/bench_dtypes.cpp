@@ -1,0 +1,101 @@
+// `medusa bench --synthetic NAME --dtype A,B,...`: one synthetic model in several weight types,
+// decoded one after the other in the same run, so their speeds and weight bandwidths sit side by
+// side, each against q4_0's bandwidth when q4_0 is in the list.
+#include "bench_dtypes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "llm/gpu_model.h"
+#include "model/synthetic_model.h"
+#include "session.h"
+
+namespace medusa::cli {
+
+namespace {
+
+struct DtypeTiming {
+    std::string dtype;
+    size_t weight_bytes = 0;
+    double ms_per_token = 0;  // best of the runs
+    std::string weights;      // the shader variants the model runs
+};
+
+DtypeTiming time_dtype(gpu::Context& gpu, const std::string& synthetic, const std::string& dtype, int context,
+                       int tokens, int runs) {
+    const ModelFile file = make_synthetic_model(synthetic, parse_dtype(dtype));
+    GpuModel model(gpu, file, {.context = context});
+    DtypeTiming t{dtype, model.weight_bytes(), 1e30, model.weight_variants()};
+    for (int r = 0; r < runs; ++r) {
+        model.forward(TokenBlock::causal(0, {1}));  // warms the recorded command buffer
+        int token = model.argmax(0);
+        const auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < tokens; ++i) {
+            model.forward(TokenBlock::causal(1 + i, {token}));
+            token = model.argmax(0);
+        }
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        t.ms_per_token = std::min(t.ms_per_token, ms / tokens);
+        std::fprintf(stderr, "%s: run %d/%d: %.1f ms/token\n", dtype.c_str(), r + 1, runs, ms / tokens);
+    }
+    return t;
+}
+
+}  // namespace
+
+bool wants_dtype_comparison(const Args& args) {
+    return args.has("--synthetic") && args.str("--dtype").find(',') != std::string::npos;
+}
+
+int run_bench_dtypes(const Args& args) {
+    std::vector<std::string> dtypes;
+    std::stringstream list(args.str("--dtype"));
+    for (std::string d; std::getline(list, d, ',');)
+        if (!d.empty()) dtypes.push_back(d);
+    for (const std::string& d : dtypes) parse_dtype(d);  // a usage error before minutes of work
+    const std::string synthetic = args.str("--synthetic");
+    const int tokens = std::max(1, args.integer("--tokens", 8));
+    const int runs = std::max(1, args.integer("--runs", 1));
+    const int context = args.integer("--context", 1024);
+    auto gpu = open_gpu(args);
+
+    std::vector<DtypeTiming> rows;
+    for (const std::string& d : dtypes) rows.push_back(time_dtype(*gpu, synthetic, d, context, tokens, runs));
+
+    double q4_0_gb_s = 0;
+    auto gb_s = [](const DtypeTiming& t) { return double(t.weight_bytes) / (t.ms_per_token * 1e-3) / 1e9; };
+    for (const auto& t : rows)
+        if (t.dtype == "q4_0") q4_0_gb_s = gb_s(t);
+    nlohmann::json out = {{"model", "synthetic:" + synthetic},
+                          {"device", {{"name", gpu->info().name}, {"type", gpu->info().type}}},
+                          {"decode_tokens_per_run", tokens},
+                          {"runs", runs},
+                          {"dtypes", nlohmann::json::array()}};
+    std::printf("%-8s %12s %14s %10s %10s %12s\n", "dtype", "weights MiB", "decode tok/s", "ms/token", "GB/s",
+                "x q4_0 GB/s");
+    for (const auto& t : rows) {
+        const double ratio = q4_0_gb_s > 0 ? gb_s(t) / q4_0_gb_s : 0;
+        std::printf("%-8s %12.1f %14.2f %10.1f %10.2f %12s\n", t.dtype.c_str(), double(t.weight_bytes) / (1 << 20),
+                    1000.0 / t.ms_per_token, t.ms_per_token, gb_s(t),
+                    q4_0_gb_s > 0 ? std::to_string(ratio).substr(0, 4).c_str() : "-");
+        out["dtypes"].push_back({{"dtype", t.dtype},
+                                 {"weight_bytes", t.weight_bytes},
+                                 {"weights", t.weights},
+                                 {"decode_tokens_per_s", 1000.0 / t.ms_per_token},
+                                 {"decode_ms_per_token", t.ms_per_token},
+                                 {"weight_bandwidth_gb_s", gb_s(t)},
+                                 {"bandwidth_vs_q4_0", ratio}});
+    }
+    if (args.has("--json")) {
+        std::ofstream f(args.str("--json"));
+        if (!f) throw std::runtime_error("cannot write " + args.str("--json"));
+        f << out.dump(2) << "\n";
+    }
+    return gpu->validation_messages() > 0 ? 3 : 0;
+}
+
+}  // namespace medusa::cli

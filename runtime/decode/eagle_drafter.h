@@ -1,0 +1,65 @@
+// EAGLE drafting: the draft layer reads the target's own features, so a level of the tree is one
+// small forward. Before drafting, the layer catches up on the pairs (f_i, t_{i+1}) the target
+// committed since last time (its true features, not predictions); the root's prediction then
+// gives the first level, each expanded node's prediction its children (the draft's top-k), a
+// level per forward, each level seeing its ancestors through the block window.
+// - EAGLE-2 (dynamic): the top_k likeliest nodes of each level (by the draft's cumulative
+//   probability) are expanded, and the `nodes` likeliest of all are verified.
+// - EAGLE-1 (static): a fixed tree of rank paths (medusa_choices), every listed node drafted.
+// Drafts are chosen deterministically, as EAGLE does; lossless sampling verifies them in the
+// point-mass form, so every acceptance rule works.
+#pragma once
+#include <map>
+#include <vector>
+
+#include "decode/drafter.h"
+#include "llm/eagle_runner.h"
+
+namespace medusa {
+
+struct EagleOptions {
+    int top_k = 8;   // children per expanded node; EAGLE-2: also nodes expanded per level
+    int depth = 6;   // the deepest level drafted
+    int nodes = 59;  // EAGLE-2: candidates kept for verification (the root not counted)
+    std::vector<std::vector<int>> choices;  // EAGLE-1's fixed tree; empty: EAGLE-2's dynamic one
+};
+
+class EagleDrafter : public Drafter {
+public:
+    EagleDrafter(EagleRunner& runner, EagleOptions options);
+    std::string name() const override { return "eagle"; }
+    void begin(std::span<const int>) override { synced_ = 0; }
+    CandidateTree propose(const DraftContext& c) override;
+    uint64_t submits() const override { return runner_.submits(); }
+
+private:
+    struct Candidate {
+        int parent = -1;  // candidate index; -1 for the root
+        int token = 0;
+        float q = 1.0f;
+        double score = 0;  // log of the draft's probability of the whole path
+        int depth = 0;
+        int row = -1;    // output row once run (its prediction feeds its children)
+        int slot = -1;   // the layer's cache slot once run
+    };
+    // Runs the layer over the pairs the target committed since the last step; returns false when
+    // there is nothing to draft from (no committed position yet).
+    bool sync(const DraftContext& c);
+    // Runs `level` (candidate indices) as one block after the slots used so far this step.
+    bool run_level(const DraftContext& c, const std::vector<int>& level);
+    // The `count` likeliest children of `parent`, which was token `t_in_run` of the last run.
+    void children(const DraftContext& c, int parent, int t_in_run, int count, std::vector<int>* out);
+    std::vector<int> draft_dynamic(const DraftContext& c, int room, int max_depth);
+    std::vector<int> draft_static(const DraftContext& c, int room, int max_depth);
+    CandidateTree build(const std::vector<int>& kept, int root_token) const;
+
+    EagleRunner& runner_;
+    EagleOptions options_;
+    std::map<std::vector<int>, int> choice_index_;  // EAGLE-1: rank path -> its index in choices
+    int synced_ = 0;  // the layer's cache holds the pairs of slots [0, synced_)
+    int root_t_ = 0;  // the root's pair in the last catch-up run
+    std::vector<Candidate> cand_;  // this step's: [0] the root, then every drafted token
+    int next_slot_ = 0;            // the layer's next free cache slot this step
+};
+
+}  // namespace medusa

@@ -1,0 +1,28 @@
+#include "llm/cpu_eagle_runner.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace medusa {
+
+CpuEagleRunner::CpuEagleRunner(CpuReferenceModel& target, const ModelFile& file, const EagleLayer& layer)
+    : target_(target), model_(layer, file, target.config().seq_len), dim_(layer.dim) {}
+
+void CpuEagleRunner::run(const TokenBlock& block, std::span<const int> source) {
+    if (int(source.size()) != block.size()) throw std::invalid_argument("an EAGLE block needs one source per token");
+    std::vector<float> features(size_t(block.size()) * dim_);
+    for (int t = 0; t < block.size(); ++t) {
+        const int s = source[t];
+        if (s >= rows()) throw std::out_of_range("an EAGLE feature source past the output rows");
+        const float* f = s >= 0 ? &store_[size_t(s) * dim_] : target_.feature(-1 - s).data();
+        std::copy_n(f, dim_, &features[size_t(t) * dim_]);
+    }
+    model_.forward(block, features);
+    ++runs_;
+    for (int t = 0; t < block.size(); ++t) {
+        const auto out = model_.output(t);
+        store_.insert(store_.end(), out.begin(), out.end());
+    }
+}
+
+}  // namespace medusa

@@ -1,0 +1,65 @@
+#include "llm/decoder_layer.h"
+
+#include <vector>
+
+#include "llm/kernel_params.h"
+
+namespace medusa {
+
+using namespace kernels;
+
+size_t DecoderLayerWeights::bytes() const {
+    return (attention_norm ? attention_norm->size() : 0) + ffn_norm->size() + (qkv_bias ? qkv_bias->size() : 0) +
+           wqkv.bytes() + wo.bytes() + w13.bytes() + w2.bytes();
+}
+
+namespace {
+std::unique_ptr<gpu::Buffer> constant_buffer(gpu::Context& ctx, size_t n, float value) {
+    const std::vector<float> v(n, value);
+    auto b = std::make_unique<gpu::Buffer>(ctx, n * 4, gpu::MemoryKind::Device);
+    b->upload(v.data(), n * 4);
+    return b;
+}
+}  // namespace
+
+DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape, MatmulRecorder& matmuls,
+                                           std::unique_ptr<gpu::Buffer> rope_factors)
+    : ctx_(ctx), shape_(shape), matmuls_(matmuls), rope_factors_(std::move(rope_factors)) {
+    // rope_kv always reads a bias and a factor per pair: zeros and ones where the model has none.
+    if (!rope_factors_) rope_factors_ = constant_buffer(ctx, size_t(shape.head_dim() / 2), 1.0f);
+    no_bias_ = constant_buffer(ctx, size_t(shape.dim + 2 * shape.kv_dim()), 0.0f);
+    rope_kv_ = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
+    // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
+    const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
+    attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
+}
+
+DecoderLayerRecorder::~DecoderLayerRecorder() = default;
+
+void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerWeights& w, const DecoderActivations& a,
+                                  KvCache& kv, int layer, gpu::Buffer& params, int T) {
+    const uint32_t dim = shape_.dim, kvd = shape_.kv_dim(), hd = shape_.head_dim(), hidden = shape_.hidden_dim;
+    const uint32_t cache_offset = kv.layer_offset(layer);
+    seq.stage("attention");
+    matmuls_.record(seq, {.w = &w.wqkv, .x = a.x, .y = a.qkv, .extra = w.attention_norm.get(),
+                          .flags = w.attention_norm ? kMatmulNorm : 0u, .out_rows = w.wqkv.rows, .tokens = T,
+                          .x_stride = dim, .y_stride = dim + 2 * kvd});
+    seq.dispatch(*rope_kv_,
+                 {*a.qkv, kv.keys(), kv.values(), params, w.qkv_bias ? *w.qkv_bias : *no_bias_, *rope_factors_},
+                 RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
+                 div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
+    seq.dispatch(*attention_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out},
+                 AttentionPush{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
+                               uint32_t(shape_.context), cache_offset},
+                 attention_groups(ctx_, uint32_t(shape_.n_heads * T)));
+    matmuls_.record(seq, {.w = &w.wo, .x = a.att_out, .y = a.x, .flags = kMatmulAccum, .out_rows = int(dim),
+                          .tokens = T, .x_stride = dim, .y_stride = dim});
+    seq.stage("ffn");
+    matmuls_.record(seq, {.w = &w.w13, .x = a.x, .y = a.hb, .extra = w.ffn_norm.get(),
+                          .flags = kMatmulNorm | kMatmulSwiglu, .out_rows = int(hidden), .tokens = T, .x_stride = dim,
+                          .y_stride = hidden});
+    matmuls_.record(seq, {.w = &w.w2, .x = a.hb, .y = a.x, .flags = kMatmulAccum, .out_rows = int(dim), .tokens = T,
+                          .x_stride = hidden, .y_stride = dim});
+}
+
+}  // namespace medusa

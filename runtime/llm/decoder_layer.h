@@ -1,0 +1,58 @@
+// One Llama decoder layer recorded into a command sequence, shared by the target model's layers
+// and EAGLE's draft layer: [RMSNorm fused into] q|k|v, RoPE fused into the K/V cache write,
+// attention over the cache and the block (mask and window from the block parameters), the output
+// projection with the residual add, RMSNorm + gate|up + SwiGLU in one matmul, down with the
+// residual add. x holds the layer's input and, after it, its output.
+#pragma once
+#include <memory>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/kernel.h"
+#include "llm/gpu_matrix.h"
+#include "llm/kv_cache.h"
+#include "llm/matmul_recorder.h"
+
+namespace medusa {
+
+struct DecoderLayerWeights {
+    std::unique_ptr<gpu::Buffer> attention_norm;  // null: no input norm (EAGLE's layer)
+    std::unique_ptr<gpu::Buffer> ffn_norm;
+    std::unique_ptr<gpu::Buffer> qkv_bias;  // (dim + 2 kv_dim): Qwen2's q|k|v biases; null: none
+    GpuMatrix wqkv, wo, w13, w2;  // q|k|v stacked, o, gate|up stacked, down
+    size_t bytes() const;
+};
+
+// Scratch buffers of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim),
+// hb (T, hidden), scores (T, heads, ctx).
+struct DecoderActivations {
+    gpu::Buffer *x, *qkv, *att_out, *hb, *scores;
+};
+
+struct DecoderShape {
+    int dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0, context = 0;
+    float rope_theta = 10000.0f;
+    float rope_position_scale = 1.0f;  // "linear" RoPE scaling divides positions by it
+    int head_dim() const { return dim / n_heads; }
+    int kv_dim() const { return head_dim() * n_kv_heads; }
+};
+
+class DecoderLayerRecorder {
+public:
+    // rope_factors: (head_dim / 2) divisors of the RoPE frequencies (Llama 3's rope_freqs); null: ones.
+    DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape, MatmulRecorder& matmuls,
+                         std::unique_ptr<gpu::Buffer> rope_factors = nullptr);
+    ~DecoderLayerRecorder();
+    // Layer `layer` of `kv` over the block in `params` (layouts/block_params.h) of `n_tokens`.
+    void record(gpu::CommandSequence& seq, const DecoderLayerWeights& w, const DecoderActivations& a, KvCache& kv,
+                int layer, gpu::Buffer& params, int n_tokens);
+
+private:
+    gpu::Context& ctx_;
+    DecoderShape shape_;
+    MatmulRecorder& matmuls_;
+    std::unique_ptr<gpu::Kernel> rope_kv_, attention_;
+    std::unique_ptr<gpu::Buffer> rope_factors_, no_bias_;
+};
+
+}  // namespace medusa

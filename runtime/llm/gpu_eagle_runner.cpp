@@ -1,0 +1,130 @@
+#include "llm/gpu_eagle_runner.h"
+
+#include <stdexcept>
+
+#include "layouts/eagle_inputs.h"
+#include "llm/block_encoding.h"
+#include "llm/kernel_params.h"
+
+namespace medusa {
+
+using namespace kernels;
+
+namespace {
+
+// A Tensor view over floats the layer owns, for upload_matrix.
+Tensor f32_view(const std::vector<float>& v, int rows, int cols) {
+    Tensor t;
+    t.name = "eagle layer";
+    t.type = DType::F32;
+    t.shape = {rows, cols};
+    t.data = reinterpret_cast<const uint8_t*>(v.data());
+    t.nbytes = v.size() * 4;
+    return t;
+}
+
+std::unique_ptr<gpu::Buffer> vector_buffer(gpu::Context& ctx, const std::vector<float>& v) {
+    auto b = std::make_unique<gpu::Buffer>(ctx, v.size() * 4, gpu::MemoryKind::Device);
+    b->upload(v.data(), v.size() * 4);
+    return b;
+}
+
+}  // namespace
+
+GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(target) {
+    const LlamaConfig& cfg = target.config();
+    e.check_fits(cfg);
+    gpu::Context& ctx = target.context();
+    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta};
+    vocab_ = cfg.vocab_size;
+    const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    const Tensor fc = f32_view(e.fc_w, d, 2 * d), wq = f32_view(e.wq, d, d), wk = f32_view(e.wk, kv, d),
+                 wv = f32_view(e.wv, kv, d), wo = f32_view(e.wo, d, d), gate = f32_view(e.w_gate, h, d),
+                 up = f32_view(e.w_up, h, d), down = f32_view(e.w_down, d, h);
+    fc_ = upload_matrix(ctx, {&fc});
+    fc_bias_ = vector_buffer(ctx, e.fc_b);
+    layer_.ffn_norm = vector_buffer(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none
+    layer_.wqkv = upload_matrix(ctx, {&wq, &wk, &wv});
+    layer_.wo = upload_matrix(ctx, {&wo});
+    layer_.w13 = upload_matrix(ctx, {&gate, &up});
+    layer_.w2 = upload_matrix(ctx, {&down});
+    kv_ = std::make_unique<KvCache>(ctx, 1, cfg.seq_len, kv);
+    matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps);
+    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_);
+    const size_t T = MAX_BLOCK_TOKENS;
+    auto device = [&](size_t floats) { return std::make_unique<gpu::Buffer>(ctx, floats * 4, gpu::MemoryKind::Device); };
+    params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
+    inputs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::EagleInputs), gpu::MemoryKind::Host);
+    emb_ = device(T * d);
+    x_in_ = device(T * 2 * d);
+    x_ = device(T * d);
+    qkv_ = device(T * (d + 2 * kv));
+    att_out_ = device(T * d);
+    hb_ = device(T * h);
+    scores_ = device(T * e.n_heads * size_t(cfg.seq_len));
+    store_ = device(size_t(kStoreRows) * d);
+    store_->fill_zero();
+    logits_ = std::make_unique<gpu::Buffer>(ctx, T * vocab_ * 4, gpu::MemoryKind::Host);
+    input_kernel_ = std::make_unique<gpu::Kernel>(ctx, "eagle_input", 6, sizeof(RowPush));
+    store_kernel_ = std::make_unique<gpu::Kernel>(ctx, "eagle_store", 4, sizeof(RowPush));
+    bias_kernel_ = std::make_unique<gpu::Kernel>(ctx, "add_bias", 3, sizeof(RowPush));
+}
+
+GpuEagleRunner::~GpuEagleRunner() = default;
+
+gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
+    auto& seq = sequences_[T];
+    if (seq) return *seq;
+    seq = std::make_unique<gpu::CommandSequence>(target_.context());
+    const uint32_t d = shape_.dim, groups = div_up(d, 64);
+    seq->begin();
+    seq->stage("eagle");
+    target_.record_embed(*seq, *params_, *emb_, T);
+    seq->dispatch(*input_kernel_, {*emb_, target_.kv_cache().features(), *store_, *inputs_, *params_, *x_in_},
+                  RowPush{d}, groups, uint32_t(T));
+    matmuls_->record(*seq, {.w = &fc_, .x = x_in_.get(), .y = x_.get(), .out_rows = int(d), .tokens = T,
+                            .x_stride = 2 * d, .y_stride = d});
+    seq->dispatch(*bias_kernel_, {*x_, *fc_bias_, *params_}, RowPush{d}, groups, uint32_t(T));
+    recorder_->record(*seq, layer_, {x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()}, *kv_, 0, *params_,
+                      T);
+    seq->stage("eagle");
+    seq->dispatch(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, groups, uint32_t(T));
+    matmuls_->record(*seq, {.w = &target_.classifier(), .x = x_.get(), .y = logits_.get(), .out_rows = vocab_,
+                            .tokens = T, .x_stride = d, .y_stride = uint32_t(vocab_)});
+    seq->end();
+    return *seq;
+}
+
+void GpuEagleRunner::run(const TokenBlock& block, std::span<const int> source) {
+    block.validate(shape_.context, vocab_);
+    const int T = block.size();
+    if (int(source.size()) != T) throw std::invalid_argument("an EAGLE block needs one source per token");
+    if (rows_ + T > kStoreRows) throw std::length_error("the EAGLE output store is full: restart() between steps");
+    layout::EagleInputs in{};
+    in.store_base = uint32_t(rows_);
+    for (int t = 0; t < T; ++t) {
+        const int s = source[t];
+        if (s >= rows_) throw std::out_of_range("an EAGLE feature source past the output rows");
+        if (s < 0 && -1 - s >= shape_.context) throw std::out_of_range("an EAGLE feature source past the context");
+        in.source[t] = s >= 0 ? uint32_t(s) : (EAGLE_FROM_TARGET | uint32_t(-1 - s));
+    }
+    gpu::CommandSequence& seq = sequence(T);
+    seq.wait();
+    const layout::BlockParams p = encode_block(block);
+    params_->upload(&p, sizeof p);
+    inputs_->upload(&in, sizeof in);
+    // The target's feature cache must hold its last accepted path where it was moved to.
+    target_.kv_cache().flush();
+    seq.run();
+    ++submits_;
+    rows_ += T;
+    block_size_ = T;
+}
+
+std::span<const float> GpuEagleRunner::logits(int t) {
+    if (t < 0 || t >= block_size_) throw std::out_of_range("EAGLE logits of a token outside the last block");
+    const float* l = static_cast<const float*>(logits_->mapped());
+    return {l + size_t(t) * vocab_, size_t(vocab_)};
+}
+
+}  // namespace medusa

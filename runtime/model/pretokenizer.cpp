@@ -1,0 +1,180 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "model/pretokenizer.h"
+
+#include <pcre2.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "model/model_file.h"
+
+namespace medusa {
+
+namespace {
+
+// llama.cpp's regexes per tokenizer.ggml.pre (llama-vocab.cpp at the oracle's commit), written as
+// they are there; PCRE2 reads \p{L}, \p{N}, \p{P} from its own Unicode tables.
+const std::string kGpt2 = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+const std::string kLlama3 =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const std::string kQwen2 =
+    "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+const std::string kCjk = "[\\x{4E00}-\\x{9FA5}\\x{800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+";
+
+struct PreSpec {
+    std::vector<std::string> regexes;
+    bool ignore_merges = false;
+};
+
+const std::map<std::string, PreSpec>& pre_specs() {
+    static const std::map<std::string, PreSpec> specs = [] {
+        const PreSpec llama3{{kLlama3}, true};
+        const PreSpec gpt2{{kGpt2}, false};
+        const PreSpec qwen2{{kQwen2}, false};
+        const PreSpec starcoder{{"\\p{N}", kGpt2}, false};
+        std::map<std::string, PreSpec> m = {
+            {"default", {{"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"}, false}},
+            {"llama3", llama3}, {"llama-v3", llama3}, {"llama-bpe", llama3}, {"falcon3", llama3},
+            {"dbrx", {{kLlama3}, false}}, {"smaug-bpe", {{kLlama3}, false}},
+            // DeepSeek's tokenizer.json lists its cased letters and CJK ranges explicitly; the
+            // code points are written as \x{..} so no editor or normalizer can change them.
+            {"deepseek-llm",
+             {{"[\r\n]",
+               "\\s?[A-Za-z\\x{B5}\\x{C0}-\\x{D6}\\x{D8}-\\x{F6}\\x{F8}-\\x{1BA}\\x{1BC}-\\x{1BF}\\x{1C4}-\\x{293}"
+               "\\x{295}-\\x{2AF}\\x{370}-\\x{373}\\x{376}\\x{377}\\x{37B}-\\x{37D}\\x{37F}\\x{386}\\x{388}-\\x{38A}"
+               "\\x{38C}\\x{38E}-\\x{3A1}\\x{3A3}-\\x{3F5}\\x{3F7}-\\x{481}\\x{48A}-\\x{52F}\\x{531}-\\x{556}"
+               "\\x{10A0}-\\x{10C5}\\x{13A0}-\\x{13F5}\\x{13F8}-\\x{13FD}\\x{1C90}-\\x{1CBA}\\x{1CBD}-\\x{1CBF}"
+               "\\x{1D00}-\\x{1D2B}\\x{1D6B}-\\x{1D77}\\x{1D79}-\\x{1D9A}\\x{1E00}-\\x{1F15}\\x{1F18}-\\x{1F1D}"
+               "\\x{1F20}-\\x{1F45}\\x{1F48}-\\x{1F4D}\\x{1F50}-\\x{1F57}\\x{1F59}\\x{1F5B}\\x{1F5D}\\x{1F5F}-\\x{1F7D}"
+               "\\x{1F80}-\\x{1FB4}\\x{1FB6}-\\x{1FBC}\\x{1FBE}\\x{1FC2}-\\x{1FC4}\\x{1FC6}-\\x{1FCC}\\x{1FD0}-\\x{1FD3}"
+               "\\x{1FD6}-\\x{1FDB}\\x{1FE0}-\\x{1FEC}\\x{1FF2}-\\x{1FF4}\\x{1FF6}-\\x{1FFC}\\x{2102}\\x{2107}"
+               "\\x{210A}-\\x{2113}\\x{2115}\\x{2119}-\\x{211D}\\x{2124}\\x{2126}\\x{2128}\\x{212A}-\\x{212D}"
+               "\\x{212F}-\\x{2134}\\x{2139}\\x{213C}-\\x{213F}\\x{2145}-\\x{2149}\\x{214E}\\x{2183}\\x{2184}"
+               "\\x{2C00}-\\x{2C7B}\\x{2C7E}-\\x{2CE4}\\x{2CEB}-\\x{2CEE}\\x{2CF2}\\x{2CF3}\\x{A640}-\\x{A66D}"
+               "\\x{A680}-\\x{A69B}\\x{A722}-\\x{A76F}\\x{A771}-\\x{A787}\\x{A78B}-\\x{A78E}\\x{AB70}-\\x{ABBF}"
+               "\\x{FB00}-\\x{FB06}\\x{FB13}-\\x{FB17}\\x{FF21}-\\x{FF3A}\\x{FF41}-\\x{FF5A}\\x{10400}-\\x{1044F}"
+               "\\x{104B0}-\\x{104D3}\\x{104D8}-\\x{104FB}\\x{10C80}-\\x{10CB2}\\x{10CC0}-\\x{10CF2}\\x{118A0}-\\x{118DF}"
+               "\\x{1E900}-\\x{1E943}]+",
+               "\\s?[!-/:-~\\x{FF01}-\\x{FF0F}\\x{FF1A}-\\x{FF5E}\\x{2018}-\\x{201F}\\x{3000}-\\x{3002}]+", "\\s+$",
+               kCjk, "\\p{N}+"},
+              false}},
+            {"deepseek-coder", {{"[\r\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", kCjk, "\\p{N}"}, false}},
+            {"falcon", {{"[\\p{P}\\$\\+<=>\\^~\\|`]+", kGpt2, "[0-9][0-9][0-9]"}, false}},
+            {"gpt-2", gpt2}, {"phi-2", gpt2}, {"mpt", gpt2}, {"olmo", gpt2}, {"jais", gpt2},
+            {"starcoder", starcoder}, {"refact", starcoder}, {"smollm", starcoder}, {"command-r", starcoder},
+            {"codeshell", starcoder}, {"exaone", starcoder}, {"minerva-7b", starcoder},
+            {"qwen2", qwen2}, {"deepseek-r1-qwen", qwen2}, {"megrez", qwen2}, {"stablelm2", qwen2},
+        };
+        return m;
+    }();
+    return specs;
+}
+
+}  // namespace
+
+struct PreTokenizer::Compiled {
+    pcre2_code* code = nullptr;
+    ~Compiled() { pcre2_code_free(code); }
+};
+
+PreTokenizer::PreTokenizer(const std::vector<std::string>& regexes, const std::string& source) : source_(source) {
+    for (const std::string& re : regexes) {
+        int error = 0;
+        PCRE2_SIZE at = 0;
+        auto c = std::make_unique<Compiled>();
+        // UTF + UCP: \s, \p{..} and classes by Unicode properties; $ only at the very end, as in
+        // the ECMAScript regexes llama.cpp runs.
+        c->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(re.data()), re.size(),
+                                PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &error, &at, nullptr);
+        if (!c->code) {
+            PCRE2_UCHAR msg[256];
+            pcre2_get_error_message(error, msg, sizeof msg);
+            throw FormatError(source + ": pre-tokenizer regex cannot be compiled at offset " + std::to_string(at) +
+                              ": " + reinterpret_cast<const char*>(msg));
+        }
+        pcre2_jit_compile(c->code, PCRE2_JIT_COMPLETE);  // best effort: the interpreter gives the same matches
+        regexes_.push_back(std::move(c));
+    }
+}
+
+PreTokenizer::~PreTokenizer() = default;
+PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
+PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
+
+std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
+    std::vector<std::string_view> pieces;
+    if (!text.empty()) pieces.push_back(text);
+    for (const auto& re : regexes_) {
+        std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
+            pcre2_match_data_create_from_pattern(re->code, nullptr), &pcre2_match_data_free);
+        std::vector<std::string_view> out;
+        for (std::string_view piece : pieces) {
+            // Each piece is its own subject: lookaheads and $ end at its end.
+            size_t start = 0, done = 0;
+            while (start <= piece.size()) {
+                const int rc = pcre2_match(re->code, reinterpret_cast<PCRE2_SPTR>(piece.data()), piece.size(), start,
+                                           PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+                if (rc == PCRE2_ERROR_NOMATCH) break;
+                if (rc < 0)
+                    throw std::runtime_error(source_ + ": pre-tokenizer regex failed on the text (PCRE2 error " +
+                                             std::to_string(rc) + ")");
+                const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
+                const size_t b = ov[0], e = ov[1];
+                if (b > done) out.push_back(piece.substr(done, b - done));
+                if (e > b) {
+                    out.push_back(piece.substr(b, e - b));
+                    done = start = e;
+                } else {  // an empty match: step over one character
+                    start = b + 1;
+                    while (start < piece.size() && (uint8_t(piece[start]) & 0xC0) == 0x80) ++start;
+                }
+            }
+            if (done < piece.size()) out.push_back(piece.substr(done));
+        }
+        pieces = std::move(out);
+    }
+    return pieces;
+}
+
+std::vector<std::string> gguf_pre_tokenizer_regexes(const std::string& pre, bool& ignore_merges,
+                                                    const std::string& source) {
+    const auto& specs = pre_specs();
+    const auto it = specs.find(pre.empty() ? "default" : pre);
+    if (it == specs.end()) {
+        std::string known;
+        for (const auto& [name, _] : specs) known += (known.empty() ? "" : ", ") + name;
+        throw FormatError(source + ": pre-tokenizer '" + pre + "' is not supported (" + known + " are)");
+    }
+    ignore_merges = it->second.ignore_merges;
+    return it->second.regexes;
+}
+
+const std::string& gpt2_regex() { return kGpt2; }
+
+std::string sanitize_utf8(std::string_view s) {
+    static const char kReplacement[] = "\xEF\xBF\xBD";
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        const uint8_t c = uint8_t(s[i]);
+        const int len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+        bool ok = len > 0 && i + len <= s.size();
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
+        for (int k = 1; ok && k < len; ++k) {
+            ok = (uint8_t(s[i + k]) & 0xC0) == 0x80;
+            cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
+        }
+        // Overlong forms, surrogates and values past U+10FFFF are not characters either.
+        static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+        ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+        if (ok) out.append(s.substr(i, size_t(len)));
+        else out += kReplacement;
+        i += ok ? size_t(len) : 1;
+    }
+    return out;
+}
+
+}  // namespace medusa

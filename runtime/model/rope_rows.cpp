@@ -1,0 +1,37 @@
+#include "model/rope_rows.h"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace medusa {
+
+std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t row_bytes, int n_heads,
+                                       bool to_rotate_half) {
+    if (n_heads <= 0 || rows % (2 * int64_t(n_heads)) != 0)
+        throw std::invalid_argument("permute_rope_rows: rows must split into heads of even size");
+    const int64_t head = rows / n_heads, half = head / 2;
+    std::vector<uint8_t> out(size_t(rows) * row_bytes);
+    for (int64_t h = 0; h < n_heads; ++h)
+        for (int64_t i = 0; i < half; ++i)
+            for (int64_t j = 0; j < 2; ++j) {
+                const int64_t adjacent = h * head + 2 * i + j, rotate_half = h * head + j * half + i;
+                const int64_t from = to_rotate_half ? adjacent : rotate_half, to = to_rotate_half ? rotate_half : adjacent;
+                std::memcpy(out.data() + size_t(to) * row_bytes, data + size_t(from) * row_bytes, row_bytes);
+            }
+    return out;
+}
+
+void reorder_rotate_half_rows(ModelFile& m, std::list<std::vector<uint8_t>>& owned) {
+    for (Tensor& t : m.tensors) {
+        const size_t dot = t.name.rfind('.');
+        const std::string role = dot == std::string::npos ? "" : t.name.substr(dot + 1);
+        if (role != "wq" && role != "wk" && role != "bq" && role != "bk") continue;
+        // Quantized rows are whole blocks, so a row's bytes move as one.
+        const size_t row_bytes = t.nbytes / size_t(t.shape[0]);
+        const int heads = role == "wq" || role == "bq" ? m.config.n_heads : m.config.n_kv_heads;
+        auto& copy = owned.emplace_back(permute_rope_rows(t.data, t.shape[0], row_bytes, heads, false));
+        t.data = copy.data();
+    }
+}
+
+}  // namespace medusa

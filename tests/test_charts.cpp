@@ -1,0 +1,180 @@
+// Charts of benchmarks and tuned trees: the layout draws what the numbers say, bench and tree
+// JSON map onto the right series, and `bench --plot` / `medusa plot` write whole PNG and SVG files.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "bench_charts.h"
+#include "chart_file.h"
+#include "chart_layout.h"
+#include "cli_runner.h"
+#include "test_paths.h"
+
+using namespace medusa::charts;
+using medusa::test::run_medusa;
+using medusa::test::slurp;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Every character 7 px wide: enough to place labels without a font.
+const TextWidth kFixedWidth = [](const std::string& s, Shape::Font) { return 7.0f * float(s.size()); };
+
+std::vector<Shape> bars_of(const std::vector<Shape>& shapes, uint32_t color) {
+    std::vector<Shape> bars;
+    for (const auto& s : shapes)
+        if (s.kind == Shape::Kind::Rect && s.color == color) bars.push_back(s);
+    return bars;
+}
+
+uint32_t be32(const std::string& s, size_t at) {
+    return uint32_t(uint8_t(s[at])) << 24 | uint32_t(uint8_t(s[at + 1])) << 16 | uint32_t(uint8_t(s[at + 2])) << 8 |
+           uint8_t(s[at + 3]);
+}
+
+}  // namespace
+
+TEST_CASE("axis ticks are 1-2-5 steps from zero that reach the largest value", "[charts]") {
+    for (double max : {0.7, 3.0, 9.99, 1153.0 * 1.08, 48213.0}) {
+        const auto t = nice_ticks(max, 4);
+        REQUIRE(t.size() >= 2);
+        CHECK(t.front() == 0);
+        CHECK(t.back() >= max);
+        const double step = t[1] - t[0];
+        const double mantissa = step / std::pow(10.0, std::floor(std::log10(step)));
+        CHECK((std::abs(mantissa - 1) < 1e-9 || std::abs(mantissa - 2) < 1e-9 || std::abs(mantissa - 2.5) < 1e-9 ||
+               std::abs(mantissa - 5) < 1e-9));
+        CHECK(t.size() <= 9);
+    }
+}
+
+TEST_CASE("bar heights are proportional to the values and share one baseline", "[charts]") {
+    Chart c;
+    c.title = "speed";
+    c.labels = {"a", "b", "c"};
+    c.series = {{"s", {100, 200, 50}}};
+    const auto bars = bars_of(layout_chart(c, 0, 0, 400, 300, ChartTheme{}, kFixedWidth), series_color(0));
+    REQUIRE(bars.size() == 3);
+    const float h0 = bars[0].b.y - bars[0].a.y, h1 = bars[1].b.y - bars[1].a.y, h2 = bars[2].b.y - bars[2].a.y;
+    CHECK(h1 / h0 == Approx(2.0).epsilon(1e-4));
+    CHECK(h2 / h0 == Approx(0.5).epsilon(1e-4));
+    CHECK(bars[0].b.y == bars[1].b.y);
+    CHECK(bars[0].a.x < bars[1].a.x);
+    CHECK(bars[1].b.x < bars[2].a.x);
+    // Everything inside the box.
+    for (const auto& s : layout_chart(c, 0, 0, 400, 300, ChartTheme{}, kFixedWidth)) {
+        CHECK(s.a.x >= 0);
+        CHECK(s.a.y >= 0);
+        CHECK(s.a.x <= 400);
+        CHECK(s.a.y <= 300);
+    }
+}
+
+TEST_CASE("a line chart on a log axis spaces 1, 2, 4, 8 evenly and marks the highlighted point", "[charts]") {
+    Chart c;
+    c.kind = Chart::Kind::Lines;
+    c.log_x = true;
+    c.x = {1, 2, 4, 8};
+    c.labels = {"1", "2", "4", "8"};
+    c.series = {{"v", {1, 2, 3, 4}}};
+    c.highlight = 2;
+    const ChartTheme theme;
+    std::vector<float> xs;
+    int highlighted = 0;
+    for (const auto& s : layout_chart(c, 0, 0, 500, 300, theme, kFixedWidth)) {
+        if (s.kind == Shape::Kind::Marker && s.color == series_color(0)) xs.push_back(s.a.x);
+        if (s.kind == Shape::Kind::Marker && s.color == theme.reference) ++highlighted;
+    }
+    REQUIRE(xs.size() == 4);
+    CHECK(xs[2] - xs[1] == Approx(xs[1] - xs[0]).epsilon(1e-4));
+    CHECK(xs[3] - xs[2] == Approx(xs[1] - xs[0]).epsilon(1e-4));
+    CHECK(highlighted == 1);
+}
+
+TEST_CASE("bench JSON: modes in a fixed order, each prompt set a series, plain decoding as the reference", "[charts]") {
+    json bench;
+    bench["compare"]["runs"] = 3;
+    bench["compare"]["new_tokens_per_prompt"] = 64;
+    bench["compare"]["prompt_sets"]["stories"] = {{"ngram", {{"tokens_per_s", 700.0}, {"tau", 1.2}}},
+                                                  {"ar", {{"tokens_per_s", 1000.0}, {"tau", 1.0}}},
+                                                  {"medusa", {{"tokens_per_s", 1500.0}, {"tau", 2.9}}}};
+    bench["compare"]["prompt_sets"]["retell"] = {{"ar", {{"tokens_per_s", 900.0}, {"tau", 1.0}}},
+                                                 {"ngram", {{"tokens_per_s", 1300.0}, {"tau", 2.2}}}};
+    bench["vulkan"]["verify_latency_ms"] = {{{"tokens", 1}, {"ms", 0.5}}, {{"tokens", 8}, {"ms", 0.75}}};
+    const auto charts = charts_from_json(bench, "bench.json");
+    REQUIRE(charts.size() == 3);
+    const Chart& speed = charts[0];
+    CHECK(speed.labels == std::vector<std::string>{"plain", "Medusa", "n-gram"});
+    REQUIRE(speed.series.size() == 2);
+    CHECK(speed.series[0].name == "stories prompts");
+    CHECK(speed.series[0].values == std::vector<double>{1000, 1500, 700});
+    CHECK(speed.series[1].values[0] == 900);
+    CHECK(std::isnan(speed.series[1].values[1]));  // retell ran no Medusa
+    CHECK(speed.reference == 1000);
+    CHECK(charts[1].series[0].values == std::vector<double>{1.0, 2.9, 1.2});
+    CHECK(charts[2].series[0].values == std::vector<double>{1.0, 1.5});
+    CHECK(mode_label("draft-tree:stories260K_q80.bin") == "draft tree q80");
+    CHECK_THROWS_WITH(charts_from_json(json{{"hello", 1}}, "x.json"), Catch::Contains("x.json"));
+}
+
+TEST_CASE("tree JSON: one point per budget, the chosen budget marked", "[charts]") {
+    json tree = {{"nodes", 3}, {"medusa_choices", json::array()}, {"table", json::array()}};
+    for (int n = 1; n <= 4; ++n)
+        tree["table"].push_back({{"nodes", n}, {"expected_tokens_per_step", 1 + 0.5 * n}, {"step_ms", 1.0 + n},
+                                 {"expected_tokens_per_s", (1 + 0.5 * n) * 1000 / (1.0 + n)}});
+    const auto charts = charts_from_json(tree, "tree.json");
+    REQUIRE(charts.size() == 3);
+    for (const auto& c : charts) {
+        CHECK(c.highlight == 2);
+        CHECK(c.labels.size() == 4);
+    }
+    CHECK(charts[0].series[0].values[2] == Approx(2.5 * 1000 / 4.0));
+}
+
+TEST_CASE("charts files: whole PNG and SVG, and errors that name the path", "[charts]") {
+    const fs::path dir = fs::temp_directory_path() / ("medusa_charts_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    Chart c;
+    c.title = "t";
+    c.labels = {"a", "b"};
+    c.series = {{"s", {1, 2}}};
+    const std::string png = (dir / "c.png").string(), svg = (dir / "c.svg").string();
+    write_charts({c, c, c}, "heading", png);
+    const std::string bytes = slurp(png);
+    REQUIRE(bytes.size() > 24);
+    CHECK(bytes.compare(1, 3, "PNG") == 0);
+    CHECK(be32(bytes, 16) == 1120);  // two columns of 560 px
+    CHECK(be32(bytes, 20) == 34 + 2 * 340);
+    write_charts({c}, "heading", svg);
+    CHECK(slurp(svg).find("<svg") != std::string::npos);
+    CHECK_THROWS_WITH(write_charts({c}, "h", (dir / "c.jpg").string()), Catch::Contains("c.jpg"));
+    CHECK_THROWS_WITH(write_charts({c}, "h", (dir / "missing" / "c.png").string()), Catch::Contains("missing/c.png"));
+    // Nothing half-written is left behind.
+    for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().find(".tmp") == std::string::npos);
+    fs::remove_all(dir);
+}
+
+TEST_CASE("medusa bench --plot and medusa plot draw a real benchmark", "[cli][charts]") {
+    const fs::path dir = fs::temp_directory_path() / ("medusa_bench_plot_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string json_path = (dir / "b.json").string(), png = (dir / "b.png").string(), svg = (dir / "b.svg").string();
+    const auto r = run_medusa("bench -m " + medusa::test::model_path("stories260K.bin") +
+                              " --runs 1 --tokens 8 --max-block 8 --no-cpu --compare ar,ngram --json " + json_path +
+                              " --plot " + png);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const auto charts = charts_from_file(json_path);
+    REQUIRE(charts.size() == 3);  // speed, tau, forward(T)/forward(1)
+    CHECK(charts[0].labels == std::vector<std::string>{"plain", "n-gram"});
+    CHECK(slurp(png).compare(1, 3, "PNG") == 0);
+    const auto p = run_medusa("plot " + json_path + " " + svg);
+    INFO(p.err);
+    CHECK(p.exit_code == 0);
+    CHECK(slurp(svg).find("<svg") != std::string::npos);
+    const auto bad = run_medusa("plot " + medusa::test::model_path("stories260K.bin") + " " + svg);
+    CHECK(bad.exit_code == 1);
+    CHECK(bad.err.find("stories260K.bin") != std::string::npos);
+    fs::remove_all(dir);
+}
