@@ -11,6 +11,7 @@
 #include "bench_compare.h"
 #include "bench_dtypes.h"
 #include "commands.h"
+#include "gpu/bandwidth_probe.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "session.h"
@@ -113,6 +114,8 @@ int run_bench(int argc, char** argv) {
     out["prompt_tokens"] = n_prompt;
     out["kernel_layouts"] = layouts_name;
 
+    std::fprintf(stderr, "measuring the memory bandwidth of %s...\n", gpu->info().name.c_str());
+    const gpu::MeasuredBandwidth bandwidth = gpu::measure_bandwidth(*gpu);
     json g;
     {
         std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
@@ -125,10 +128,13 @@ int run_bench(int argc, char** argv) {
         g["submits_per_token"] = forwards / (runs * (t.decode_tokens + 1.0));
         g["weight_bytes"] = model.weight_bytes();
         g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
+        g["measured_bandwidth"] = {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}, {"bytes", bandwidth.bytes}};
+        g["decode_bandwidth_fraction"] = g["weight_bandwidth_gb_s"].get<double>() / bandwidth.gb_s;
         g["weights"] = model.weight_variants();
         // Block sizes up to 128 tokens; on a CPU driver a 1B model's 128-token block takes minutes.
         const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 8 : 128);
         g["verify_latency_ms"] = bench_verify_latency(model, n_prompt, runs, max_block);
+        g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
         // Decoding modes side by side: --compare's list, else plain against Medusa.
         if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))
             out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
@@ -168,6 +174,14 @@ int run_bench(int argc, char** argv) {
     std::printf("dispatches/token %u, submits/token %.2f, weights %.1f MiB, decode weight bandwidth %.2f GB/s\n",
                 g["dispatches_per_token"].get<uint32_t>(), g["submits_per_token"].get<double>(),
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
+    std::printf("measured bandwidth %.2f GB/s (%s): decode streams %.0f%% of it\n", bandwidth.gb_s,
+                bandwidth.method.c_str(), 100.0 * g["decode_bandwidth_fraction"].get<double>());
+    std::printf("forward(T)/forward(1):");
+    for (const json& row : g["verify_latency_ms"]) {
+        const std::string tokens = std::to_string(row["tokens"].get<int>());
+        std::printf("  %s: %.2f", tokens.c_str(), g["forward_ratio"][tokens].get<double>());
+    }
+    std::printf("\n");
     if (args.has("--json")) {
         std::ofstream f(args.str("--json"));
         if (!f) throw std::runtime_error("cannot write " + args.str("--json"));

@@ -206,7 +206,7 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
 json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block) {
     json out = json::array();
     std::printf("verify forward latency by block size:");
-    for (int n : {1, 8, 16, 32, 64, 128}) {
+    for (int n : {1, 2, 4, 8, 16, 32, 64, 128}) {
         if (prompt_len + n > model.config().seq_len || n > max_block) break;
         std::vector<int> tokens(n);
         for (int i = 0; i < n; ++i) tokens[i] = (i * 31 + 7) % model.config().vocab_size;
@@ -222,6 +222,15 @@ json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_blo
         std::printf("  %d: %.2f ms", n, median(ms));
     }
     std::printf("\n");
+    return out;
+}
+
+json forward_ratios(const json& latency) {
+    json out = json::object();
+    if (latency.empty() || latency[0]["tokens"] != 1) return out;
+    const double one = latency[0]["ms"].get<double>();
+    for (const json& row : latency)
+        if (one > 0) out[std::to_string(row["tokens"].get<int>())] = row["ms"].get<double>() / one;
     return out;
 }
 

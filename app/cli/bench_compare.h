@@ -21,5 +21,7 @@ nlohmann::json bench_compare(const Args& args, GpuModel& model, const ModelFile&
 
 // Median latency of one forward over blocks of 1, 8, ... 128 tokens after `prompt_len` cached ones.
 nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block);
+// forward(T)/forward(1) per block size T of a verify_latency table, keyed by T ("1", "2", ...).
+nlohmann::json forward_ratios(const nlohmann::json& latency);
 
 }  // namespace medusa::cli

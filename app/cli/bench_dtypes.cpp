@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpu/bandwidth_probe.h"
 #include "llm/gpu_model.h"
 #include "model/synthetic_model.h"
 #include "session.h"
@@ -62,6 +63,7 @@ int run_bench_dtypes(const Args& args) {
     const int runs = std::max(1, args.integer("--runs", 1));
     const int context = args.integer("--context", 1024);
     auto gpu = open_gpu(args);
+    const gpu::MeasuredBandwidth bandwidth = gpu::measure_bandwidth(*gpu);
 
     std::vector<DtypeTiming> rows;
     for (const std::string& d : dtypes) rows.push_back(time_dtype(*gpu, synthetic, d, context, tokens, runs));
@@ -74,13 +76,16 @@ int run_bench_dtypes(const Args& args) {
                           {"device", {{"name", gpu->info().name}, {"type", gpu->info().type}}},
                           {"decode_tokens_per_run", tokens},
                           {"runs", runs},
+                          {"measured_bandwidth", {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}}},
                           {"dtypes", nlohmann::json::array()}};
-    std::printf("%-8s %12s %14s %10s %10s %12s\n", "dtype", "weights MiB", "decode tok/s", "ms/token", "GB/s",
-                "x q4_0 GB/s");
+    std::printf("measured bandwidth %.2f GB/s (%s)\n", bandwidth.gb_s, bandwidth.method.c_str());
+    std::printf("%-8s %12s %14s %10s %10s %10s %12s\n", "dtype", "weights MiB", "decode tok/s", "ms/token", "GB/s",
+                "of meas.", "x q4_0 GB/s");
     for (const auto& t : rows) {
         const double ratio = q4_0_gb_s > 0 ? gb_s(t) / q4_0_gb_s : 0;
-        std::printf("%-8s %12.1f %14.2f %10.1f %10.2f %12s\n", t.dtype.c_str(), double(t.weight_bytes) / (1 << 20),
-                    1000.0 / t.ms_per_token, t.ms_per_token, gb_s(t),
+        std::printf("%-8s %12.1f %14.2f %10.1f %10.2f %9.0f%% %12s\n", t.dtype.c_str(),
+                    double(t.weight_bytes) / (1 << 20), 1000.0 / t.ms_per_token, t.ms_per_token, gb_s(t),
+                    100.0 * gb_s(t) / bandwidth.gb_s,
                     q4_0_gb_s > 0 ? std::to_string(ratio).substr(0, 4).c_str() : "-");
         out["dtypes"].push_back({{"dtype", t.dtype},
                                  {"weight_bytes", t.weight_bytes},
@@ -88,6 +93,7 @@ int run_bench_dtypes(const Args& args) {
                                  {"decode_tokens_per_s", 1000.0 / t.ms_per_token},
                                  {"decode_ms_per_token", t.ms_per_token},
                                  {"weight_bandwidth_gb_s", gb_s(t)},
+                                 {"decode_bandwidth_fraction", gb_s(t) / bandwidth.gb_s},
                                  {"bandwidth_vs_q4_0", ratio}});
     }
     if (args.has("--json")) {

@@ -1,0 +1,58 @@
+// `bench` says what fraction of a bandwidth it measured itself decoding streams, and how a
+// forward over T tokens compares with one over a single token.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "cli_runner.h"
+#include "gpu/bandwidth_probe.h"
+#include "gpu_fixture.h"
+#include "test_paths.h"
+
+using medusa::test::run_medusa;
+using medusa::test::slurp;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+TEST_CASE("both bandwidth probes copy and time something", "[bench]") {
+    medusa::test::ValidationGuard guard;
+    const auto host = medusa::gpu::measure_host_copy(size_t(8) << 20, 2);
+    CHECK(std::isfinite(host.gb_s));
+    CHECK(host.gb_s > 0.05);
+    CHECK(host.method.find("host") != std::string::npos);
+    CHECK(host.bytes == size_t(8) << 20);
+    const auto device = medusa::gpu::measure_device_copy(medusa::test::gpu_context(), size_t(8) << 20, 2);
+    CHECK(std::isfinite(device.gb_s));
+    CHECK(device.gb_s > 0.05);
+    CHECK(device.method.find("device") != std::string::npos);
+}
+
+TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T = 1, 2, 4, 8", "[bench][cli]") {
+    const fs::path path = fs::temp_directory_path() / ("medusa_bench_bw_" + std::to_string(getpid()) + ".json");
+    const auto r = run_medusa("bench -m " + medusa::test::model_path("stories260K.bin") +
+                              " --runs 1 --tokens 8 --max-block 8 --no-cpu --no-medusa --json " + path.string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json b = json::parse(slurp(path.string()));
+    fs::remove(path);
+    const json& g = b["vulkan"];
+    const double measured = g["measured_bandwidth"]["gb_s"].get<double>();
+    REQUIRE(measured > 0);
+    CHECK(g["decode_bandwidth_fraction"].get<double>() ==
+          Approx(g["weight_bandwidth_gb_s"].get<double>() / measured).epsilon(1e-9));
+    const json& ratio = g["forward_ratio"];
+    const json& latency = g["verify_latency_ms"];
+    REQUIRE(latency.size() == 4);
+    REQUIRE(ratio.size() == 4);
+    CHECK(ratio["1"].get<double>() == 1.0);
+    for (const json& row : latency) {
+        const std::string t = std::to_string(row["tokens"].get<int>());
+        CAPTURE(t);
+        REQUIRE(ratio.contains(t));
+        CHECK(ratio[t].get<double>() == Approx(row["ms"].get<double>() / latency[0]["ms"].get<double>()));
+    }
+    CHECK(r.out.find("forward(T)/forward(1):") != std::string::npos);
+    CHECK(r.out.find("decode streams") != std::string::npos);
+}
