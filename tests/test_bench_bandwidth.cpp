@@ -53,6 +53,8 @@ TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T 
         REQUIRE(ratio.contains(t));
         CHECK(ratio[t].get<double>() == Approx(row["ms"].get<double>() / latency[0]["ms"].get<double>()));
     }
+    CHECK(g["empty_submit_ms"].get<double>() > 0);
+    CHECK(g["empty_submit_ms"].get<double>() < g["verify_latency_ms"][0]["ms"].get<double>());
     CHECK(r.out.find("forward(T)/forward(1):") != std::string::npos);
     CHECK(r.out.find("decode streams") != std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include "bench_dtypes.h"
 #include "commands.h"
 #include "gpu/bandwidth_probe.h"
+#include "gpu/submit_probe.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "session.h"
@@ -130,6 +131,8 @@ int run_bench(int argc, char** argv) {
         g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
         g["measured_bandwidth"] = {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}, {"bytes", bandwidth.bytes}};
         g["decode_bandwidth_fraction"] = g["weight_bandwidth_gb_s"].get<double>() / bandwidth.gb_s;
+        // What each extra submit of a step (a draft model's or EAGLE's levels) costs by itself.
+        g["empty_submit_ms"] = gpu::measure_submit_ms(*gpu);
         g["weights"] = model.weight_variants();
         // Block sizes up to 128 tokens; on a CPU driver a 1B model's 128-token block takes minutes.
         const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 8 : 128);
@@ -176,6 +179,7 @@ int run_bench(int argc, char** argv) {
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
     std::printf("measured bandwidth %.2f GB/s (%s): decode streams %.0f%% of it\n", bandwidth.gb_s,
                 bandwidth.method.c_str(), 100.0 * g["decode_bandwidth_fraction"].get<double>());
+    std::printf("an empty submit + wait: %.3f ms\n", g["empty_submit_ms"].get<double>());
     std::printf("forward(T)/forward(1):");
     for (const json& row : g["verify_latency_ms"]) {
         const std::string tokens = std::to_string(row["tokens"].get<int>());
