@@ -75,7 +75,7 @@ int run_train_joint(int argc, char** argv) {
     }
     heads.copy_shared_classifier(file);
     if (heads.count() != K) throw UsageError("--init-heads holds " + std::to_string(heads.count()) + " heads, not --heads " + std::to_string(K));
-    const HeadAccuracy medusa1 = evaluate_heads(*gpu, heads, text.held);
+    const JointReport medusa1 = evaluate_original(*gpu, base, heads, text.held, jo);
 
     // Phase 2, Medusa-2: adapters and heads together.
     std::fprintf(stderr, "phase 2 (Medusa-2): %d joint steps, LoRA rank %d alpha %g, lambda %g, lr heads %g backbone %g\n",
@@ -103,7 +103,10 @@ int run_train_joint(int argc, char** argv) {
     std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
                 "%.3f -> %.3f\nhead  top1 Medusa-1 (original)  top1 Medusa-2 (tuned)\n",
                 h.tokens, h.kl, h.agree, h.ppl_base, h.ppl_tuned);
-    for (int k = 0; k < K; ++k) std::printf("%4d  %24.3f  %21.3f\n", k + 1, medusa1.top1[k], h.head_top1[k]);
+    for (int k = 0; k < K; ++k) std::printf("%4d  %24.3f  %21.3f\n", k + 1, medusa1.head_top1[k], h.head_top1[k]);
+    std::printf("GPU time per joint step:");
+    for (const auto& st : r.stage_times) std::printf("  %s %.1f ms", st.stage.c_str(), st.ms);
+    std::printf("\n");
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("joint training: %d steps, %.0f tokens/s, %.1f s; %.1f s in all\ntuned model %s (its output is the "
                 "tuned model's, not the original's), heads in %s\n",
@@ -122,10 +125,10 @@ int run_train_joint(int argc, char** argv) {
                              {"top_token_agreement", h.agree},
                              {"perplexity_original", h.ppl_base},
                              {"perplexity_tuned", h.ppl_tuned},
-                             {"medusa1_top1", medusa1.top1},
+                             {"medusa1_top1", medusa1.head_top1},
                              {"medusa2_top1", h.head_top1},
                              {"medusa2_head_loss", h.head_loss},
-                             {"medusa1_head_loss", medusa1.loss},
+                             {"medusa1_head_loss", medusa1.head_loss},
                              {"train_tokens_per_s", r.tokens_per_s},
                              {"train_wall_s", r.wall_s}};
     std::ofstream(fs::path(out) / "medusa2_report.json") << report.dump(2) << "\n";

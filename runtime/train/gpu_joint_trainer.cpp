@@ -287,6 +287,8 @@ MedusaHeads GpuJointTrainer::heads() const {
     return h;
 }
 
+std::vector<gpu::StageTime> GpuJointTrainer::stage_times() const { return train_seq_->stage_times(); }
+
 std::vector<MedusaHead> GpuJointTrainer::head_gradients() const {
     return unpack_heads(heads_flat(1), shape_.count(), shape_.layers, shape_.dim, shape_.vocab);
 }

@@ -55,6 +55,7 @@ public:
     void set_heads_flat(int which, const std::vector<float>& v);
     MedusaHeads heads() const;
     std::vector<MedusaHead> head_gradients() const;
+    std::vector<gpu::StageTime> stage_times() const;  // GPU time per stage of the last training step
 
 private:
     void record(gpu::CommandSequence& s, bool backward, bool update);

@@ -99,6 +99,12 @@ JointReport evaluate_joint(GpuJointTrainer& trainer, const DistillData& d, int s
     return rep;
 }
 
+JointReport evaluate_original(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads,
+                              const DistillData& heldout, const JointOptions& o) {
+    GpuJointTrainer t(ctx, base, o.lora, init_lora(base.config, o.lora, 0), heads, o.sequences, o.seq_len);
+    return evaluate_joint(t, heldout, o.sequences, o.seq_len, heads.count());
+}
+
 void save_lora(const std::string& dir, const std::vector<float>& lora, const LoraConfig& lc) {
     Tensor t;
     t.name = "lora";
@@ -204,6 +210,7 @@ JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const Me
     }
     res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     res.tokens_per_s = res.steps_done * double(trainer.rows()) / std::max(res.wall_s, 1e-9);
+    res.stage_times = trainer.stage_times();
     res.lora = trainer.lora_flat(0);
     res.heads = trainer.heads();
     res.heads.source = heads_init.source;

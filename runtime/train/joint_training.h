@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/command_sequence.h"
 #include "gpu/context.h"
 #include "llm/medusa_heads.h"
 #include "train/backbone_weights.h"
@@ -49,6 +50,7 @@ struct JointResult {
     int steps_done = 0;
     double wall_s = 0, tokens_per_s = 0;
     JointReport heldout;
+    std::vector<gpu::StageTime> stage_times;  // of the last training step
 };
 
 // `heads` must hold their own vocabulary projections (copy_shared_classifier). Evaluates on
@@ -56,6 +58,11 @@ struct JointResult {
 JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads,
                         const DistillData& data, const DistillData& heldout, const JointOptions& o,
                         const LogFn& log = {});
+
+// The same report for the original model (adapters at B = 0) with `heads`: Medusa-1's figures on
+// exactly the rows train_joint's report covers.
+JointReport evaluate_original(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads,
+                              const DistillData& heldout, const JointOptions& o);
 
 // The adapters as DIR/lora.safetensors (flat, with rank and alpha); false when absent.
 void save_lora(const std::string& dir, const std::vector<float>& lora, const LoraConfig& lc);
