@@ -10,7 +10,11 @@
 #include <functional>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
 #include "gpu_fixture.h"
+#include "test_paths.h"
 #include "trained_heads.h"
 #include "train/backward_reference.h"
 #include "train/gpu_joint_trainer.h"
@@ -292,4 +296,36 @@ TEST_CASE("a joint run lowers the heads' loss below Medusa-1's on the same text 
     CHECK(b.kl > 1e-4);
     CHECK(b.kl < 0.05);
     WARN("heads' loss: Medusa-1 " << la << ", Medusa-2 " << lb << "; KL " << b.kl << " nats/token");
+}
+
+TEST_CASE("medusa train-heads --joint writes a tuned model and Medusa-2 heads that generate runs", "[medusa2]") {
+    const fs::path dir = fs::temp_directory_path() / ("medusa2_cli_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    const std::string model = test::model_path("stories260K.bin"), tok = test::model_path("tok512.model");
+    const auto r = test::run_medusa("train-heads --joint -m " + model + " --tokenizer " + tok + " --heads 2 --out " +
+                                    dir.string() + " --warmup-steps 20 --steps 6 --sequences 8 --max-len 64" +
+                                    " --seq-len 32 --batch-seqs 2 --lora-rank 4");
+    CAPTURE(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("step 6/6") != std::string::npos);
+    const ModelFile tuned = load_model((dir / "model.bin").string());
+    CHECK(tuned.format == "llama2c-v0");
+    CHECK(tuned.config.dim == 64);
+    const auto config = nlohmann::json::parse(test::slurp((dir / "heads" / "config.json").string()));
+    CHECK(config["medusa_version"] == 2);
+    CHECK(config["original_model"] == model);
+    CHECK(config["medusa_num_heads"] == 2);
+    const auto report = nlohmann::json::parse(test::slurp((dir / "medusa2_report.json").string()));
+    CHECK(report["kl_nats_per_token"].get<double>() >= 0);
+    CHECK(report["medusa2_top1"].size() == 2);
+    // Greedy Medusa-2 decoding is the tuned model's own greedy text.
+    const std::string gen = "generate -m " + (dir / "model.bin").string() + " --tokenizer " + tok +
+                            " -p 'Once upon a time' -n 40 --temp 0";
+    const auto plain = test::run_medusa(gen);
+    const auto medusa = test::run_medusa(gen + " --heads " + (dir / "heads").string() + " --tree chain:2");
+    REQUIRE(plain.exit_code == 0);
+    REQUIRE(medusa.exit_code == 0);
+    CHECK(medusa.out == plain.out);
+    CHECK(medusa.err.find("2 heads") != std::string::npos);
+    fs::remove_all(dir);
 }
