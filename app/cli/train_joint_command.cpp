@@ -3,6 +3,7 @@
 // the heads, the backbone held to its own distribution by KL(p_original || p_tuned). Writes the
 // merged model as a llama2.c fp32 checkpoint and the heads in Medusa's layout with a config.json
 // naming Medusa-2 and the original model. The output is the tuned model's, not the base's.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,13 +35,13 @@ int run_train_joint(int argc, char** argv) {
     const int K = args.integer("--heads", 4);
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     JointOptions jo;
-    jo.schedule.lr = 1e-3f;  // the heads start trained
+    jo.schedule.lr = 3e-3f;  // the heads'; the backbone's is 30 times lower (JointOptions)
     apply_training_flags(args, out, 1000, jo.schedule);
     jo.backbone_lr = args.number("--backbone-lr", jo.backbone_lr);
     jo.lambda = args.number("--lambda", jo.lambda);
     jo.lora.rank = args.integer("--lora-rank", jo.lora.rank);
     jo.lora.alpha = args.number("--lora-alpha", float(2 * jo.lora.rank));
-    jo.seq_len = args.integer("--seq-len", jo.seq_len);
+    jo.seq_len = args.integer("--seq-len", std::min(jo.seq_len, file.config.seq_len));
     jo.sequences = args.integer("--batch-seqs", jo.sequences);
     if (jo.lora.rank < 1 || jo.seq_len < 4 || jo.sequences < 1 || jo.seq_len > file.config.seq_len)
         throw UsageError("--lora-rank, --batch-seqs must be positive and --seq-len 4 to the model's context");

@@ -51,10 +51,9 @@ JointReport evaluate_joint(GpuJointTrainer& trainer, const DistillData& d, int s
     double nll_base = 0, nll_tuned = 0, kl = 0, agree = 0;
     size_t next_tokens = 0;
     for (int first = 0; first < d.num_sequences(); first += sequences) {
-        std::vector<int> seqs;
-        for (int s = first; s < first + sequences; ++s) seqs.push_back(std::min(s, d.num_sequences() - 1));
         const int fresh = std::min(sequences, d.num_sequences() - first);  // the rest repeat the last one
-        seqs.resize(fresh);
+        std::vector<int> seqs;
+        for (int s = first; s < first + fresh; ++s) seqs.push_back(s);
         while (int(seqs.size()) < sequences) seqs.push_back(seqs.back());
         JointBatch b = make_joint_batch(d, seqs, seq_len, K, 1.0f);
         for (size_t row = size_t(fresh) * seq_len; row < size_t(b.rows()); ++row) {  // repeats count once

@@ -20,11 +20,11 @@ namespace medusa::train {
 
 struct JointOptions {
     TrainOptions schedule;    // steps, warm-up, the heads' peak lr, seed, logging, checkpoints
-    float backbone_lr = 2e-4f;  // the adapters' peak learning rate
+    float backbone_lr = 1e-4f;  // the adapters' peak learning rate
     float lambda = 1.0f;        // weight of the heads' loss
     LoraConfig lora;
-    int sequences = 4;          // per batch
-    int seq_len = 128;          // rows per sequence
+    int sequences = 2;          // per batch
+    int seq_len = 256;          // rows per sequence
 };
 
 // Rows of sequences `seqs` of `data` from their start (padding past a sequence's end): every row
