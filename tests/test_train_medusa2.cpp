@@ -16,6 +16,10 @@
 #include "gpu_fixture.h"
 #include "test_paths.h"
 #include "trained_heads.h"
+#include "llm/cpu_reference.h"
+#include "llm/cpu_tree_runner.h"
+#include "model/tokenizer.h"
+#include "train/seed_prompts.h"
 #include "train/backward_reference.h"
 #include "train/gpu_joint_trainer.h"
 #include "train/joint_reference.h"
@@ -266,21 +270,32 @@ TEST_CASE("joint training resumed from a checkpoint ends where an uninterrupted 
 
 TEST_CASE("a joint run lowers the heads' loss below Medusa-1's on the same text with the KL bounded", "[medusa2]") {
     test::ValidationGuard guard;
-    auto& f = test::distill_fixture();
-    MedusaHeads medusa1 = test::trained_heads();
-    medusa1.copy_shared_classifier(f.file);
-    const BackboneWeights base = BackboneWeights::from_model(f.file);
+    // Text of stories260K's own (on the CPU reference) and Medusa-1 heads trained on it briefly.
+    const ModelFile file = load_model(test::model_path("stories260K.bin"));
+    CpuReferenceModel cpu(file);
+    const Tokenizer tok = Tokenizer::from_file(test::model_path("tok512.model"));
+    std::vector<std::vector<int>> prompts;
+    for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
+    DistillOptions d;
+    d.sequences = 24, d.max_len = 64, d.seed = 1;
+    CpuTreeRunner writer(cpu);
+    const DistillData train = generate_distill_data(writer, cpu_hidden_states(cpu), prompts, tok.bos_id(), d);
+    TrainOptions m1 = test::short_training();
+    m1.steps = 80;
+    MedusaHeads medusa1 = train_heads(gpu_context(), MedusaHeads::init_from_model(file, 4), train, m1).heads;
+    medusa1.copy_shared_classifier(file);
+    const BackboneWeights base = BackboneWeights::from_model(file);
     // The same batches, steps and heads' learning rate twice: with the backbone frozen (Medusa-1
     // continued) and with the adapters learning (Medusa-2).
     JointOptions o;
     o.sequences = 4, o.seq_len = 32, o.lambda = 1.0f;
     o.schedule.steps = 20, o.schedule.lr = 1e-3f, o.schedule.seed = 5;
     o.backbone_lr = 0.0f;
-    const JointResult frozen = train_joint(gpu_context(), base, medusa1, f.train, {}, o);
+    const JointResult frozen = train_joint(gpu_context(), base, medusa1, train, {}, o);
     o.backbone_lr = 2e-3f;
-    const JointResult joint = train_joint(gpu_context(), base, medusa1, f.train, {}, o);
+    const JointResult joint = train_joint(gpu_context(), base, medusa1, train, {}, o);
     // Scored on the training text, each with its own backbone.
-    DistillData some = f.train;
+    DistillData some = train;
     some.seq_start.resize(17);  // the first 16 sequences
     some.tokens.resize(some.seq_start.back());
     auto score = [&](const JointResult& r) {
