@@ -36,6 +36,7 @@ layout(std430, binding = 23) buffer Probe23 { TrainSwigluPush v23; };
 layout(std430, binding = 24) buffer Probe24 { TrainSmoothL1Push v24; };
 layout(std430, binding = 25) buffer Probe25 { TrainSoftCePush v25; };
 layout(std430, binding = 26) buffer Probe26 { EagleInputs v26; };
+layout(std430, binding = 27) buffer Probe27 { TrainAxpyPush v27; };
 
 void main() {
     float sum = 0.0;
@@ -66,5 +67,6 @@ void main() {
     sum += float(v24.rows);
     sum += float(v25.vocab);
     sum += float(v26.store_base);
+    sum += float(v27.n);
     v0.base = uint(sum);
 }

@@ -137,6 +137,9 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     check_struct(spirv, "TrainSoftCePush",
                  {M(TrainSoftCePush, vocab), M(TrainSoftCePush, stats_off), M(TrainSoftCePush, rank_off),
                   M(TrainSoftCePush, weight)});
+    check_struct(spirv, "TrainAxpyPush",
+                 {M(TrainAxpyPush, n), M(TrainAxpyPush, x_off), M(TrainAxpyPush, y_off), M(TrainAxpyPush, alpha),
+                  M(TrainAxpyPush, beta)});
 }
 
 TEST_CASE("the probe's reflection finds a shifted member (the check can fail)", "[layouts]") {

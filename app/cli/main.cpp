@@ -35,6 +35,10 @@ const char* kUsage =
     "      --synthetic NAME --dtype q4_0,q8_0,q4_k,...: decode speed and weight GB/s of each type\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU\n"
+    "  train-heads --joint -m MODEL --heads K --out DIR [--init-heads DIR | --warmup-steps N] [--steps N]\n"
+    "        [--lora-rank R] [--lora-alpha A] [--lambda L] [--lr LR] [--backbone-lr LR] [--seq-len T] [--batch-seqs S]\n"
+    "      Medusa-2: LoRA on the backbone trained with the heads, KL to the original; writes DIR/model.bin\n"
+    "      (the tuned model, llama2.c fp32) and DIR/heads\n"
     "  train-eagle -m MODEL --out DIR [--steps N] [--seed S] [--resume] [--lr LR] [--noise W] [--depth M]\n"
     "      train an EAGLE draft layer on the model's own text on the GPU; accuracy per draft depth\n"
     "  tune-tree -m MODEL --heads DIR --out FILE.json [--plot FILE.png|svg]\n"
@@ -56,7 +60,11 @@ int main(int argc, char** argv) {
         if (cmd == "generate") return medusa::cli::run_generate(argc, argv);
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
-        if (cmd == "train-heads") return medusa::cli::run_train_heads(argc, argv);
+        if (cmd == "train-heads") {
+            for (int i = 2; i < argc; ++i)
+                if (!std::strcmp(argv[i], "--joint")) return medusa::cli::run_train_joint(argc, argv);
+            return medusa::cli::run_train_heads(argc, argv);
+        }
         if (cmd == "train-eagle") return medusa::cli::run_train_eagle(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);

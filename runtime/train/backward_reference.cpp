@@ -33,6 +33,31 @@ LinearGrads linear_backward(const Vec& x, const Vec& w, const Vec& dy, int rows,
     return g;
 }
 
+Vec lora_linear(const Vec& x, const Vec& w, const Vec& a, const Vec& b, int rows, int in, int out, int rank,
+                double scale) {
+    Vec y = linear(x, w, {}, rows, in, out);
+    const Vec u = linear(x, a, {}, rows, in, rank);
+    const Vec z = linear(u, b, {}, rows, rank, out);
+    for (size_t i = 0; i < y.size(); ++i) y[i] += scale * z[i];
+    return y;
+}
+
+LoraGrads lora_linear_backward(const Vec& x, const Vec& w, const Vec& a, const Vec& b, const Vec& dy, int rows, int in,
+                               int out, int rank, double scale) {
+    // z = u B^T with u = x A^T; the scale applies to dz.
+    Vec dz = dy;
+    for (double& v : dz) v *= scale;
+    const Vec u = linear(x, a, {}, rows, in, rank);
+    const LinearGrads gb = linear_backward(u, b, dz, rows, rank, out, false);
+    const LinearGrads ga = linear_backward(x, a, gb.dx, rows, in, rank, false);
+    LoraGrads g;
+    g.dx = linear_backward(x, w, dy, rows, in, out, false).dx;
+    for (size_t i = 0; i < g.dx.size(); ++i) g.dx[i] += ga.dx[i];
+    g.da = ga.dw;
+    g.db = gb.dw;
+    return g;
+}
+
 RmsnormOut rmsnorm(const Vec& x, const Vec& gain, int rows, int dim, double eps) {
     RmsnormOut o;
     o.y.resize(x.size());

@@ -1,4 +1,4 @@
-// Plain C++ forward and backward of the reusable training pieces (linear with bias, RMSNorm,
+// Plain C++ forward and backward of the reusable training pieces (linear with bias, LoRA, RMSNorm,
 // RoPE, causal grouped-query attention, SwiGLU, SmoothL1, soft-target cross-entropy), in double:
 // the reference the backward shaders are checked against, itself checked against finite
 // differences. Matrices are row-major vectors; rows are a batch of token positions.
@@ -15,6 +15,15 @@ struct LinearGrads {
     Vec dx, dw, db;  // db empty without a bias
 };
 LinearGrads linear_backward(const Vec& x, const Vec& w, const Vec& dy, int rows, int in, int out, bool bias);
+
+// LoRA: Y = X W^T + scale (X A^T) B^T, A [rank][in], B [out][rank]; W frozen (no dW).
+Vec lora_linear(const Vec& x, const Vec& w, const Vec& a, const Vec& b, int rows, int in, int out, int rank,
+                double scale);
+struct LoraGrads {
+    Vec dx, da, db;
+};
+LoraGrads lora_linear_backward(const Vec& x, const Vec& w, const Vec& a, const Vec& b, const Vec& dy, int rows, int in,
+                               int out, int rank, double scale);
 
 // y = g x r, r = 1/sqrt(mean(x^2) + eps) per row; `gain` empty: g = 1.
 struct RmsnormOut {

@@ -9,30 +9,12 @@ namespace medusa::train {
 
 namespace {
 
-using MatPush = layout::TrainMatmulPush;
-using ResPush = layout::TrainResblockPush;
-using CePush = layout::TrainSoftmaxCePush;
 constexpr int kScaleIndex = OptimizerState::kFirstExtra;  // step parameters: AdamW's, then one loss scale per head
-
-uint32_t div_up(size_t a, uint32_t b) { return uint32_t((a + b - 1) / b); }
 
 std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind) {
     auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
     b->fill_zero();
     return b;
-}
-
-// The heads' parameters in flat order: per head, each layer's w1 and b1, then w2.
-std::vector<float> pack(const MedusaHeads& heads) {
-    std::vector<float> p;
-    for (const MedusaHead& h : heads.heads) {
-        for (size_t l = 0; l < h.w1.size(); ++l) {
-            p.insert(p.end(), h.w1[l].begin(), h.w1[l].end());
-            p.insert(p.end(), h.b1[l].begin(), h.b1[l].end());
-        }
-        p.insert(p.end(), h.w2.begin(), h.w2.end());
-    }
-    return p;
 }
 
 }  // namespace
@@ -42,25 +24,15 @@ GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int b
     : shape_(init), k_(init.count()), dim_(init.dim), vocab_(init.vocab), layers_(init.layers), rows_(batch_rows),
       // CPU drivers run the barrier-free GEMM faster; GPUs the shared-memory one.
       kernels_(ctx, 0, !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled"),
-      opt_(ctx, pack(init), init.count()) {
+      opt_(ctx, pack_heads(init), init.count()),
+      pass_(ctx, init.count(), init.dim, init.vocab, init.layers, batch_rows) {
     if (k_ < 1 || rows_ < 1) throw std::invalid_argument("training needs at least one head and one row");
     for (auto& h : shape_.heads) h = MedusaHead{};  // only the sizes are kept on the CPU
-    head_size_ = size_t(layers_) * (dim_ * dim_ + dim_) + size_t(vocab_) * dim_;
-    if (opt_.size() != head_size_ * k_) throw std::invalid_argument("Medusa heads of inconsistent sizes");
+    if (opt_.size() != pass_.size()) throw std::invalid_argument("Medusa heads of inconsistent sizes");
     using gpu::MemoryKind;
     h_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Host);
     targets_ = buffer(ctx, size_t(k_) * rows_, MemoryKind::Host);
     stats_ = buffer(ctx, size_t(k_) * rows_ * 2, MemoryKind::Host);
-    logits_ = buffer(ctx, size_t(rows_) * vocab_, MemoryKind::Device);
-    dx_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device);
-    dz_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device);
-    for (int i = 0; i < k_ * layers_; ++i) {
-        z_.push_back(buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device));
-        x_.push_back(buffer(ctx, size_t(rows_) * dim_, MemoryKind::Device));
-    }
-    res_fwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_fwd", 4, sizeof(ResPush));
-    res_bwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_bwd", 4, sizeof(ResPush));
-    ce_ = std::make_unique<gpu::Kernel>(ctx, "train_softmax_ce", 4, sizeof(CePush));
     train_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
     grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
     eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
@@ -72,38 +44,9 @@ GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int b
 GpuHeadTrainer::~GpuHeadTrainer() = default;
 
 void GpuHeadTrainer::record(gpu::CommandSequence& seq, bool backward, bool update) {
-    const uint32_t D = dim_, V = vocab_, R = rows_;
-    // C(m,n) (+)= sum_k A(m,k) B(k,n) with element offsets and strides.
-    const gpu::Buffer &params = opt_.params(), &grads = opt_.grads();
-    auto mm = [&](const gpu::Buffer& a, MatPush p, const gpu::Buffer& b, const gpu::Buffer& c) {
-        kernels_.matmul(seq, a, b, c, p);
-    };
     seq.begin();
-    for (int k = 0; k < k_; ++k) {
-        const gpu::Buffer* xin = h_.get();
-        for (int l = 0; l < layers_; ++l) {
-            const gpu::Buffer& z = *z_[k * layers_ + l];
-            const gpu::Buffer& y = *x_[k * layers_ + l];
-            mm(*xin, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), 1, D, 0, D, 0}, params, z);  // Z = X W1^T
-            seq.dispatch(*res_fwd_, {z, *xin, y, params}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
-            xin = &y;
-        }
-        mm(*xin, {R, V, D, 0, D, 1, uint32_t(w2_off(k)), 1, D, 0, V, 0}, params, *logits_);  // logits = X W2^T
-        seq.dispatch(*ce_, {*logits_, *targets_, *stats_, opt_.step_params()},
-                     CePush{V, uint32_t(k) * R, uint32_t(k) * R * 2, uint32_t(kScaleIndex + k)}, R);
-        if (!backward) continue;
-        // dW2 = dL^T X_L, dX_L = dL W2
-        mm(*logits_, {V, D, R, 0, 1, V, 0, D, 1, uint32_t(w2_off(k)), D, 0}, *xin, grads);
-        mm(*logits_, {R, D, V, 0, V, 1, uint32_t(w2_off(k)), D, 1, 0, D, 0}, params, *dx_);
-        for (int l = layers_ - 1; l >= 0; --l) {
-            const gpu::Buffer& z = *z_[k * layers_ + l];
-            const gpu::Buffer& in = l == 0 ? *h_ : *x_[k * layers_ + l - 1];
-            seq.dispatch(*res_bwd_, {z, *dx_, *dz_, grads}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
-            mm(*dz_, {D, D, R, 0, 1, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 0}, in, grads);  // dW1 = dZ^T X
-            // dX of the block input = dY (residual, already in dx) + dZ W1
-            if (l > 0) mm(*dz_, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 1, 0, D, 1}, params, *dx_);
-        }
-    }
+    pass_.record(seq, kernels_, opt_.params(), opt_.grads(), opt_.step_params(), kScaleIndex, *h_, *targets_,
+                 *stats_, backward);
     if (backward) opt_.record_update(seq, kernels_, update);
     seq.end();
 }
@@ -177,30 +120,12 @@ std::vector<float> GpuHeadTrainer::flat(int which) const { return opt_.read(Opti
 
 void GpuHeadTrainer::set_flat(int which, const std::vector<float>& v) { opt_.write(OptimizerState::Which(which), v); }
 
-namespace {
-std::vector<MedusaHead> unpack(const std::vector<float>& p, int K, int L, int D, int V) {
-    std::vector<MedusaHead> heads(K);
-    size_t at = 0;
-    for (auto& h : heads) {
-        for (int l = 0; l < L; ++l) {
-            h.w1.emplace_back(p.begin() + at, p.begin() + at + size_t(D) * D);
-            at += size_t(D) * D;
-            h.b1.emplace_back(p.begin() + at, p.begin() + at + D);
-            at += D;
-        }
-        h.w2.assign(p.begin() + at, p.begin() + at + size_t(V) * D);
-        at += size_t(V) * D;
-    }
-    return heads;
-}
-}  // namespace
-
 MedusaHeads GpuHeadTrainer::heads() const {
     MedusaHeads h = shape_;
-    h.heads = unpack(flat(0), k_, layers_, dim_, vocab_);
+    h.heads = unpack_heads(flat(0), k_, layers_, dim_, vocab_);
     return h;
 }
 
-std::vector<MedusaHead> GpuHeadTrainer::gradients() const { return unpack(flat(1), k_, layers_, dim_, vocab_); }
+std::vector<MedusaHead> GpuHeadTrainer::gradients() const { return unpack_heads(flat(1), k_, layers_, dim_, vocab_); }
 
 }  // namespace medusa::train

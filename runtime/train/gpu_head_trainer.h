@@ -12,6 +12,7 @@
 #include "gpu/kernel.h"
 #include "llm/medusa_heads.h"
 #include "train/head_reference.h"
+#include "train/head_stack_pass.h"
 #include "train/optimizer_state.h"
 #include "train/train_kernels.h"
 
@@ -48,19 +49,12 @@ private:
     void write_inputs(const std::vector<float>& h, const std::vector<int>& targets, std::vector<float> scales,
                       const AdamW& opt, int step);
     BatchStats read_stats(const std::vector<int>& targets) const;
-    size_t w1_off(int k, int l) const { return head_off(k) + size_t(l) * (dim_ * dim_ + dim_); }
-    size_t b1_off(int k, int l) const { return w1_off(k, l) + size_t(dim_) * dim_; }
-    size_t w2_off(int k) const { return head_off(k) + size_t(layers_) * (dim_ * dim_ + dim_); }
-    size_t head_off(int k) const { return size_t(k) * head_size_; }
-
     MedusaHeads shape_;  // sizes and source of the heads (parameters live on the GPU)
     int k_, dim_, vocab_, layers_, rows_;
-    size_t head_size_;
     TrainKernels kernels_;
     OptimizerState opt_;  // parameters, gradients, AdamW moments; step parameters, then a loss scale per head
-    std::unique_ptr<gpu::Buffer> h_, targets_, stats_, logits_, dx_, dz_;
-    std::vector<std::unique_ptr<gpu::Buffer>> z_, x_;  // per head and block: pre-activation, block output
-    std::unique_ptr<gpu::Kernel> res_fwd_, res_bwd_, ce_;
+    HeadStackPass pass_;
+    std::unique_ptr<gpu::Buffer> h_, targets_, stats_;
     std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
 };
 

@@ -1,11 +1,17 @@
 #include "train/head_reference.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace medusa::train {
 
 
 HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std::vector<float>& h,
+                                      const std::vector<int>& targets, float scale, bool want_grad) {
+    return head_forward_backward(heads, k, std::vector<double>(h.begin(), h.end()), targets, scale, want_grad);
+}
+
+HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std::vector<double>& h,
                                       const std::vector<int>& targets, float scale, bool want_grad) {
     const MedusaHead& head = heads.heads.at(k);
     const int D = heads.dim, V = heads.vocab, L = heads.layers, rows = int(targets.size());
@@ -14,6 +20,7 @@ HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std
         r.grad.w1.assign(L, std::vector<float>(size_t(D) * D, 0.0f));
         r.grad.b1.assign(L, std::vector<float>(D, 0.0f));
         r.grad.w2.assign(size_t(V) * D, 0.0f);
+        r.dh.assign(size_t(rows) * D, 0.0);
     }
     std::vector<std::vector<double>> xs(L + 1), zs(L);
     std::vector<double> logits(V), dx(D), dz(D);
@@ -72,6 +79,7 @@ HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std
                     dx[i] += dz[o] * head.w1[l][size_t(o) * D + i];  // dx already holds the residual part
                 }
         }
+        std::copy(dx.begin(), dx.end(), r.dh.begin() + size_t(b) * D);
     }
     return r;
 }

@@ -13,11 +13,15 @@ struct HeadBatchResult {
     int top1 = 0, top5 = 0;
     std::vector<int> ranks;  // per row, -1 without a target
     MedusaHead grad;         // d(loss)/d(parameters), same shapes as the head
+    std::vector<double> dh;  // [rows][dim]: d(loss)/dh (with want_grad)
 };
 
 // Rows of `h` are [rows][dim] hidden states; targets < 0 are ignored. The loss is
 // scale * sum_b CE(head_k(h_b), target_b) (the trainer uses scale = 0.8^k / valid rows).
 HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std::vector<float>& h,
+                                      const std::vector<int>& targets, float scale, bool want_grad = true);
+// The same for hidden states in double (Medusa-2's reference backbone feeds them).
+HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std::vector<double>& h,
                                       const std::vector<int>& targets, float scale, bool want_grad = true);
 
 // The decay weight of head k in the Medusa-1 loss: 0.8^k.

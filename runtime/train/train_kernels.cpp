@@ -51,6 +51,7 @@ TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& m
     soft_ce_ = kernel("train_soft_ce", 4, sizeof(TrainSoftCePush));
     grad_norm_ = kernel("train_grad_norm", 2, sizeof(TrainGradNormPush));
     adamw_ = kernel("train_adamw", 6, sizeof(TrainAdamwPush));
+    axpy_ = kernel("train_axpy", 2, sizeof(TrainAxpyPush));
 }
 
 TrainKernels::~TrainKernels() = default;
@@ -145,6 +146,11 @@ void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer
                                       const gpu::Buffer& target_logits, const gpu::Buffer& row_w,
                                       const gpu::Buffer& stats, uint32_t rows, const TrainSoftCePush& p) const {
     s.dispatch(*soft_ce_, {logits, target_logits, row_w, stats}, p, rows);
+}
+
+void TrainKernels::axpy(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y,
+                        const TrainAxpyPush& p) const {
+    s.dispatch(*axpy_, {x, y}, p, div_up(p.n, 64));
 }
 
 void TrainKernels::grad_norm(gpu::CommandSequence& s, const gpu::Buffer& grads, const gpu::Buffer& parts,

@@ -1,6 +1,6 @@
 // The reusable training pieces as GPU kernels, each recorded as dispatches into a command
 // sequence: linear layers (forward, input and weight gradients through train_matmul, the bias),
-// RMSNorm, RoPE, causal grouped-query attention, SwiGLU, SmoothL1, soft-target cross-entropy, and
+// RMSNorm, RoPE, causal grouped-query attention, SwiGLU, SmoothL1, soft-target cross-entropy, axpy, and
 // global-norm clipping + AdamW. Trainers (the EAGLE layer, Medusa-2's backbone) compose them.
 // Matrices are row-major floats addressed by element offsets into their buffers; a weight W of
 // a linear layer is (out, in), as in the model files.
@@ -76,6 +76,8 @@ public:
     void soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer& logits, const gpu::Buffer& target_logits,
                             const gpu::Buffer& row_w, const gpu::Buffer& stats, uint32_t rows,
                             const layout::TrainSoftCePush& p) const;
+    // Y[y_off..] = beta Y + alpha X[x_off..] over n floats (train_axpy.comp).
+    void axpy(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const layout::TrainAxpyPush& p) const;
     // Sum of squares of the n gradients into kGradParts partial sums.
     void grad_norm(gpu::CommandSequence& s, const gpu::Buffer& grads, const gpu::Buffer& parts, uint32_t n) const;
     // AdamW of n parameters, the gradient scaled to the clipping norm; step parameters: lr,
@@ -87,7 +89,7 @@ public:
 
 private:
     std::unique_ptr<gpu::Kernel> matmul_, matmul_quad_, bias_fwd_, bias_bwd_, norm_fwd_, norm_bwd_, norm_gain_, rope_, att_fwd_,
-        att_bwd_q_, att_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_;
+        att_bwd_q_, att_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_, axpy_;
 };
 
 }  // namespace medusa::train

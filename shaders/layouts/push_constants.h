@@ -139,6 +139,12 @@ struct TrainSoftCePush {
     u32 rank_off;   // the rank of the target's top token under the logits, stats[rank_off + row]
     float weight;   // the loss weight (EAGLE's p_w)
 };
+struct TrainAxpyPush {
+    u32 n;
+    u32 x_off, y_off;  // first float of X and of Y in their buffers
+    float alpha;       // Y = beta Y + alpha X
+    float beta;
+};
 
 LAYOUT_END
 #endif

@@ -1,0 +1,142 @@
+// `medusa train-heads --joint` (Medusa-2): heads trained alone first (Medusa-1: --init-heads DIR,
+// or --warmup-steps of it here), then LoRA adapters on every linear of the backbone trained with
+// the heads, the backbone held to its own distribution by KL(p_original || p_tuned). Writes the
+// merged model as a llama2.c fp32 checkpoint and the heads in Medusa's layout with a config.json
+// naming Medusa-2 and the original model. The output is the tuned model's, not the base's.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "training_setup.h"
+#include "llm/gpu_model.h"
+#include "llm/medusa_heads_io.h"
+#include "session.h"
+#include "train/backbone_weights.h"
+#include "train/joint_training.h"
+
+namespace medusa::cli {
+
+namespace fs = std::filesystem;
+using namespace medusa::train;
+
+int run_train_joint(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--joint", "--resume", "--validate"},
+              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
+               "--device", "--max-len", "--data-engine", "--init-heads", "--warmup-steps", "--lora-rank",
+               "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
+    if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const std::string out = args.str("--out");
+    ModelFile file = open_model(args);
+    Tokenizer tok = open_tokenizer(args, file);
+    const int K = args.integer("--heads", 4);
+    if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
+    JointOptions jo;
+    jo.schedule.lr = 3e-3f;  // the heads'; the backbone's is 30 times lower (JointOptions)
+    apply_training_flags(args, out, 1000, jo.schedule);
+    jo.backbone_lr = args.number("--backbone-lr", jo.backbone_lr);
+    jo.lambda = args.number("--lambda", jo.lambda);
+    jo.lora.rank = args.integer("--lora-rank", jo.lora.rank);
+    jo.lora.alpha = args.number("--lora-alpha", float(2 * jo.lora.rank));
+    jo.seq_len = args.integer("--seq-len", std::min(jo.seq_len, file.config.seq_len));
+    jo.sequences = args.integer("--batch-seqs", jo.sequences);
+    if (jo.lora.rank < 1 || jo.seq_len < 4 || jo.sequences < 1 || jo.seq_len > file.config.seq_len)
+        throw UsageError("--lora-rank, --batch-seqs must be positive and --seq-len 4 to the model's context");
+    const BackboneWeights base = BackboneWeights::from_model(file);
+    fs::create_directories(out);
+
+    auto gpu = open_gpu(args);
+    GpuModel model(*gpu, file);
+    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
+    const auto t0 = std::chrono::steady_clock::now();
+    const DistilledText text = distill_text(args, model, file, tok, out, jo.schedule.seed);
+
+    // Phase 1, Medusa-1: the heads alone on the frozen model.
+    MedusaHeads heads;
+    if (args.has("--init-heads")) {
+        heads = load_medusa_heads(args.str("--init-heads"), file.config);
+        std::fprintf(stderr, "Medusa-1 heads from %s\n", args.str("--init-heads").c_str());
+    } else {
+        TrainOptions w = jo.schedule;
+        w.lr = 3e-3f;
+        w.steps = args.integer("--warmup-steps", 1000);
+        w.batch = 256;
+        w.checkpoint_dir = (fs::path(out) / "medusa1" / "checkpoint").string();
+        w.checkpoint_every = std::max(50, w.steps / 10);
+        w.log_every = std::max(10, w.steps / 20);
+        MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
+        init.source = file.path;
+        std::fprintf(stderr, "phase 1 (Medusa-1): %d steps of the heads alone\n", w.steps);
+        heads = train_heads(*gpu, init, text.train, w, [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); })
+                    .heads;
+        save_medusa_heads(heads, (fs::path(out) / "medusa1").string());
+    }
+    heads.copy_shared_classifier(file);
+    if (heads.count() != K) throw UsageError("--init-heads holds " + std::to_string(heads.count()) + " heads, not --heads " + std::to_string(K));
+    const JointReport medusa1 = evaluate_original(*gpu, base, heads, text.held, jo);
+
+    // Phase 2, Medusa-2: adapters and heads together.
+    std::fprintf(stderr, "phase 2 (Medusa-2): %d joint steps, LoRA rank %d alpha %g, lambda %g, lr heads %g backbone %g\n",
+                 jo.schedule.steps, jo.lora.rank, jo.lora.alpha, jo.lambda, jo.schedule.lr, jo.backbone_lr);
+    const JointResult r = train_joint(*gpu, base, heads, text.train, text.held, jo, [](const std::string& l) {
+        std::fprintf(stderr, "%s\n", l.c_str());
+    });
+
+    const std::string model_path = (fs::path(out) / "model.bin").string();
+    write_llama2c(merge_lora(base, r.lora, jo.lora), model_path);
+    if (file.format.rfind("llama2c", 0) != 0)  // GGUF and HF folders carry their vocabulary; llama2.c files do not
+        std::fprintf(stderr, "note: %s is a llama2.c fp32 checkpoint without %s's vocabulary: give it --tokenizer\n",
+                     model_path.c_str(), file.path.c_str());
+    const std::string heads_dir = (fs::path(out) / "heads").string();
+    MedusaHeads tuned = r.heads;
+    tuned.source = model_path;
+    save_medusa_heads(tuned, heads_dir);
+    nlohmann::json config;
+    std::ifstream(fs::path(heads_dir) / "config.json") >> config;
+    config["medusa_version"] = 2;
+    config["training"] = "Medusa-2: heads trained with LoRA on the backbone (self-distillation, KL to the original)";
+    config["original_model"] = file.path;
+    config["lora_rank"] = jo.lora.rank;
+    config["lora_alpha"] = jo.lora.alpha;
+    std::ofstream(fs::path(heads_dir) / "config.json") << config.dump(2) << "\n";
+
+    const JointReport& h = r.heldout;
+    std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
+                "%.3f -> %.3f\nhead  top1 Medusa-1 (original)  top1 Medusa-2 (tuned)\n",
+                h.tokens, h.kl, h.agree, h.ppl_base, h.ppl_tuned);
+    for (int k = 0; k < K; ++k) std::printf("%4d  %24.3f  %21.3f\n", k + 1, medusa1.head_top1[k], h.head_top1[k]);
+    std::printf("GPU time per joint step:");
+    for (const auto& st : r.stage_times) std::printf("  %s %.1f ms", st.stage.c_str(), st.ms);
+    std::printf("\n");
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("joint training: %d steps, %.0f tokens/s, %.1f s; %.1f s in all\ntuned model %s (its output is the "
+                "tuned model's, not the original's), heads in %s\n",
+                r.steps_done, r.tokens_per_s, r.wall_s, wall, model_path.c_str(), heads_dir.c_str());
+    nlohmann::json report = {{"model", file.path},
+                             {"tuned_model", model_path},
+                             {"device", gpu->info().name},
+                             {"steps", jo.schedule.steps},
+                             {"lora_rank", jo.lora.rank},
+                             {"lora_alpha", jo.lora.alpha},
+                             {"lambda", jo.lambda},
+                             {"lr_heads", jo.schedule.lr},
+                             {"lr_backbone", jo.backbone_lr},
+                             {"heldout_tokens", h.tokens},
+                             {"kl_nats_per_token", h.kl},
+                             {"top_token_agreement", h.agree},
+                             {"perplexity_original", h.ppl_base},
+                             {"perplexity_tuned", h.ppl_tuned},
+                             {"medusa1_top1", medusa1.head_top1},
+                             {"medusa2_top1", h.head_top1},
+                             {"medusa2_head_loss", h.head_loss},
+                             {"medusa1_head_loss", medusa1.head_loss},
+                             {"train_tokens_per_s", r.tokens_per_s},
+                             {"train_wall_s", r.wall_s}};
+    std::ofstream(fs::path(out) / "medusa2_report.json") << report.dump(2) << "\n";
+    return 0;
+}
+
+}  // namespace medusa::cli

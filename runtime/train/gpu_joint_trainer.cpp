@@ -1,0 +1,296 @@
+#include "train/gpu_joint_trainer.h"
+
+#include <stdexcept>
+
+namespace medusa::train {
+
+using namespace layout;
+
+namespace {
+
+constexpr uint32_t kScaleIndex = OptimizerState::kFirstExtra;  // heads' step parameters: AdamW's, then the scales
+
+std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind = gpu::MemoryKind::Device) {
+    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
+    b->fill_zero();
+    return b;
+}
+
+Mat whole(const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; }
+
+}  // namespace
+
+GpuJointTrainer::GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base, const LoraConfig& lc,
+                                 const std::vector<float>& lora_init, const MedusaHeads& heads_init, int sequences,
+                                 int seq_len, const std::string& matmul_variant)
+    : cfg_(base.config), lc_(lc), at_(base.config, lc.rank), shape_(heads_init), seq_len_(seq_len),
+      rows_(sequences * seq_len), k_(ctx, base.config.head_dim(), matmul_variant), lora_(ctx, lora_init),
+      heads_(ctx, pack_heads(heads_init), heads_init.count()),
+      head_pass_(ctx, heads_init.count(), heads_init.dim, heads_init.vocab, heads_init.layers, sequences * seq_len),
+      embeddings_(base.tok_embeddings) {
+    if (sequences < 1 || seq_len < 1) throw std::invalid_argument("joint training needs at least one sequence");
+    if (lora_init.size() != at_.size()) throw std::invalid_argument("LoRA parameters of the wrong size");
+    if (heads_.size() != head_pass_.size() || heads_init.dim != cfg_.dim || heads_init.vocab != cfg_.vocab_size)
+        throw std::invalid_argument("Medusa heads that do not fit the model (a shared classifier must be copied in)");
+    for (auto& h : shape_.heads) h = MedusaHead{};  // only the sizes are kept on the CPU
+
+    // The frozen base: per layer the norms, q|k|v stacked, o, gate|up stacked, down; then the
+    // final norm and the classifier.
+    std::vector<float> w;
+    auto put = [&](std::initializer_list<const std::vector<float>*> parts) {
+        const uint32_t at = uint32_t(w.size());
+        for (const auto* p : parts) w.insert(w.end(), p->begin(), p->end());
+        return at;
+    };
+    for (const auto& L : base.layers) {
+        off_.attn_norm.push_back(put({&L.attention_norm}));
+        off_.wqkv.push_back(put({&L.wq, &L.wk, &L.wv}));
+        off_.wo.push_back(put({&L.wo}));
+        off_.ffn_norm.push_back(put({&L.ffn_norm}));
+        off_.w13.push_back(put({&L.w1, &L.w3}));
+        off_.w2.push_back(put({&L.w2}));
+    }
+    off_.norm = put({&base.norm});
+    off_.classifier = put({&base.classifier()});
+    base_ = buffer(ctx, w.size());
+    base_->upload(w.data(), w.size() * 4);
+
+    const size_t R = rows_, D = cfg_.dim, KV = cfg_.kv_dim(), H = cfg_.hidden_dim, V = cfg_.vocab_size;
+    const size_t K = heads_init.count(), r = lc.rank;
+    using gpu::MemoryKind;
+    positions_ = buffer(ctx, R, MemoryKind::Host);
+    row_w_ = buffer(ctx, R, MemoryKind::Host);
+    targets_ = buffer(ctx, K * R, MemoryKind::Host);
+    stats_ = buffer(ctx, 4 * R, MemoryKind::Host);
+    head_stats_ = buffer(ctx, K * R * 2, MemoryKind::Host);
+    for (int l = 0; l < cfg_.n_layers; ++l) {
+        LayerActs a;
+        a.x = buffer(ctx, R * D, l == 0 ? MemoryKind::Host : MemoryKind::Device);  // layer 0's: the embeddings
+        a.n1 = buffer(ctx, R * D), a.r1 = buffer(ctx, R), a.qkv = buffer(ctx, R * (D + 2 * KV));
+        a.att = buffer(ctx, R * D), a.lse = buffer(ctx, R * cfg_.n_heads), a.h = buffer(ctx, R * D);
+        a.n2 = buffer(ctx, R * D), a.r2 = buffer(ctx, R), a.gu = buffer(ctx, R * 2 * H), a.a = buffer(ctx, R * H);
+        acts_.push_back(std::move(a));
+    }
+    x_final_ = buffer(ctx, R * D), nf_ = buffer(ctx, R * D), rf_ = buffer(ctx, R);
+    logits_ = buffer(ctx, R * V), base_logits_ = buffer(ctx, R * V), self_logits_ = buffer(ctx, R * V);
+    lora_u_ = buffer(ctx, size_t(cfg_.n_layers) * kLoraTargets * R * r);
+    lora_t_ = buffer(ctx, R * r), lora_du_ = buffer(ctx, R * r), lora_dt_ = buffer(ctx, R * r);
+    d_x_ = buffer(ctx, R * D), d_h_ = buffer(ctx, R * D), d_a_ = buffer(ctx, R * H), d_gu_ = buffer(ctx, R * 2 * H);
+    d_n_ = buffer(ctx, R * D), d_att_ = buffer(ctx, R * D), d_qkv_ = buffer(ctx, R * (D + 2 * KV));
+    d_nf_ = buffer(ctx, R * D);
+    train_seq_ = std::make_unique<gpu::CommandSequence>(ctx, /*timestamps=*/true);
+    grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
+    eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
+    record(*train_seq_, true, true);
+    record(*grad_seq_, true, false);
+    record(*eval_seq_, false, false);
+}
+
+GpuJointTrainer::~GpuJointTrainer() = default;
+
+// y += (alpha / r) (x A^T) B^T; the scaled rank-r activations are kept for the backward.
+void GpuJointTrainer::lora_forward(gpu::CommandSequence& s, int l, int t, Mat x, Mat y) {
+    const uint32_t R = rows_, r = lc_.rank, in = at_.in(t), out = at_.out(t);
+    const uint32_t u = uint32_t((size_t(l) * kLoraTargets + t) * R * r);
+    const gpu::Buffer& p = lora_.params();
+    k_.linear(s, x, Mat{p, uint32_t(at_.a_off(l, t)), in}, whole(*lora_t_, r), R, in, r);
+    k_.axpy(s, *lora_t_, *lora_u_, {R * r, 0, u, lc_.scale(), 0.0f});
+    k_.linear(s, Mat{*lora_u_, u, r}, Mat{p, uint32_t(at_.b_off(l, t)), r}, y, R, r, out, true);
+}
+
+// dB = dy^T u, dA = (scale dy B)^T x, dx += (scale dy B) A.
+void GpuJointTrainer::lora_backward(gpu::CommandSequence& s, int l, int t, Mat x, Mat dy, Mat dx) {
+    const uint32_t R = rows_, r = lc_.rank, in = at_.in(t), out = at_.out(t);
+    const uint32_t u = uint32_t((size_t(l) * kLoraTargets + t) * R * r);
+    const uint32_t a_off = uint32_t(at_.a_off(l, t)), b_off = uint32_t(at_.b_off(l, t));
+    const gpu::Buffer &p = lora_.params(), &g = lora_.grads();
+    k_.linear_dw(s, dy, Mat{*lora_u_, u, r}, Mat{g, b_off, r}, R, r, out);
+    k_.linear_dx(s, dy, Mat{p, b_off, r}, whole(*lora_du_, r), R, r, out);
+    k_.axpy(s, *lora_du_, *lora_dt_, {R * r, 0, 0, lc_.scale(), 0.0f});
+    k_.linear_dw(s, whole(*lora_dt_, r), x, Mat{g, a_off, in}, R, in, r);
+    k_.linear_dx(s, whole(*lora_dt_, r), Mat{p, a_off, in}, dx, R, in, r, true);
+}
+
+void GpuJointTrainer::forward(gpu::CommandSequence& s, bool with_lora, const gpu::Buffer& logits) {
+    const uint32_t R = rows_, D = cfg_.dim, KV = cfg_.kv_dim(), H = cfg_.hidden_dim, V = cfg_.vocab_size;
+    const uint32_t QKV = D + 2 * KV;
+    auto W = [&](uint32_t off, uint32_t in) { return Mat{*base_, off, in}; };
+    for (int l = 0; l < cfg_.n_layers; ++l) {
+        const LayerActs& a = acts_[l];
+        const gpu::Buffer& out = l + 1 < cfg_.n_layers ? *acts_[l + 1].x : *x_final_;
+        k_.rmsnorm(s, *a.x, *a.n1, *a.r1, *base_, {R, D, off_.attn_norm[l], 1, cfg_.rms_eps, 0});
+        k_.linear(s, whole(*a.n1, D), W(off_.wqkv[l], D), whole(*a.qkv, QKV), R, D, QKV);
+        if (with_lora) {
+            lora_forward(s, l, kLoraQ, whole(*a.n1, D), Mat{*a.qkv, 0, QKV});
+            lora_forward(s, l, kLoraK, whole(*a.n1, D), Mat{*a.qkv, D, QKV});
+            lora_forward(s, l, kLoraV, whole(*a.n1, D), Mat{*a.qkv, D + KV, QKV});
+        }
+        k_.rope(s, *a.qkv, *positions_, {R, D + KV, QKV, uint32_t(cfg_.head_dim()), cfg_.rope_theta, 1.0f});
+        k_.attention(s, *a.qkv, *a.att, *a.lse,
+                     {R, uint32_t(seq_len_), uint32_t(cfg_.n_heads), uint32_t(cfg_.n_kv_heads), QKV});
+        s.copy(*a.x, 0, *a.h, 0, size_t(R) * D * 4);  // the residual
+        k_.linear(s, whole(*a.att, D), W(off_.wo[l], D), whole(*a.h, D), R, D, D, true);
+        if (with_lora) lora_forward(s, l, kLoraO, whole(*a.att, D), whole(*a.h, D));
+        k_.rmsnorm(s, *a.h, *a.n2, *a.r2, *base_, {R, D, off_.ffn_norm[l], 1, cfg_.rms_eps, 0});
+        k_.linear(s, whole(*a.n2, D), W(off_.w13[l], D), whole(*a.gu, 2 * H), R, D, 2 * H);
+        if (with_lora) {
+            lora_forward(s, l, kLoraGate, whole(*a.n2, D), Mat{*a.gu, 0, 2 * H});
+            lora_forward(s, l, kLoraUp, whole(*a.n2, D), Mat{*a.gu, H, 2 * H});
+        }
+        k_.swiglu(s, *a.gu, *a.a, {R, H});
+        s.copy(*a.h, 0, out, 0, size_t(R) * D * 4);  // the residual
+        k_.linear(s, whole(*a.a, H), W(off_.w2[l], H), whole(out, D), R, H, D, true);
+        if (with_lora) lora_forward(s, l, kLoraDown, whole(*a.a, H), whole(out, D));
+    }
+    k_.rmsnorm(s, *x_final_, *nf_, *rf_, *base_, {R, D, off_.norm, 1, cfg_.rms_eps, 0});
+    k_.linear(s, whole(*nf_, D), W(off_.classifier, D), whole(logits, V), R, D, V);
+}
+
+void GpuJointTrainer::backward(gpu::CommandSequence& s) {
+    const uint32_t R = rows_, D = cfg_.dim, KV = cfg_.kv_dim(), H = cfg_.hidden_dim, V = cfg_.vocab_size;
+    const uint32_t QKV = D + 2 * KV;
+    auto W = [&](uint32_t off, uint32_t in) { return Mat{*base_, off, in}; };
+    // d_nf holds the heads' gradient; the KL term's arrives through the frozen classifier.
+    k_.linear_dx(s, whole(*logits_, V), W(off_.classifier, D), whole(*d_nf_, D), R, D, V, true);
+    k_.rmsnorm_dx(s, *x_final_, *d_nf_, *rf_, *base_, *d_x_, {R, D, off_.norm, 1, cfg_.rms_eps, 0});
+    TrainRopePush back{R, D + KV, QKV, uint32_t(cfg_.head_dim()), cfg_.rope_theta, -1.0f};
+    for (int l = cfg_.n_layers - 1; l >= 0; --l) {
+        const LayerActs& a = acts_[l];
+        // d_x: the gradient of the layer's output.
+        s.copy(*d_x_, 0, *d_h_, 0, size_t(R) * D * 4);  // the residual
+        k_.linear_dx(s, whole(*d_x_, D), W(off_.w2[l], H), whole(*d_a_, H), R, H, D);
+        lora_backward(s, l, kLoraDown, whole(*a.a, H), whole(*d_x_, D), whole(*d_a_, H));
+        k_.swiglu_backward(s, *a.gu, *d_a_, *d_gu_, {R, H});
+        k_.linear_dx(s, whole(*d_gu_, 2 * H), W(off_.w13[l], D), whole(*d_n_, D), R, D, 2 * H);
+        lora_backward(s, l, kLoraGate, whole(*a.n2, D), Mat{*d_gu_, 0, 2 * H}, whole(*d_n_, D));
+        lora_backward(s, l, kLoraUp, whole(*a.n2, D), Mat{*d_gu_, H, 2 * H}, whole(*d_n_, D));
+        k_.rmsnorm_dx(s, *a.h, *d_n_, *a.r2, *base_, *d_h_, {R, D, off_.ffn_norm[l], 1, cfg_.rms_eps, 1});
+        k_.linear_dx(s, whole(*d_h_, D), W(off_.wo[l], D), whole(*d_att_, D), R, D, D);
+        lora_backward(s, l, kLoraO, whole(*a.att, D), whole(*d_h_, D), whole(*d_att_, D));
+        k_.attention_backward(s, *a.qkv, *a.att, *a.lse, *d_att_, *d_qkv_,
+                              {R, uint32_t(seq_len_), uint32_t(cfg_.n_heads), uint32_t(cfg_.n_kv_heads), QKV});
+        k_.rope(s, *d_qkv_, *positions_, back);
+        k_.linear_dx(s, whole(*d_qkv_, QKV), W(off_.wqkv[l], D), whole(*d_n_, D), R, D, QKV);
+        lora_backward(s, l, kLoraQ, whole(*a.n1, D), Mat{*d_qkv_, 0, QKV}, whole(*d_n_, D));
+        lora_backward(s, l, kLoraK, whole(*a.n1, D), Mat{*d_qkv_, D, QKV}, whole(*d_n_, D));
+        lora_backward(s, l, kLoraV, whole(*a.n1, D), Mat{*d_qkv_, D + KV, QKV}, whole(*d_n_, D));
+        s.copy(*d_h_, 0, *d_x_, 0, size_t(R) * D * 4);  // the residual
+        k_.rmsnorm_dx(s, *a.x, *d_n_, *a.r1, *base_, *d_x_, {R, D, off_.attn_norm[l], 1, cfg_.rms_eps, 1});
+    }
+}
+
+void GpuJointTrainer::record(gpu::CommandSequence& s, bool backward_pass, bool update) {
+    const uint32_t R = rows_, V = cfg_.vocab_size;
+    s.begin();
+    s.stage("base model forward");
+    forward(s, false, *base_logits_);
+    s.stage("tuned forward");
+    forward(s, true, *logits_);
+    s.stage("KL and heads");
+    // H(p_base): the base logits against themselves, on a copy (the kernel overwrites its input).
+    s.copy(*base_logits_, 0, *self_logits_, 0, size_t(R) * V * 4);
+    k_.soft_cross_entropy(s, *self_logits_, *base_logits_, *row_w_, *stats_, R, {V, 2 * R, 3 * R, 0.0f});
+    if (!backward_pass) s.copy(*logits_, 0, *self_logits_, 0, size_t(R) * V * 4);  // keep the logits readable
+    k_.soft_cross_entropy(s, backward_pass ? *logits_ : *self_logits_, *base_logits_, *row_w_, *stats_, R,
+                          {V, 0, R, 1.0f});
+    head_pass_.record(s, k_, heads_.params(), heads_.grads(), heads_.step_params(), kScaleIndex, *nf_, *targets_,
+                      *head_stats_, backward_pass, backward_pass ? d_nf_.get() : nullptr);
+    if (backward_pass) {
+        s.stage("backward");
+        backward(s);
+        s.stage("clipping and AdamW");
+        lora_.record_update(s, k_, update);
+        heads_.record_update(s, k_, update);
+    }
+    s.end();
+}
+
+void GpuJointTrainer::write_inputs(const JointBatch& b, const AdamW& lora_opt, const AdamW& heads_opt, int step) {
+    const size_t R = rows_, D = cfg_.dim, K = shape_.count();
+    if (b.rows() != rows_ || b.seq_len != seq_len_ || b.tokens.size() != R || b.positions.size() != R ||
+        b.row_weight.size() != R || b.head_targets.size() != K * R || b.head_scale.size() != K)
+        throw std::invalid_argument("a Medusa-2 batch of the wrong shape for this trainer");
+    std::vector<float> x(R * D);
+    for (size_t i = 0; i < R; ++i) {
+        const int t = b.tokens[i];
+        if (t < 0 || t >= cfg_.vocab_size) throw std::invalid_argument("token id outside the vocabulary");
+        std::copy_n(embeddings_.begin() + size_t(t) * D, D, x.begin() + i * D);
+    }
+    acts_[0].x->upload(x.data(), x.size() * 4);
+    positions_->upload(b.positions.data(), R * 4);
+    row_w_->upload(b.row_weight.data(), R * 4);
+    targets_->upload(b.head_targets.data(), K * R * 4);
+    lora_.set_step(lora_opt, step);
+    heads_.set_step(heads_opt, step, b.head_scale);
+}
+
+JointBatchStats GpuJointTrainer::step(const JointBatch& b, const AdamW& lora_opt, const AdamW& heads_opt, int step,
+                                      bool update) {
+    write_inputs(b, lora_opt, heads_opt, step);
+    (update ? train_seq_ : grad_seq_)->run();
+    JointBatchStats s = read_stats(b);
+    s.lora_grad_norm = lora_.grad_norm();
+    s.heads_grad_norm = heads_.grad_norm();
+    return s;
+}
+
+JointBatchStats GpuJointTrainer::evaluate(const JointBatch& b) {
+    write_inputs(b, AdamW{}, AdamW{}, 1);
+    eval_seq_->run();
+    return read_stats(b);
+}
+
+std::vector<float> GpuJointTrainer::logits(bool base) const {
+    std::vector<float> out(size_t(rows_) * cfg_.vocab_size);
+    (base ? base_logits_ : logits_)->download(out.data(), out.size() * 4);
+    return out;
+}
+
+JointBatchStats GpuJointTrainer::read_stats(const JointBatch& b) const {
+    const int R = rows_, K = shape_.count();
+    std::vector<float> st(4 * size_t(R)), hs(size_t(K) * R * 2);
+    stats_->download(st.data(), st.size() * 4);
+    head_stats_->download(hs.data(), hs.size() * 4);
+    JointBatchStats s;
+    for (int r = 0; r < R; ++r) {
+        if (b.row_weight[r] <= 0) continue;
+        s.kl += double(st[r]) - st[2 * R + r];
+        s.agree += st[R + r] == 0;
+        s.rows++;
+    }
+    if (s.rows) s.kl /= s.rows;
+    s.head_loss.assign(K, 0), s.head_valid.assign(K, 0), s.head_top1.assign(K, 0);
+    for (int k = 0; k < K; ++k) {
+        for (int r = 0; r < R; ++r) {
+            if (b.head_targets[size_t(k) * R + r] < 0) continue;
+            s.head_loss[k] += hs[(size_t(k) * R + r) * 2];
+            s.head_top1[k] += hs[(size_t(k) * R + r) * 2 + 1] == 0;
+            s.head_valid[k]++;
+        }
+        if (s.head_valid[k]) s.head_loss[k] /= s.head_valid[k];
+    }
+    return s;
+}
+
+std::vector<float> GpuJointTrainer::lora_flat(int which) const { return lora_.read(OptimizerState::Which(which)); }
+void GpuJointTrainer::set_lora_flat(int which, const std::vector<float>& v) {
+    lora_.write(OptimizerState::Which(which), v);
+}
+std::vector<float> GpuJointTrainer::heads_flat(int which) const { return heads_.read(OptimizerState::Which(which)); }
+void GpuJointTrainer::set_heads_flat(int which, const std::vector<float>& v) {
+    heads_.write(OptimizerState::Which(which), v);
+}
+
+MedusaHeads GpuJointTrainer::heads() const {
+    MedusaHeads h = shape_;
+    h.heads = unpack_heads(heads_flat(0), h.count(), h.layers, h.dim, h.vocab);
+    return h;
+}
+
+std::vector<gpu::StageTime> GpuJointTrainer::stage_times() const { return train_seq_->stage_times(); }
+
+std::vector<MedusaHead> GpuJointTrainer::head_gradients() const {
+    return unpack_heads(heads_flat(1), shape_.count(), shape_.layers, shape_.dim, shape_.vocab);
+}
+
+}  // namespace medusa::train

@@ -1,0 +1,96 @@
+// Medusa-2's joint training on the GPU: the whole backbone runs in f32 over a batch of
+// teacher-forced sequences with its base weights frozen in one device buffer, LoRA adapters on
+// the seven linears of every layer, the Medusa heads on the final hidden states. One recorded
+// command buffer computes the base model's logits (the adapters left out), the tuned forward,
+// the loss KL(p_base || p_tuned) + lambda sum_k 0.8^k CE_k, the backward through the heads and
+// every layer (the reusable pieces of train_kernels.h), and two AdamW updates: the adapters and
+// the heads are two OptimizerStates, so each has its own learning rate and clipping norm.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer.h"
+#include "gpu/command_sequence.h"
+#include "gpu/context.h"
+#include "llm/medusa_heads.h"
+#include "train/backbone_weights.h"
+#include "train/head_reference.h"
+#include "train/head_stack_pass.h"
+#include "train/joint_reference.h"
+#include "train/lora.h"
+#include "train/optimizer_state.h"
+#include "train/train_kernels.h"
+
+namespace medusa::train {
+
+struct JointBatchStats {
+    double kl = 0;                  // mean KL(p_base || p_tuned) over rows with a weight, nats/token
+    int rows = 0;                   // rows with a weight
+    int agree = 0;                  // of them, rows whose top token is the base's
+    std::vector<double> head_loss;  // per head: mean CE over rows with a target
+    std::vector<int> head_valid, head_top1;
+    double lora_grad_norm = 0, heads_grad_norm = 0;  // before clipping (training steps only)
+};
+
+class GpuJointTrainer {
+public:
+    GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base, const LoraConfig& lc,
+                    const std::vector<float>& lora_init, const MedusaHeads& heads_init, int sequences, int seq_len,
+                    const std::string& matmul_variant = "");
+    ~GpuJointTrainer();
+
+    int rows() const { return rows_; }
+    // Gradients of the batch's loss and, with `update`, one AdamW step of each (step counts from 1).
+    JointBatchStats step(const JointBatch& b, const AdamW& lora_opt, const AdamW& heads_opt, int step,
+                         bool update = true);
+    // Forward only; also leaves the tuned and base logits readable.
+    JointBatchStats evaluate(const JointBatch& b);
+    std::vector<float> logits(bool base) const;  // [rows][vocab] of the last evaluate()
+
+    // 0 params, 1 grads, 2 first moment, 3 second moment
+    std::vector<float> lora_flat(int which) const;
+    void set_lora_flat(int which, const std::vector<float>& v);
+    std::vector<float> heads_flat(int which) const;
+    void set_heads_flat(int which, const std::vector<float>& v);
+    MedusaHeads heads() const;
+    std::vector<MedusaHead> head_gradients() const;
+    std::vector<gpu::StageTime> stage_times() const;  // GPU time per stage of the last training step
+
+private:
+    void record(gpu::CommandSequence& s, bool backward, bool update);
+    void forward(gpu::CommandSequence& s, bool with_lora, const gpu::Buffer& logits);
+    void backward(gpu::CommandSequence& s);
+    void lora_forward(gpu::CommandSequence& s, int layer, int t, Mat x, Mat y);
+    void lora_backward(gpu::CommandSequence& s, int layer, int t, Mat x, Mat dy, Mat dx);
+    void write_inputs(const JointBatch& b, const AdamW& lora_opt, const AdamW& heads_opt, int step);
+    JointBatchStats read_stats(const JointBatch& b) const;
+
+    struct Offsets {  // of the frozen base weights in base_
+        std::vector<uint32_t> attn_norm, wqkv, wo, ffn_norm, w13, w2;
+        uint32_t norm = 0, classifier = 0;
+    };
+    struct LayerActs {  // what the backward reads of each layer's forward
+        std::unique_ptr<gpu::Buffer> x, n1, r1, qkv, att, lse, h, n2, r2, gu, a;
+    };
+
+    LlamaConfig cfg_;
+    LoraConfig lc_;
+    LoraLayout at_;
+    MedusaHeads shape_;
+    int seq_len_, rows_;
+    TrainKernels k_;
+    OptimizerState lora_, heads_;  // heads_' step parameters: AdamW's, then one loss scale per head
+    HeadStackPass head_pass_;
+    Offsets off_;
+    std::vector<float> embeddings_;  // (vocab, dim): the rows are gathered on the host
+    std::unique_ptr<gpu::Buffer> base_;
+    std::unique_ptr<gpu::Buffer> x0_, positions_, row_w_, targets_, stats_, head_stats_;
+    std::vector<LayerActs> acts_;
+    std::unique_ptr<gpu::Buffer> x_final_, nf_, rf_, logits_, base_logits_, self_logits_;
+    std::unique_ptr<gpu::Buffer> lora_u_, lora_t_, lora_du_, lora_dt_;
+    std::unique_ptr<gpu::Buffer> d_x_, d_h_, d_a_, d_gu_, d_n_, d_att_, d_qkv_, d_nf_;
+    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+};
+
+}  // namespace medusa::train
