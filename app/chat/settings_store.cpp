@@ -10,6 +10,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
+
 namespace medusa::chat {
 
 namespace fs = std::filesystem;
@@ -60,9 +62,13 @@ void take(const json& j, const char* key, T& out) {
 std::optional<SavedState> load_state(const std::string& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return std::nullopt;
-    std::ifstream in(path);
-    const json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
+    json j;
+    try {
+        j = read_json_file(path);  // bounded size and depth
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string(e.what()) + " (not a settings file)");
+    }
+    if (!j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
     SavedState st;
     DecodeSettings& s = st.settings;
     int mode = int(s.mode), rule = int(s.rule);

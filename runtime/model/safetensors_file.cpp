@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/file_bytes.h"
+#include "model/json_file.h"
 
 namespace medusa {
 
@@ -64,6 +65,7 @@ SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<u
         throw FormatError(name + ": safetensors header length " + std::to_string(header_len) + " is absurd");
     r.need(header_len, "safetensors JSON header");
     const char* h = reinterpret_cast<const char*>(r.here());
+    check_json_depth(h, h + header_len, name);
     const json header = json::parse(h, h + header_len, nullptr, /*allow_exceptions=*/false);
     if (header.is_discarded() || !header.is_object())
         throw FormatError(name + ": safetensors header is not a JSON object");
