@@ -37,7 +37,7 @@ int run_generate(int argc, char** argv) {
     std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);
     int prev = chat.tokens.back();
-    GenerationStats stats = decoder.generate(chat.tokens, [&](const StepTrace& step) {
+    auto on_step = [&](const StepTrace& step) {
         for (int token : step.emitted) {
             std::string piece = stop_strings.feed(tokenizer.piece_text(prev, token));
             std::fwrite(piece.data(), 1, piece.size(), stdout);
@@ -46,7 +46,17 @@ int run_generate(int argc, char** argv) {
         std::fflush(stdout);
         if (trace_file.is_open()) trace_file << step.to_json() << "\n";
         return !stop_strings.stopped();
-    });
+    };
+    GenerationStats stats;
+    try {
+        stats = decoder.generate(chat.tokens, on_step);
+    } catch (const NonFiniteLogits& e) {
+        std::fputs("\n", stdout);  // ends the partial text; the error goes to stderr
+        // The logits are the target's, or a draft model's when it drafts.
+        const std::string whose =
+            args.has("--draft-model") ? file.path + " or " + args.str("--draft-model") : file.path;
+        throw FormatError(whose + ": " + e.what());
+    }
     std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")
