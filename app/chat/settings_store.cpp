@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
 #include "model/json_file.h"
 
 namespace medusa::chat {
@@ -124,21 +125,7 @@ void save_state(const std::string& path, const SavedState& state) {
     std::error_code ec;
     fs::create_directories(p.parent_path(), ec);
     if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the folder: " + ec.message());
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(tmp + ": " + std::strerror(errno));
-    const std::string text = to_json(state).dump(2) + "\n";
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-    const int err = errno;
-    if (std::fclose(f) != 0 || !wrote) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(tmp + ": write failed: " + std::strerror(wrote ? errno : err));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        std::remove(tmp.c_str());
-        throw std::runtime_error(path + ": cannot replace it: " + std::strerror(e));
-    }
+    write_file_atomically(path, to_json(state).dump(2) + "\n");
 }
 
 }  // namespace medusa::chat

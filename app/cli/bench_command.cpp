@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -12,6 +11,7 @@
 #include "bench_dtypes.h"
 #include "commands.h"
 #include "llm/cpu_reference.h"
+#include "model/atomic_file.h"
 #include "llm/gpu_model.h"
 #include "session.h"
 
@@ -169,9 +169,7 @@ int run_bench(int argc, char** argv) {
                 g["dispatches_per_token"].get<uint32_t>(), g["submits_per_token"].get<double>(),
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
     if (args.has("--json")) {
-        std::ofstream f(args.str("--json"));
-        if (!f) throw std::runtime_error("cannot write " + args.str("--json"));
-        f << out.dump(2) << "\n";
+        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
     }
     if (args.has("--plot"))

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -12,6 +11,7 @@
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
+#include "model/atomic_file.h"
 #include "session.h"
 #include "train/head_training.h"
 #include "train/seed_prompts.h"
@@ -131,7 +131,7 @@ int run_train_heads(int argc, char** argv) {
                              {"heldout_tokens", held.num_tokens()}, {"init", accuracy_json(before)},
                              {"trained", accuracy_json(after)},    {"train_positions_per_s", r.positions_per_s},
                              {"train_wall_s", r.wall_s},           {"total_wall_s", wall}};
-    std::ofstream(fs::path(out) / "accuracy.json") << report.dump(2) << "\n";
+    write_file_atomically((fs::path(out) / "accuracy.json").string(), report.dump(2) + "\n");
     return 0;
 }
 

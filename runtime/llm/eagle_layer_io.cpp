@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/hf_loader.h"
 #include "model/json_file.h"
@@ -152,9 +152,7 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
                          {"bias", true},
                          {"torch_dtype", "float32"},
                          {"base_model_name_or_path", base_model}};
-    std::ofstream out(fs::path(folder) / "config.json");
-    out << config.dump(2) << "\n";
-    if (!out) throw std::runtime_error((fs::path(folder) / "config.json").string() + ": write failed");
+    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
 }
 
 }  // namespace medusa

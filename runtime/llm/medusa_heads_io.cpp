@@ -1,12 +1,12 @@
 #include "llm/medusa_heads_io.h"
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <list>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
 #include "model/json_file.h"
@@ -238,9 +238,7 @@ void save_medusa_heads(const MedusaHeads& heads, const std::string& folder, cons
                          {"hidden_size", heads.dim},
                          {"vocab_size", heads.vocab},
                          {"base_model_name_or_path", how.layout == HeadsExport::Tgi ? how.base_model : heads.source}};
-    std::ofstream out(fs::path(folder) / "config.json");
-    out << config.dump(2) << "\n";
-    if (!out) throw std::runtime_error(folder + "/config.json: write failed");
+    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
 }
 
 }  // namespace medusa

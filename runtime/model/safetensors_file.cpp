@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/atomic_file.h"
 #include "model/file_bytes.h"
 #include "model/json_file.h"
 
@@ -187,17 +188,7 @@ std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
     const std::vector<uint8_t> bytes = serialize_safetensors(tensors, metadata);
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    if (std::fclose(f) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(tmp + ": write failed");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error(path + ": cannot replace: " + ec.message());
+    write_file_atomically(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
 }
 
 }  // namespace medusa
