@@ -80,7 +80,8 @@ ChatPrompt render_llama2(const Conversation& c) {
     for (size_t i = 0; i < turns.size(); ++i) {
         if (i > 0) b.special(kBos);  // the first BOS is the tokenizer's (see the header)
         b.text("[INST] " + strip(turns[i].user) + " [/INST]");
-        if (i + 1 < turns.size()) b.text(" " + strip(turns[i].assistant) + " ").special(kEos);
+        // std::string(" "): GCC 12's -Wrestrict misfires on "literal" + std::string&&.
+        if (i + 1 < turns.size()) b.text(std::string(" ") + strip(turns[i].assistant) + " ").special(kEos);
     }
     return b.p;
 }
