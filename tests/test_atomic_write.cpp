@@ -101,3 +101,27 @@ TEST_CASE("medusa export-heads into a path under a regular file fails with one l
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK(read_text(file) == "x");
 }
+
+TEST_CASE("medusa generate --trace writes its trace whole, or fails with one line", "[atomic-write]") {
+    TempDir dir;
+    const fs::path trace = dir.path / "steps.jsonl";
+    const std::vector<std::string> gen = {"generate", "-m", medusa::test::model_path("stories260K.bin"), "--tokenizer",
+                                          medusa::test::model_path("tok512.model"), "-p", "Once", "-n", "5", "--cpu"};
+    auto with_trace = [&](const std::string& path) {
+        std::vector<std::string> a = gen;
+        a.insert(a.end(), {"--trace", path});
+        return medusa::test::run_medusa_limited(a);
+    };
+    const auto ok = with_trace(trace.string());
+    CHECK(ok.exit_code == 0);
+    const std::string text = read_text(trace);
+    CHECK(std::count(text.begin(), text.end(), '\n') >= 1);
+    CHECK(text.rfind("{", 0) == 0);
+    CHECK(dir.entries() == 1);  // no temporary left behind
+    const std::string bad = (trace / "x.jsonl").string();  // under a regular file
+    const auto r = with_trace(bad);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(bad + ": cannot write") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(read_text(trace) == text);
+}

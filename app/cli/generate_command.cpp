@@ -1,7 +1,6 @@
 // `medusa generate`: stdout carries exactly the prompt and its continuation; every decoding mode
 // (plain, Medusa heads, a draft model, n-gram lookup) is the same speculative loop.
 #include <cstdio>
-#include <fstream>
 
 #include "chat_prompt.h"
 #include "commands.h"
@@ -29,7 +28,7 @@ int run_generate(int argc, char** argv) {
     const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
     options.stop_tokens.insert(options.stop_tokens.end(), chat.stop_tokens.begin(), chat.stop_tokens.end());
     StopStringFilter stop_strings(chat.stop_strings);
-    std::ofstream trace_file = open_trace(args);
+    const auto trace_file = open_trace(args);
 
     Engine engine = open_engine(args, file);
     DrafterSetup drafter = make_drafter(args, mode, file, engine);
@@ -44,7 +43,7 @@ int run_generate(int argc, char** argv) {
             prev = token;
         }
         std::fflush(stdout);
-        if (trace_file.is_open()) trace_file << step.to_json() << "\n";
+        if (trace_file) trace_file->write(step.to_json() + "\n");
         return !stop_strings.stopped();
     };
     GenerationStats stats;
@@ -57,6 +56,7 @@ int run_generate(int argc, char** argv) {
             args.has("--draft-model") ? file.path + " or " + args.str("--draft-model") : file.path;
         throw FormatError(whose + ": " + e.what());
     }
+    if (trace_file) trace_file->commit();
     std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")
