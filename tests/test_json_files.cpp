@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "decode/tree.h"
+#include "llm/eagle_layer_io.h"
 #include "llm/medusa_heads.h"
 #include "llm/medusa_heads_io.h"
 #include "model/file_bytes.h"
@@ -114,4 +115,28 @@ TEST_CASE("Medusa heads config.json counts are checked for type and range", "[ro
         CHECK_THAT(msg, Contains(config + ": ") && Contains(c.says));
         CHECK(msg.find('\n') == std::string::npos);
     }
+}
+
+TEST_CASE("EAGLE config.json integers are checked for type and range, the file for its kind", "[robust-json]") {
+    const ModelFile model = load_model(test::model_path("stories260K.bin"));
+    TempDir tmp("eagle-config");
+    std::ofstream(tmp.path / "model.safetensors") << "";  // the config is read first
+    const std::string config = (tmp.path / "config.json").string();
+    struct Case {
+        std::string json, says;
+    };
+    for (const Case& c : {Case{R"({"hidden_size": "64"})", "'hidden_size' is missing or not an integer"},
+                          Case{R"({"hidden_size": 1e300})", "'hidden_size' is missing or not an integer"},
+                          Case{R"({"hidden_size": 18446744073709551615})", "'hidden_size' = 18446744073709551615 is out of range"},
+                          Case{R"({"hidden_size": -64})", "'hidden_size' = -64 is out of range"},
+                          Case{deep(100000), "JSON nested deeper"}}) {
+        CAPTURE(c.json.substr(0, 60));
+        std::ofstream(config) << c.json;
+        const std::string msg = error_of([&] { load_eagle_layer(tmp.path.string(), model.config); });
+        CHECK_THAT(msg, Contains(config + ": ") && Contains(c.says));
+    }
+    fs::remove(config);
+    REQUIRE(::mkfifo(config.c_str(), 0600) == 0);
+    CHECK_THAT(error_of([&] { load_eagle_layer(tmp.path.string(), model.config); }),
+               Contains(config + ": not a regular file (a FIFO)"));
 }
