@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/file_bytes.h"
+#include "model/json_file.h"
 
 namespace medusa::charts {
 
@@ -171,10 +171,7 @@ std::vector<Chart> charts_from_json(const json& j, const std::string& source) {
 }
 
 std::vector<Chart> charts_from_file(const std::string& path) {
-    const auto bytes = read_file_bytes(path);
-    json j = json::parse(bytes->begin(), bytes->end(), nullptr, false);
-    if (j.is_discarded()) throw std::runtime_error(path + ": not valid JSON");
-    return charts_from_json(j, path);
+    return charts_from_json(read_json_file(path), path);  // regular, bounded, shallow
 }
 
 }  // namespace medusa::charts

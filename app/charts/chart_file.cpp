@@ -2,10 +2,8 @@
 
 #include <cairo-svg.h>
 #include <cairo.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +11,7 @@
 #include <stdexcept>
 
 #include "chart_layout.h"
+#include "model/atomic_file.h"
 
 namespace medusa::charts {
 
@@ -69,6 +68,12 @@ void paint(cairo_t* cr, const std::vector<Shape>& shapes, const ChartTheme& them
     }
 }
 
+// Cairo's output goes to memory; write_file_atomically puts it on disk whole or not at all.
+cairo_status_t append_bytes(void* out, const unsigned char* data, unsigned int length) {
+    static_cast<std::string*>(out)->append(reinterpret_cast<const char*>(data), length);
+    return CAIRO_STATUS_SUCCESS;
+}
+
 void check(cairo_status_t status, const std::string& path) {
     if (status != CAIRO_STATUS_SUCCESS)
         throw std::runtime_error("cannot write " + path + ": " + cairo_status_to_string(status));
@@ -82,8 +87,8 @@ void write_charts(const std::vector<Chart>& charts, const std::string& heading, 
     if (charts.empty()) throw std::runtime_error(path + ": no charts to write");
     const int cols = charts.size() > 1 ? 2 : 1, rows = int((charts.size() + cols - 1) / cols);
     const double width = cols * kCellW, height = kHeadingH + rows * kCellH;
-    const std::string tmp = path + ".tmp" + std::to_string(getpid());
-    cairo_surface_t* surface = ext == ".svg" ? cairo_svg_surface_create(tmp.c_str(), width, height)
+    std::string bytes;
+    cairo_surface_t* surface = ext == ".svg" ? cairo_svg_surface_create_for_stream(append_bytes, &bytes, width, height)
                                              : cairo_image_surface_create(CAIRO_FORMAT_ARGB32, int(width), int(height));
     cairo_t* cr = cairo_create(surface);
     const ChartTheme theme = ChartTheme::light();
@@ -105,17 +110,13 @@ void write_charts(const std::vector<Chart>& charts, const std::string& heading, 
     }
     cairo_status_t status = cairo_status(cr);
     cairo_destroy(cr);
-    if (status == CAIRO_STATUS_SUCCESS && ext == ".png") status = cairo_surface_write_to_png(surface, tmp.c_str());
-    cairo_surface_finish(surface);
+    if (status == CAIRO_STATUS_SUCCESS && ext == ".png")
+        status = cairo_surface_write_to_png_stream(surface, append_bytes, &bytes);
+    cairo_surface_finish(surface);  // an SVG surface writes its document here
     if (status == CAIRO_STATUS_SUCCESS) status = cairo_surface_status(surface);
     cairo_surface_destroy(surface);
-    if (status != CAIRO_STATUS_SUCCESS) std::remove(tmp.c_str());
     check(status, path);
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = errno;
-        std::remove(tmp.c_str());
-        throw std::runtime_error("cannot write " + path + ": " + std::strerror(err));
-    }
+    write_file_atomically(path, bytes);
 }
 
 }  // namespace medusa::charts

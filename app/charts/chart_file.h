@@ -1,5 +1,5 @@
 // Charts painted into a PNG or SVG file with cairo: a grid of two columns under one heading.
-// The file appears whole or not at all (painted to a temporary file, then renamed over the path).
+// The file appears whole or not at all (painted in memory, then written by write_file_atomically).
 #pragma once
 #include <string>
 #include <vector>

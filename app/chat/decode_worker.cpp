@@ -202,6 +202,10 @@ void DecodeWorker::thread_main() {
             if (job.kind == JobKind::Generate) run(job);
             else if (job.kind == JobKind::Measure) measure(job);
             else ensure_loaded(job.settings);
+        } catch (const NonFiniteLogits& e) {
+            // Name the model whose logits were NaN, as medusa generate does.
+            set_error((loaded_ ? loaded_->target->path + ": " : std::string()) + e.what());
+            set_status(loaded_ ? loaded_->status : "nothing loaded");
         } catch (const std::exception& e) {
             // The loaded set is unchanged by a failure: its status stays, the error shows beside it.
             set_error(e.what());

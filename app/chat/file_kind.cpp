@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decode/tree.h"
+#include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
 #include "model/tokenizer.h"
@@ -39,9 +40,13 @@ std::string head_bytes(const std::string& path, size_t n) {
     return s;
 }
 
+// null when unreadable: too large, too deep, malformed or not a regular file.
 json read_json(const fs::path& p) {
-    std::ifstream in(p);
-    return json::parse(in, nullptr, false);
+    try {
+        return read_json_file(p.string());
+    } catch (const std::exception&) {
+        return json();
+    }
 }
 
 // A safetensors file by its tensor names.
@@ -91,8 +96,7 @@ FileKind classify_file(const std::string& path) {
         if (j.is_object() && j.contains("device") && (j.contains("compare") || j.contains("vulkan")))
             return FileKind::Benchmark;
         try {
-            std::ifstream in(path);
-            parse_tree_json(std::string(std::istreambuf_iterator<char>(in), {}), path);
+            read_tree_file(path);
             return FileKind::Tree;
         } catch (const std::exception&) {
             return FileKind::Unknown;

@@ -2,9 +2,10 @@
 
 #include <stb/stb_image_write.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "model/atomic_file.h"
 
 namespace medusa::chat {
 
@@ -23,8 +24,7 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
-    std::ofstream f(path);
-    if (!(f << j.dump(2) << "\n")) throw std::runtime_error("cannot write " + path);
+    write_file_atomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace medusa::chat

@@ -10,6 +10,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
+#include "model/json_file.h"
+
 namespace medusa::chat {
 
 namespace fs = std::filesystem;
@@ -60,9 +63,13 @@ void take(const json& j, const char* key, T& out) {
 std::optional<SavedState> load_state(const std::string& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) return std::nullopt;
-    std::ifstream in(path);
-    const json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
+    json j;
+    try {
+        j = read_json_file(path);  // bounded size and depth
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string(e.what()) + " (not a settings file)");
+    }
+    if (!j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
     SavedState st;
     DecodeSettings& s = st.settings;
     int mode = int(s.mode), rule = int(s.rule);
@@ -118,21 +125,7 @@ void save_state(const std::string& path, const SavedState& state) {
     std::error_code ec;
     fs::create_directories(p.parent_path(), ec);
     if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the folder: " + ec.message());
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(tmp + ": " + std::strerror(errno));
-    const std::string text = to_json(state).dump(2) + "\n";
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
-    const int err = errno;
-    if (std::fclose(f) != 0 || !wrote) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(tmp + ": write failed: " + std::strerror(wrote ? errno : err));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        std::remove(tmp.c_str());
-        throw std::runtime_error(path + ": cannot replace it: " + std::strerror(e));
-    }
+    write_file_atomically(path, to_json(state).dump(2) + "\n");
 }
 
 }  // namespace medusa::chat

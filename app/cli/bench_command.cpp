@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +13,7 @@
 #include "gpu/bandwidth_probe.h"
 #include "gpu/submit_probe.h"
 #include "llm/cpu_reference.h"
+#include "model/atomic_file.h"
 #include "llm/gpu_model.h"
 #include "session.h"
 
@@ -187,9 +187,7 @@ int run_bench(int argc, char** argv) {
     }
     std::printf("\n");
     if (args.has("--json")) {
-        std::ofstream f(args.str("--json"));
-        if (!f) throw std::runtime_error("cannot write " + args.str("--json"));
-        f << out.dump(2) << "\n";
+        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
     }
     if (args.has("--plot"))

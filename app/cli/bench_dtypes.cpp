@@ -12,6 +12,7 @@
 
 #include "gpu/bandwidth_probe.h"
 #include "llm/gpu_model.h"
+#include "model/atomic_file.h"
 #include "model/synthetic_model.h"
 #include "session.h"
 
@@ -97,9 +98,7 @@ int run_bench_dtypes(const Args& args) {
                                  {"bandwidth_vs_q4_0", ratio}});
     }
     if (args.has("--json")) {
-        std::ofstream f(args.str("--json"));
-        if (!f) throw std::runtime_error("cannot write " + args.str("--json"));
-        f << out.dump(2) << "\n";
+        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
     }
     return gpu->validation_messages() > 0 ? 3 : 0;
 }

@@ -1,7 +1,6 @@
 // `medusa generate`: stdout carries exactly the prompt and its continuation; every decoding mode
 // (plain, Medusa heads, a draft model, n-gram lookup) is the same speculative loop.
 #include <cstdio>
-#include <fstream>
 
 #include "chat_prompt.h"
 #include "commands.h"
@@ -29,7 +28,7 @@ int run_generate(int argc, char** argv) {
     const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
     options.stop_tokens.insert(options.stop_tokens.end(), chat.stop_tokens.begin(), chat.stop_tokens.end());
     StopStringFilter stop_strings(chat.stop_strings);
-    std::ofstream trace_file = open_trace(args);
+    const auto trace_file = open_trace(args);
 
     Engine engine = open_engine(args, file);
     DrafterSetup drafter = make_drafter(args, mode, file, engine);
@@ -37,16 +36,27 @@ int run_generate(int argc, char** argv) {
     std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);
     int prev = chat.tokens.back();
-    GenerationStats stats = decoder.generate(chat.tokens, [&](const StepTrace& step) {
+    auto on_step = [&](const StepTrace& step) {
         for (int token : step.emitted) {
             std::string piece = stop_strings.feed(tokenizer.piece_text(prev, token));
             std::fwrite(piece.data(), 1, piece.size(), stdout);
             prev = token;
         }
         std::fflush(stdout);
-        if (trace_file.is_open()) trace_file << step.to_json() << "\n";
+        if (trace_file) trace_file->write(step.to_json() + "\n");
         return !stop_strings.stopped();
-    });
+    };
+    GenerationStats stats;
+    try {
+        stats = decoder.generate(chat.tokens, on_step);
+    } catch (const NonFiniteLogits& e) {
+        std::fputs("\n", stdout);  // ends the partial text; the error goes to stderr
+        // The logits are the target's, or a draft model's when it drafts.
+        const std::string whose =
+            args.has("--draft-model") ? file.path + " or " + args.str("--draft-model") : file.path;
+        throw FormatError(whose + ": " + e.what());
+    }
+    if (trace_file) trace_file->commit();
     std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")

@@ -65,12 +65,9 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
     }
 }
 
-std::ofstream open_trace(const Args& args) {
-    std::ofstream f;
-    if (!args.has("--trace")) return f;
-    f.open(args.str("--trace"));
-    if (!f) throw UsageError("cannot write the trace file " + args.str("--trace"));
-    return f;
+std::unique_ptr<AtomicFileWriter> open_trace(const Args& args) {
+    if (!args.has("--trace")) return nullptr;
+    return std::make_unique<AtomicFileWriter>(args.str("--trace"));  // appears when decoding ends
 }
 
 std::unique_ptr<gpu::Context> open_gpu(const Args& args, const ModelFile* model) {

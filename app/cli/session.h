@@ -1,6 +1,5 @@
 // What every subcommand sets up from its flags: the model file, its tokenizer, the GPU.
 #pragma once
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +8,7 @@
 #include "decode/tree.h"
 #include "gpu/context.h"
 #include "llm/medusa_heads.h"
+#include "model/atomic_file.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 
@@ -27,9 +27,9 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
 MedusaHeads open_heads(const Args& args, const ModelFile& model);
 // --tree NAME|FILE|dense:W,..|chain:N (default: mc_sim_7b_63)
 TreeBuffers open_tree(const Args& args);
-// --trace FILE.jsonl: the file each step's trace is written to (closed when the flag is absent);
-// a file that cannot be written is a usage error naming it.
-std::ofstream open_trace(const Args& args);
+// --trace FILE.jsonl: the file each step's trace is written to (null when the flag is absent); it
+// appears, whole, when commit() is called after decoding. A path that cannot be written throws.
+std::unique_ptr<AtomicFileWriter> open_trace(const Args& args);
 // --device N, --validate. With `model`, a CPU driver runs a small model's shaders on the calling
 // thread: for a few MB of weights, handing each dispatch to worker threads costs more than the
 // parallel work brings (lavapipe: 0.6 vs 1.0 ms per stories260K token). LP_NUM_THREADS overrides.

@@ -21,9 +21,11 @@ Tokenizer tokenizer_for(const Args& args) {
     const std::string path = args.str("--model");
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw FormatError(path + ": no such file or directory");
+    if (std::filesystem::is_directory(path, ec)) return Tokenizer::from_file(path);
+    require_regular_file(path);  // before the peek below: opening a FIFO would block
     char magic[4] = {};
     std::ifstream(path, std::ios::binary).read(magic, 4);
-    if (std::filesystem::is_directory(path, ec) || std::string(magic, 4) == "GGUF") return Tokenizer::from_file(path);
+    if (std::string(magic, 4) == "GGUF") return Tokenizer::from_file(path);
     return open_tokenizer(args, load_model(path));
 }
 

@@ -3,13 +3,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "training_setup.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
+#include "model/atomic_file.h"
 #include "session.h"
 #include "train/head_training.h"
 
@@ -74,7 +74,7 @@ int run_train_heads(int argc, char** argv) {
                              {"heldout_tokens", held.num_tokens()}, {"init", accuracy_json(before)},
                              {"trained", accuracy_json(after)},    {"train_positions_per_s", r.positions_per_s},
                              {"train_wall_s", r.wall_s},           {"total_wall_s", wall}};
-    std::ofstream(fs::path(out) / "accuracy.json") << report.dump(2) << "\n";
+    write_file_atomically((fs::path(out) / "accuracy.json").string(), report.dump(2) + "\n");
     return 0;
 }
 

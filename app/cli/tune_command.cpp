@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include "bench_charts.h"
 #include "commands.h"
@@ -16,6 +15,7 @@
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
+#include "model/atomic_file.h"
 #include "session.h"
 #include "train/head_training.h"
 #include "train/seed_prompts.h"
@@ -113,7 +113,7 @@ int run_tune_tree(int argc, char** argv) {
     std::printf("%s", tree_search_table(rows, best).c_str());
     const std::string out = args.str("--out");
     const std::string tree_json = tree_search_json(tree, rows, best, acc.rank_share, gpu->info().name);
-    std::ofstream(out) << tree_json << "\n";
+    write_file_atomically(out, tree_json + "\n");
     std::printf("chose %d nodes: %.2f expected tokens/step, %.3f ms/step -> %s\n", rows[best].nodes,
                 rows[best].expected_tokens, rows[best].step_ms, out.c_str());
     if (args.has("--plot"))

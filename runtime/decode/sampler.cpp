@@ -7,7 +7,11 @@
 
 namespace medusa {
 
-int argmax(std::span<const float> v) { return int(std::max_element(v.begin(), v.end()) - v.begin()); }
+int argmax(std::span<const float> v) {
+    for (float x : v)
+        if (std::isnan(x)) throw NonFiniteLogits();
+    return int(std::max_element(v.begin(), v.end()) - v.begin());
+}
 
 Sampler::Sampler(SamplingParams params) : params_(params), state_(params.seed * 0x9E3779B97F4A7C15ull + 1) {}
 
@@ -58,6 +62,7 @@ std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<c
     const float m = *std::max_element(logits.begin(), logits.end());
     double sum = 0;
     for (size_t i = 0; i < n; ++i) sum += p[i] = std::exp((logits[i] - m) / params_.temperature);
+    if (!std::isfinite(sum) || !(sum > 0)) throw NonFiniteLogits();  // NaN, or +Inf minus +Inf
     for (auto& x : p) x = float(x / sum);
     if (params_.top_k > 0 && size_t(params_.top_k) < n) {
         std::vector<float> sorted = p;

@@ -4,9 +4,16 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace medusa {
+
+// NaN logits (from NaN or Inf weights) have no argmax and no distribution: decoding stops here
+// instead of emitting a token id of -1 or garbage. Callers prefix the model file's name.
+struct NonFiniteLogits : std::runtime_error {
+    NonFiniteLogits() : std::runtime_error("the model produced NaN/Inf logits (non-finite weights?)") {}
+};
 
 struct SamplingParams {
     float temperature = 0.8f;
@@ -43,6 +50,7 @@ private:
     uint64_t state_;
 };
 
+// Throws NonFiniteLogits when a value is NaN.
 int argmax(std::span<const float> values);
 
 }  // namespace medusa

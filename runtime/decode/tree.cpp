@@ -4,11 +4,13 @@
 #include <charconv>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+
+#include "model/file_bytes.h"
+#include "model/json_file.h"
 
 namespace medusa {
 namespace {
@@ -102,9 +104,9 @@ MedusaTree make_tree(std::vector<Path> choices, const std::string& name, TreeLim
 MedusaTree parse_tree_json(const std::string& text, const std::string& source, TreeLimits limits) {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        bad(source + ": malformed JSON: " + e.what());
+        j = parse_json_text(text, source);  // refuses deep nesting before anything recurses
+    } catch (const FormatError& e) {
+        bad(e.what());
     }
     if (j.is_object()) {
         if (j.contains("medusa_choices")) j = j["medusa_choices"];
@@ -113,11 +115,11 @@ MedusaTree parse_tree_json(const std::string& text, const std::string& source, T
     if (!j.is_array()) bad(source + ": expected a list of paths such as [[0], [0, 0], [1]]");
     std::vector<Path> choices;
     for (const auto& item : j) {
-        if (!item.is_array()) bad(source + ": every path must be a list of ranks, got " + item.dump());
+        if (!item.is_array()) bad(source + ": every path must be a list of ranks, got " + json_excerpt(item));
         Path p;
         for (const auto& r : item) {
             // Reject 1.5 or "1": nlohmann would silently convert some of them.
-            if (!r.is_number_integer()) bad(source + ": path " + item.dump() + " holds a rank that is not an integer");
+            if (!r.is_number_integer()) bad(source + ": path " + json_excerpt(item) + " holds a rank that is not an integer");
             const int64_t v = r.is_number_unsigned() ? int64_t(std::min<uint64_t>(r.get<uint64_t>(), INT_MAX))
                                                      : r.get<int64_t>();
             p.push_back(int(std::clamp<int64_t>(v, INT_MIN, INT_MAX)));
@@ -132,11 +134,13 @@ MedusaTree parse_tree_json(const std::string& text, const std::string& source, T
 }
 
 MedusaTree read_tree_file(const std::string& path, TreeLimits limits) {
-    std::ifstream f(path);
-    if (!f) bad("tree file '" + path + "' cannot be read");
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return parse_tree_json(ss.str(), path, limits);
+    std::string text;
+    try {
+        text = read_text_file(path);  // a regular file of bounded size
+    } catch (const FormatError& e) {
+        bad(e.what());
+    }
+    return parse_tree_json(text, path, limits);
 }
 
 MedusaTree dense_tree(const std::vector<int>& widths, TreeLimits limits) {
@@ -197,7 +201,8 @@ MedusaTree load_tree(const std::string& spec, TreeLimits limits) {
     if (auto it = tree_presets().find(spec); it != tree_presets().end())
         return parse_tree_json(it->second, spec, limits);
     std::error_code ec;
-    if (std::filesystem::is_regular_file(spec, ec)) return read_tree_file(spec, limits);
+    // Anything that exists is read as a file, so a FIFO or a folder is named as such.
+    if (std::filesystem::exists(spec, ec)) return read_tree_file(spec, limits);
     std::string known;
     for (const auto& n : tree_preset_names()) known += " " + n;
     bad("tree '" + spec + "' is neither a file nor a preset (" + known + " ), dense:W1,W2,.., chain:N or ar");

@@ -49,6 +49,11 @@ StepTrace Verifier::step(const CandidateTree& tree, const DraftStage* stage, std
     NodeDistributions dist(*runner_, ran, sequence, sampler,
                            o.stats ? std::optional<float>(o.temperature) : std::nullopt);
     const Verdict v = rule_->accept(ran, dist, sampler);
+    // A token outside the vocabulary here is the argmax of NaN logits (the GPU's and the CPU
+    // reference's -1); stop before it reaches the cache or the text.
+    for (size_t d = 1; d < v.path.size(); ++d)
+        if (ran.token[v.path[d]] < 0 || ran.token[v.path[d]] >= cfg.vocab_size) throw NonFiniteLogits();
+    if (v.bonus < 0 || v.bonus >= cfg.vocab_size) throw NonFiniteLogits();
     runner_->keep_path(v.path);
 
     StepTrace tr;

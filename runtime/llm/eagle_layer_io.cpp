@@ -3,11 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/hf_loader.h"
+#include "model/json_file.h"
 #include "model/safetensors_file.h"
 
 namespace medusa {
@@ -46,6 +47,9 @@ std::vector<float> permute(const std::vector<float>& w, int rows, int cols, int 
 int config_int(const json& j, const std::string& key, const std::string& where) {
     if (!j.contains(key) || !j[key].is_number_integer())
         throw FormatError(where + ": '" + key + "' is missing or not an integer");
+    // A uint64 above INT64_MAX would wrap to a negative int64: range-check it as unsigned.
+    if (j[key].is_number_unsigned() && j[key].get<uint64_t>() > uint64_t(1 << 20))
+        throw FormatError(where + ": '" + key + "' = " + json_excerpt(j[key]) + " is out of range");
     const auto v = j[key].get<int64_t>();
     if (v < 1 || v > (1 << 20)) throw FormatError(where + ": '" + key + "' = " + std::to_string(v) + " is out of range");
     return int(v);
@@ -64,14 +68,14 @@ float config_float(const json& j, const std::string& key, float fallback, const 
 EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
     fs::path file = path;
     if (fs::is_directory(file)) file /= kWeights;
-    if (!fs::is_regular_file(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
+    // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
+    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
     const fs::path config_path = file.parent_path() / "config.json";
-    if (!fs::is_regular_file(config_path))
+    if (!fs::exists(config_path))
         throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
-    std::ifstream in(config_path);
-    const json j = json::parse(in, nullptr, false);
     const std::string where = config_path.string();
-    if (j.is_discarded() || !j.is_object()) throw FormatError(where + ": not a JSON object");
+    const json j = read_json_file(where);  // regular, bounded, shallow
+    if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     EagleLayer e;
     e.source = file.string();
     e.dim = config_int(j, "hidden_size", where);
@@ -148,9 +152,7 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
                          {"bias", true},
                          {"torch_dtype", "float32"},
                          {"base_model_name_or_path", base_model}};
-    std::ofstream out(fs::path(folder) / "config.json");
-    out << config.dump(2) << "\n";
-    if (!out) throw std::runtime_error((fs::path(folder) / "config.json").string() + ": write failed");
+    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
 }
 
 }  // namespace medusa

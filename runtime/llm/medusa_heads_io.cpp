@@ -1,14 +1,15 @@
 #include "llm/medusa_heads_io.h"
 
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <list>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
+#include "model/json_file.h"
 #include "model/safetensors_file.h"
 #include "model/torch_checkpoint.h"
 
@@ -84,20 +85,30 @@ int count_keys(const HeadFile& f, const std::function<std::string(int)>& key) {
     return n;
 }
 
+fs::path config_path(const fs::path& file) { return file.parent_path() / "config.json"; }
+
 json read_config(const fs::path& file) {
-    const fs::path config = file.parent_path() / "config.json";
-    if (!fs::exists(config)) return json::object();
-    std::ifstream in(config);
-    const json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw FormatError(config.string() + ": not a JSON object");
+    const fs::path config = config_path(file);
+    std::error_code ec;
+    if (!fs::exists(config, ec)) return json::object();
+    const json j = read_json_file(config.string());  // regular, bounded, shallow
+    if (!j.is_object()) throw FormatError(config.string() + ": not a JSON object");
     return j;
 }
 
-int config_int(const json& j, const char* key, int fallback, const std::string& name) {
+// A count from config.json: a JSON integer in [lo, hi], else an error naming the file and key
+// (a string, null, 1e300 or -3 must not reach an int).
+int config_int(const json& j, const char* key, int fallback, int lo, int hi, const std::string& where) {
     if (!j.contains(key)) return fallback;
-    if (!j[key].is_number_integer()) throw FormatError(name + ": config.json '" + key + "' is not an integer");
-    const int64_t v = j[key].get<int64_t>();
-    return v < 0 || v > 1024 ? -1 : int(v);
+    const json& v = j[key];
+    if (!v.is_number_integer())
+        throw FormatError(where + ": '" + key + "' is " + json_excerpt(v) + ", not an integer");
+    const bool in_range = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(hi)
+                                                 : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    if (!in_range)
+        throw FormatError(where + ": '" + key + "' = " + json_excerpt(v) + " is out of range (" + std::to_string(lo) +
+                          ".." + std::to_string(hi) + ")");
+    return int(v.get<int64_t>());
 }
 
 // The layout's keys for head k: block l's weight and bias, and the vocabulary projection.
@@ -142,8 +153,9 @@ MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model)
         throw FormatError(name + ": no Medusa heads in it (neither '0.0.linear.weight' nor vLLM's "
                                  "'blocks.0.layers.0.weight')");
     // config.json, when present, says how many heads and blocks to expect.
-    int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, name);
-    int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, name);
+    const std::string where = config_path(file).string();
+    int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, 1, 8, where);
+    int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, 1, 16, where);
     if (num_heads < 0) num_heads = count_keys(f, [&](int k) { return lay.w1(k, 0); });
     if (num_layers < 0) num_layers = count_keys(f, [&](int l) { return lay.w1(0, l); });
     if (num_heads < 1 || num_heads > 8)
@@ -155,6 +167,9 @@ MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model)
 
     // Each head's vocabulary projection: its own, one shared (vLLM's original_lm_head), or none
     // (the model's classifier: Medusa's legacy layout, TGI's fallback).
+    if (config.contains("original_lm_head") && !config["original_lm_head"].is_boolean())
+        throw FormatError(where + ": 'original_lm_head' is " + json_excerpt(config["original_lm_head"]) +
+                          ", not true or false");
     const bool shared_lm_head = vllm && config.value("original_lm_head", false) == true;
     int own_w2 = 0;
     for (int k = 0; k < num_heads; ++k) own_w2 += f.find(lay.w2(shared_lm_head ? 0 : k, num_layers)) != nullptr;
@@ -223,9 +238,7 @@ void save_medusa_heads(const MedusaHeads& heads, const std::string& folder, cons
                          {"hidden_size", heads.dim},
                          {"vocab_size", heads.vocab},
                          {"base_model_name_or_path", how.layout == HeadsExport::Tgi ? how.base_model : heads.source}};
-    std::ofstream out(fs::path(folder) / "config.json");
-    out << config.dump(2) << "\n";
-    if (!out) throw std::runtime_error(folder + "/config.json: write failed");
+    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
 }
 
 }  // namespace medusa

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 
@@ -81,7 +80,8 @@ ChatPrompt render_llama2(const Conversation& c) {
     for (size_t i = 0; i < turns.size(); ++i) {
         if (i > 0) b.special(kBos);  // the first BOS is the tokenizer's (see the header)
         b.text("[INST] " + strip(turns[i].user) + " [/INST]");
-        if (i + 1 < turns.size()) b.text(" " + strip(turns[i].assistant) + " ").special(kEos);
+        // std::string(" "): GCC 12's -Wrestrict misfires on "literal" + std::string&&.
+        if (i + 1 < turns.size()) b.text(std::string(" ") + strip(turns[i].assistant) + " ").special(kEos);
     }
     return b.p;
 }
@@ -137,13 +137,6 @@ ChatPrompt render_llama3(const Conversation& c) {
     message("user", c.user);
     b.special(kHeaderStart).text("assistant").special(kHeaderEnd).text("\n\n");
     return b.p;
-}
-
-std::string read_file(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 // tokenizer_config.json's chat_template: a string, or (newer transformers) a list of named
@@ -225,16 +218,18 @@ ChatTemplateDetection detect_chat_template(const ModelFile& m) {
         if (!fs::is_directory(dir, ec)) dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
         try {
             if (fs::exists(dir / "tokenizer_config.json", ec)) {
-                const std::string jinja = hf_chat_template(nlohmann::json::parse(read_file(dir / "tokenizer_config.json")));
+                const std::string jinja = hf_chat_template(read_json_file((dir / "tokenizer_config.json").string()));
                 if (!jinja.empty()) return found(detect_chat_template_jinja(jinja), "tokenizer_config.json chat_template");
             }
             if (fs::exists(dir / "config.json", ec)) {
-                const auto cfg = nlohmann::json::parse(read_file(dir / "config.json"));
+                const auto cfg = read_json_file((dir / "config.json").string());
                 const std::string name = cfg.value("_name_or_path", "");
                 if (!name.empty()) return found(from_model_name(name), "config.json _name_or_path '" + name + "'");
             }
         } catch (const nlohmann::json::exception& e) {
             return {ChatTemplate::None, dir.string() + ": unreadable JSON (" + e.what() + ")"};
+        } catch (const FormatError& e) {  // not a regular file, too large, too deep, malformed
+            return {ChatTemplate::None, e.what()};
         }
         return {ChatTemplate::None, "Hugging Face folder without a chat_template or a model name"};
     }

@@ -1,21 +1,72 @@
 #include "model/file_bytes.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 
 namespace medusa {
 
-std::shared_ptr<const std::vector<uint8_t>> read_file_bytes(const std::string& path) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw FormatError(path + ": cannot open: " + std::strerror(errno));
-    auto bytes = std::make_shared<std::vector<uint8_t>>();
-    uint8_t buf[1 << 16];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes->insert(bytes->end(), buf, buf + n);
-    const bool failed = std::ferror(f);
-    std::fclose(f);
-    if (failed) throw FormatError(path + ": read error");
+namespace {
+
+const char* kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a plain file";
+}
+
+[[noreturn]] void fail_errno(const std::string& path, const char* what) {
+    throw FormatError(path + ": " + what + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+void require_regular_file(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) throw FormatError(path + ": no such file or directory");
+        fail_errno(path, "cannot open");
+    }
+    if (!S_ISREG(st.st_mode)) throw FormatError(path + ": not a regular file (" + kind_of(st.st_mode) + ")");
+}
+
+std::shared_ptr<const std::vector<uint8_t>> read_file_bytes(const std::string& path, uint64_t max_bytes) {
+    require_regular_file(path);
+    // O_NONBLOCK: should the path become a FIFO after the check, open must not wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) fail_errno(path, "cannot open");
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) fail_errno(path, "cannot stat");
+    if (!S_ISREG(st.st_mode)) throw FormatError(path + ": not a regular file (" + kind_of(st.st_mode) + ")");
+    const uint64_t size = uint64_t(st.st_size);
+    if (size > max_bytes)
+        throw FormatError(path + ": " + std::to_string(size) + " bytes is too large for this kind of file (at most " +
+                          std::to_string(max_bytes) + ")");
+    // Read exactly the size stat reported: a file that grows meanwhile cannot make us read more.
+    auto bytes = std::make_shared<std::vector<uint8_t>>(size_t(size));
+    size_t done = 0;
+    while (done < size) {
+        const ssize_t n = ::read(fd, bytes->data() + done, size_t(size) - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) fail_errno(path, "read error");
+        if (n == 0) throw FormatError(path + ": the file shrank while it was read");
+        done += size_t(n);
+    }
     return bytes;
+}
+
+std::string read_text_file(const std::string& path, uint64_t max_bytes) {
+    const auto bytes = read_file_bytes(path, max_bytes);
+    return std::string(bytes->begin(), bytes->end());
 }
 
 void validate_config(const LlamaConfig& c, const std::string& name) {

@@ -10,7 +10,17 @@
 
 namespace medusa {
 
-std::shared_ptr<const std::vector<uint8_t>> read_file_bytes(const std::string& path);
+// JSON and configuration files are read whole; nothing legitimate comes near this.
+constexpr uint64_t kMaxTextFileBytes = uint64_t(64) << 20;
+
+// Throws FormatError "PATH: not a regular file (a FIFO)" (or "no such file or directory") unless
+// `path`, after following symlinks, is a regular file: a FIFO would block, /dev/zero never ends.
+void require_regular_file(const std::string& path);
+
+// The whole file, which must be a regular file of at most `max_bytes`; memory is its size.
+std::shared_ptr<const std::vector<uint8_t>> read_file_bytes(const std::string& path,
+                                                            uint64_t max_bytes = UINT64_MAX);
+std::string read_text_file(const std::string& path, uint64_t max_bytes = kMaxTextFileBytes);
 
 // Reads values from a byte range; any read past the end throws FormatError naming the file.
 class ByteReader {

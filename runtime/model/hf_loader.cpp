@@ -10,6 +10,7 @@
 
 #include "model/file_bytes.h"
 #include "model/hf_tokenizer.h"
+#include "model/json_file.h"
 #include "model/rope_rows.h"
 #include "model/rope_scaling.h"
 
@@ -27,11 +28,11 @@ struct HfStorage {
 };
 
 std::string read_text(const fs::path& p) {
-    auto bytes = read_file_bytes(p.string());
-    return std::string(bytes->begin(), bytes->end());
+    return read_text_file(p.string());  // regular file, at most 64 MiB
 }
 
 json parse_json(const std::string& text, const std::string& name) {
+    check_json_depth(text.data(), text.data() + text.size(), name);
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) throw FormatError(name + ": not a JSON object");
     return j;

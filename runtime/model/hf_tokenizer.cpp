@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/file_bytes.h"
+#include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/pretokenizer.h"
 
@@ -16,6 +17,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json parse_object(const std::string& text, const std::string& name) {
+    check_json_depth(text.data(), text.data() + text.size(), name);
     json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) throw FormatError(name + ": not a JSON object");
     return j;
@@ -164,8 +166,7 @@ EmbeddedVocab load_hf_vocab(const std::string& folder) {
     auto text = [&](const char* file) {
         const fs::path p = fs::path(folder) / file;
         if (!fs::exists(p)) return std::string();
-        const auto bytes = read_file_bytes(p.string());
-        return std::string(bytes->begin(), bytes->end());
+        return read_text_file(p.string());
     };
     const std::string name = (fs::path(folder) / "tokenizer.json").string();
     if (!fs::exists(name)) throw FormatError(name + ": no such file");

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/atomic_file.h"
 #include "model/file_bytes.h"
+#include "model/json_file.h"
 
 namespace medusa {
 
@@ -64,6 +66,7 @@ SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<u
         throw FormatError(name + ": safetensors header length " + std::to_string(header_len) + " is absurd");
     r.need(header_len, "safetensors JSON header");
     const char* h = reinterpret_cast<const char*>(r.here());
+    check_json_depth(h, h + header_len, name);
     const json header = json::parse(h, h + header_len, nullptr, /*allow_exceptions=*/false);
     if (header.is_discarded() || !header.is_object())
         throw FormatError(name + ": safetensors header is not a JSON object");
@@ -185,17 +188,7 @@ std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
     const std::vector<uint8_t> bytes = serialize_safetensors(tensors, metadata);
-    const std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw std::runtime_error(tmp + ": cannot create: " + std::strerror(errno));
-    const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-    if (std::fclose(f) != 0 || !ok) {
-        std::remove(tmp.c_str());
-        throw std::runtime_error(tmp + ": write failed");
-    }
-    std::error_code ec;
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw std::runtime_error(path + ": cannot replace: " + ec.message());
+    write_file_atomically(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
 }
 
 }  // namespace medusa

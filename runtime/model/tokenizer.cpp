@@ -21,6 +21,39 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+namespace {
+
+// Loads a serialized sentencepiece model, naming `source` in every failure: sentencepiece's trie
+// builder throws (a zero-length piece) without saying which file, and a vocabulary whose ordinary
+// pieces are all control pieces loads, then fails on the first prompt.
+std::unique_ptr<sentencepiece::SentencePieceProcessor> load_sentencepiece(const std::string& proto,
+                                                                          const std::string& source,
+                                                                          const char* what) {
+    auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+    sentencepiece::util::Status status;
+    try {
+        status = sp->LoadFromSerializedProto(proto);
+    } catch (const std::exception& e) {
+        throw FormatError(source + ": " + what + ": " + e.what());
+    }
+    if (!status.ok()) throw FormatError(source + ": " + what + ": " + status.ToString());
+    // A probe of ASCII, accents, CJK and an emoji: what fails here would fail at the first prompt.
+    std::vector<int> ids;
+    try {
+        status = sp->Encode("Hello, world! 0123 \xC3\xA9t\xC3\xA9 \xE4\xB8\xAD \xF0\x9F\x98\x80", &ids);
+    } catch (const std::exception& e) {
+        throw FormatError(source + ": the vocabulary cannot encode text: " + e.what());
+    }
+    if (!status.ok()) throw FormatError(source + ": the vocabulary cannot encode text: " + status.ToString());
+    for (int id : ids)
+        if (id < 0 || id >= sp->GetPieceSize())
+            throw FormatError(source + ": the vocabulary encodes text to the id " + std::to_string(id) +
+                              ", outside its " + std::to_string(sp->GetPieceSize()) + " pieces");
+    return sp;
+}
+
+}  // namespace
+
 Tokenizer Tokenizer::from_file(const std::string& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
@@ -35,18 +68,14 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
         return from_serialized(load_gguf_vocab(*bytes, path), path);
     Tokenizer t;
     t.source_ = path;
-    t.sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
-    auto status = t.sp_->LoadFromSerializedProto(std::string(bytes->begin(), bytes->end()));
-    if (!status.ok()) throw FormatError(path + ": not a sentencepiece model: " + status.ToString());
+    t.sp_ = load_sentencepiece(std::string(bytes->begin(), bytes->end()), path, "not a sentencepiece model");
     return t;
 }
 
 Tokenizer Tokenizer::from_serialized(const std::string& proto, const std::string& source) {
     Tokenizer t;
     t.source_ = source;
-    t.sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
-    auto status = t.sp_->LoadFromSerializedProto(proto);
-    if (!status.ok()) throw FormatError(source + ": vocabulary cannot be loaded: " + status.ToString());
+    t.sp_ = load_sentencepiece(proto, source, "vocabulary cannot be loaded");
     return t;
 }
 

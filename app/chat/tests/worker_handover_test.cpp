@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -314,4 +315,20 @@ TEST_CASE("a failed load keeps the loaded model, its status and its decoding, wi
     reader.poll(log);
     REQUIRE(reader.turns().size() == 1);
     CHECK(reader.turns()[0].new_tokens == 12);
+}
+
+TEST_CASE("a model of NaN weights stops the turn with an error naming it", "[chat][worker]") {
+    DecodeSettings nan_model = greedy_medusa();
+    std::ifstream in(nan_model.model_path, std::ios::binary);
+    std::vector<char> b((std::istreambuf_iterator<char>(in)), {});
+    const float nan = std::nanf("");
+    for (size_t i = 0; i < 512 * 64; ++i) std::memcpy(&b[28 + 4 * i], &nan, 4);  // the embedding
+    nan_model.model_path = "/tmp/medusa-chat-nan-" + std::to_string(::getpid()) + ".bin";
+    std::ofstream(nan_model.model_path, std::ios::binary).write(b.data(), std::streamsize(b.size()));
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    REQUIRE(worker.generate("Once upon a time", nan_model));
+    worker.wait_idle();
+    CHECK(worker.last_error() == nan_model.model_path + ": the model produced NaN/Inf logits (non-finite weights?)");
+    std::remove(nan_model.model_path.c_str());
 }

@@ -1,0 +1,69 @@
+#include "model/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace medusa {
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+    // Same folder as the target, so the rename never crosses file systems.
+    const std::filesystem::path p(path_);
+    const std::string parent = p.parent_path().empty() ? std::string(".") : p.parent_path().string();
+    tmp_ = parent + "/." + p.filename().string() + ".tmpXXXXXX";
+    fd_ = ::mkstemp(tmp_.data());
+    if (fd_ < 0) {
+        tmp_.clear();
+        fail("create a temporary file", errno);
+    }
+    // mkstemp makes 0600; a written file gets the usual permissions.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd_, 0666 & ~mask) != 0) fail("chmod", errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::fail(const char* step, int err) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    tmp_.clear();
+    throw std::runtime_error(path_ + ": cannot write (" + step + "): " + std::strerror(err));
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+    if (fd_ < 0) throw std::logic_error(path_ + ": written after commit");
+    for (size_t done = 0; done < bytes.size();) {
+        const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) fail("write", n < 0 ? errno : EIO);
+        done += size_t(n);
+    }
+}
+
+void AtomicFileWriter::commit() {
+    if (fd_ < 0) throw std::logic_error(path_ + ": committed twice");
+    if (::fsync(fd_) != 0) fail("fsync", errno);
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) fail("close", errno);
+    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("rename", errno);
+    tmp_.clear();  // it is the file now
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+    AtomicFileWriter f(path);
+    f.write(bytes);
+    f.commit();
+}
+
+}  // namespace medusa

@@ -1,0 +1,54 @@
+#include "model/json_file.h"
+
+#include "model/file_bytes.h"
+#include "model/model_file.h"
+
+namespace medusa {
+
+void check_json_depth(const char* begin, const char* end, const std::string& name, int max_depth) {
+    int depth = 0;
+    bool in_string = false;
+    for (const char* p = begin; p < end; ++p) {
+        const char c = *p;
+        if (in_string) {
+            if (c == '\\') ++p;  // skips the escaped character, a quote included
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_depth)
+                throw FormatError(name + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
+        } else if (c == ']' || c == '}') {
+            --depth;  // unbalanced text is the parser's to report
+        }
+    }
+}
+
+nlohmann::json parse_json_text(const char* begin, const char* end, const std::string& name) {
+    check_json_depth(begin, end, name);
+    try {
+        return nlohmann::json::parse(begin, end);
+    } catch (const nlohmann::json::exception& e) {
+        throw FormatError(name + ": malformed JSON: " + e.what());
+    }
+}
+
+nlohmann::json parse_json_text(const std::string& text, const std::string& name) {
+    return parse_json_text(text.data(), text.data() + text.size(), name);
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+    const auto bytes = read_file_bytes(path, kMaxTextFileBytes);
+    const char* p = reinterpret_cast<const char*>(bytes->data());
+    return parse_json_text(p, p + bytes->size(), path);
+}
+
+std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
+    // Depth is bounded by parse_json_text, so dump() cannot recurse far; replace: invalid UTF-8
+    // in a string must not throw from inside an error message.
+    std::string s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (s.size() > max_chars) s = s.substr(0, max_chars) + "...";
+    return s;
+}
+
+}  // namespace medusa

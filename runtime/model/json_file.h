@@ -1,0 +1,25 @@
+// JSON from untrusted files: bounded size, bounded nesting, one-line errors naming the file.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace medusa {
+
+// Every JSON file the program reads is shallow; a deeper one is hostile (dump() and the
+// recursive walks over it would overflow the stack).
+constexpr int kMaxJsonDepth = 512;
+
+// Throws FormatError "NAME: JSON nested deeper than 512 levels" without parsing anything.
+void check_json_depth(const char* begin, const char* end, const std::string& name, int max_depth = kMaxJsonDepth);
+
+// Depth-checked parse; malformed text throws FormatError "NAME: malformed JSON: ...".
+nlohmann::json parse_json_text(const char* begin, const char* end, const std::string& name);
+nlohmann::json parse_json_text(const std::string& text, const std::string& name);
+
+// A regular file of at most 64 MiB, depth-checked and parsed.
+nlohmann::json read_json_file(const std::string& path);
+
+// A JSON value for an error message: at most `max_chars` characters of its text.
+std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 60);
+
+}  // namespace medusa

@@ -1,0 +1,44 @@
+// Number flags: NaN, infinities and words are refused with one line naming the flag, in the
+// `medusa` CLI and in medusa-chat (whose flags are parsed before any window opens).
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "cli_rusage.h"
+#include "test_paths.h"
+
+using medusa::test::model_path;
+using medusa::test::run_medusa_limited;
+namespace fs = std::filesystem;
+
+TEST_CASE("medusa refuses non-finite sampling flags", "[cli-errors][flags]") {
+    for (const char* flag : {"--temp", "--top-p", "--repeat-penalty", "--typical-eps"}) {
+        for (const char* value : {"nan", "inf", "-inf", "1e99", "0.5x"}) {
+            CAPTURE(flag, value);
+            const auto r = run_medusa_limited({"generate", "-m", model_path("stories260K.bin"), "--tokenizer",
+                                               model_path("tok512.model"), "-p", "hi", "-n", "2", "--cpu", flag, value});
+            CHECK(r.exit_code == 2);
+            CHECK(r.err.find(flag) != std::string::npos);
+            CHECK(r.err.find(value) != std::string::npos);
+            CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+        }
+    }
+}
+
+TEST_CASE("medusa-chat refuses a word or NaN where a number goes", "[cli-errors][flags]") {
+    const fs::path chat = fs::path(medusa::test::medusa_bin()).parent_path() / "app" / "chat" / "medusa-chat";
+    if (!fs::exists(chat)) {
+        WARN("medusa-chat is not built (MEDUSA_APP=OFF)");
+        return;
+    }
+    struct Case {
+        const char *flag, *value;
+    };
+    for (const Case& c : {Case{"--steps", "abc"}, Case{"--steps", "0"}, Case{"--steps", "12x"}, Case{"--temp", "nan"},
+                          Case{"--top-p", "nan"}, Case{"--repeat-penalty", "inf"}, Case{"--gamma", ""}}) {
+        CAPTURE(c.flag, c.value);
+        const auto r = medusa::test::run_limited(chat.string(), {c.flag, c.value, "--screenshot", "/nonexistent/x.png"});
+        CHECK(r.exit_code == 1);
+        CHECK(r.err.find(std::string(c.flag) + " expects") != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
