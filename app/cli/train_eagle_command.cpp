@@ -4,13 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "training_setup.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/gpu_model.h"
+#include "model/atomic_file.h"
 #include "session.h"
 #include "train/eagle_draft_accuracy.h"
 #include "train/eagle_training.h"
@@ -115,7 +115,7 @@ int run_train_eagle(int argc, char** argv) {
                                    {"train_wall_s", r.wall_s},
                                    {"step_stage_ms", stage_ms},
                                    {"total_wall_s", wall}};
-    std::ofstream(fs::path(out) / "accuracy.json") << report.dump(2) << "\n";
+    write_file_atomically((fs::path(out) / "accuracy.json").string(), report.dump(2) + "\n");
     return 0;
 }
 

@@ -7,13 +7,14 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "training_setup.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
+#include "model/atomic_file.h"
+#include "model/json_file.h"
 #include "session.h"
 #include "train/backbone_weights.h"
 #include "train/joint_training.h"
@@ -94,14 +95,13 @@ int run_train_joint(int argc, char** argv) {
     MedusaHeads tuned = r.heads;
     tuned.source = model_path;
     save_medusa_heads(tuned, heads_dir);
-    nlohmann::json config;
-    std::ifstream(fs::path(heads_dir) / "config.json") >> config;
+    nlohmann::json config = read_json_file((fs::path(heads_dir) / "config.json").string());
     config["medusa_version"] = 2;
     config["training"] = "Medusa-2: heads trained with LoRA on the backbone (self-distillation, KL to the original)";
     config["original_model"] = file.path;
     config["lora_rank"] = jo.lora.rank;
     config["lora_alpha"] = jo.lora.alpha;
-    std::ofstream(fs::path(heads_dir) / "config.json") << config.dump(2) << "\n";
+    write_file_atomically((fs::path(heads_dir) / "config.json").string(), config.dump(2) + "\n");
 
     const JointReport& h = r.heldout;
     std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
@@ -135,7 +135,7 @@ int run_train_joint(int argc, char** argv) {
                              {"medusa1_head_loss", medusa1.head_loss},
                              {"train_tokens_per_s", r.tokens_per_s},
                              {"train_wall_s", r.wall_s}};
-    std::ofstream(fs::path(out) / "medusa2_report.json") << report.dump(2) << "\n";
+    write_file_atomically((fs::path(out) / "medusa2_report.json").string(), report.dump(2) + "\n");
     return 0;
 }
 

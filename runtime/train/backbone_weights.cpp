@@ -1,9 +1,8 @@
 #include "train/backbone_weights.h"
 
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
+#include "model/atomic_file.h"
 #include "model/dequantize.h"
 
 namespace medusa::train {
@@ -28,27 +27,20 @@ BackboneWeights BackboneWeights::from_model(const ModelFile& m) {
 
 void write_llama2c(const BackboneWeights& w, const std::string& path) {
     const LlamaConfig& c = w.config;
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::binary);
-        if (!out) throw std::runtime_error(path + ": cannot write");
-        const int32_t header[7] = {c.dim,        c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
-                                   w.output.empty() ? c.vocab_size : -c.vocab_size, c.seq_len};
-        out.write(reinterpret_cast<const char*>(header), sizeof header);
-        auto put = [&](const std::vector<float>& v) {
-            out.write(reinterpret_cast<const char*>(v.data()), std::streamsize(v.size() * 4));
-        };
-        put(w.tok_embeddings);
-        // run.c's order: each kind of tensor for all layers, then the next kind.
-        using L = BackboneWeights::Layer;
-        for (auto field : {&L::attention_norm, &L::wq, &L::wk, &L::wv, &L::wo, &L::ffn_norm, &L::w1, &L::w2, &L::w3})
-            for (const L& layer : w.layers) put(layer.*field);
-        put(w.norm);
-        put(std::vector<float>(size_t(c.seq_len) * c.head_dim(), 0.0f));  // freq_cis real + imag halves, unread
-        if (!w.output.empty()) put(w.output);
-        if (!out) throw std::runtime_error(path + ": write failed");
-    }
-    std::filesystem::rename(tmp, path);
+    AtomicFileWriter out(path);  // a killed or failed write leaves no half model behind
+    const int32_t header[7] = {c.dim,        c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+                               w.output.empty() ? c.vocab_size : -c.vocab_size, c.seq_len};
+    out.write({reinterpret_cast<const char*>(header), sizeof header});
+    auto put = [&](const std::vector<float>& v) { out.write({reinterpret_cast<const char*>(v.data()), v.size() * 4}); };
+    put(w.tok_embeddings);
+    // run.c's order: each kind of tensor for all layers, then the next kind.
+    using L = BackboneWeights::Layer;
+    for (auto field : {&L::attention_norm, &L::wq, &L::wk, &L::wv, &L::wo, &L::ffn_norm, &L::w1, &L::w2, &L::w3})
+        for (const L& layer : w.layers) put(layer.*field);
+    put(w.norm);
+    put(std::vector<float>(size_t(c.seq_len) * c.head_dim(), 0.0f));  // freq_cis real + imag halves, unread
+    if (!w.output.empty()) put(w.output);
+    out.commit();
 }
 
 }  // namespace medusa::train
