@@ -11,10 +11,12 @@
 
 #include "cli_rusage.h"
 #include "model/atomic_file.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 using namespace medusa;
 namespace fs = std::filesystem;
+using medusa::test::TempDir;
 
 namespace {
 
@@ -23,23 +25,10 @@ std::string read_text(const fs::path& p) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-struct TempDir {
-    fs::path path = fs::temp_directory_path() / ("medusa-atomic-" + std::to_string(::getpid()));
-    TempDir() {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    size_t entries() const { return size_t(std::distance(fs::directory_iterator(path), {})); }
-};
-
 }  // namespace
 
 TEST_CASE("a file is written whole and replaces the old one", "[atomic-write]") {
-    TempDir dir;
+    TempDir dir("medusa-atomic");
     const fs::path p = dir.path / "out.json";
     write_file_atomically(p.string(), "first\n");
     write_file_atomically(p.string(), "second\n");
@@ -49,7 +38,7 @@ TEST_CASE("a file is written whole and replaces the old one", "[atomic-write]") 
 }
 
 TEST_CASE("a write that cannot happen names the path and the reason", "[atomic-write]") {
-    TempDir dir;
+    TempDir dir("medusa-atomic");
     const fs::path file = dir.path / "plain";
     write_file_atomically(file.string(), "x");
     const std::string target = (file / "out.json").string();  // its parent is a regular file
@@ -63,7 +52,7 @@ TEST_CASE("a write that cannot happen names the path and the reason", "[atomic-w
 }
 
 TEST_CASE("a write that fails half-way leaves the old file and no temporary", "[atomic-write]") {
-    TempDir dir;
+    TempDir dir("medusa-atomic");
     const fs::path p = dir.path / "tree.json";
     write_file_atomically(p.string(), "good\n");
     // A child whose files may not grow past 100 bytes: its write fails with EFBIG.
@@ -89,7 +78,7 @@ TEST_CASE("a write that fails half-way leaves the old file and no temporary", "[
 }
 
 TEST_CASE("medusa export-heads into a path under a regular file fails with one line", "[atomic-write]") {
-    TempDir dir;
+    TempDir dir("medusa-atomic");
     const fs::path file = dir.path / "plain";
     write_file_atomically(file.string(), "x");
     const std::string out = (file / "heads").string();
@@ -103,7 +92,7 @@ TEST_CASE("medusa export-heads into a path under a regular file fails with one l
 }
 
 TEST_CASE("medusa generate --trace writes its trace whole, or fails with one line", "[atomic-write]") {
-    TempDir dir;
+    TempDir dir("medusa-atomic");
     const fs::path trace = dir.path / "steps.jsonl";
     const std::vector<std::string> gen = {"generate", "-m", medusa::test::model_path("stories260K.bin"), "--tokenizer",
                                           medusa::test::model_path("tok512.model"), "-p", "Once", "-n", "5", "--cpu"};

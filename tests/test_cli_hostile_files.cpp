@@ -11,10 +11,12 @@
 #include <limits>
 
 #include "cli_rusage.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 using medusa::test::model_path;
 namespace fs = std::filesystem;
+using medusa::test::TempDir;
 
 namespace {
 
@@ -51,19 +53,6 @@ struct Case {
     std::string what;
     std::vector<std::string> args;
     std::string file;  // what the message must name
-};
-
-// A temporary folder, removed with everything in it.
-struct TempDir {
-    fs::path path = fs::temp_directory_path() / ("medusa-hostile-" + std::to_string(::getpid()));
-    TempDir() {
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
 };
 
 std::vector<Case> make_cases(const fs::path& dir) {
@@ -193,7 +182,7 @@ std::vector<Case> make_cases(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("hostile files give one line naming the file, a non-zero exit and bounded memory", "[hostile-files]") {
-    TempDir tmp;
+    TempDir tmp("medusa-hostile");
     const std::vector<Case> cases = make_cases(tmp.path);
     REQUIRE(cases.size() == 57);
     // Memory is bounded relative to a valid model's run: sanitizer builds start several hundred

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "gpu_fixture.h"
+#include "gradient_check.h"
 #include "train/backward_reference.h"
 #include "train/train_kernels.h"
 
@@ -15,35 +16,11 @@ using namespace medusa;
 using namespace medusa::train;
 using medusa::test::gpu_context;
 using ref::Vec;
+using medusa::test::check_fd;
+using medusa::test::dot;
+using medusa::test::random_vec;
 
 namespace {
-
-Vec random_vec(size_t n, uint32_t seed, double scale = 1.0) {
-    const auto f = test::random_floats(n, seed, float(scale));
-    return Vec(f.begin(), f.end());
-}
-
-double dot(const Vec& a, const Vec& b) {
-    double s = 0;
-    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-    return s;
-}
-
-// Checks grad = d loss / d x by central differences, loss being a function of x.
-void check_fd(Vec& x, const Vec& grad, const std::function<double()>& loss, const char* what, double tol = 1e-6) {
-    REQUIRE(grad.size() == x.size());
-    for (size_t i = 0; i < x.size(); ++i) {
-        const double keep = x[i], eps = 1e-5;
-        x[i] = keep + eps;
-        const double up = loss();
-        x[i] = keep - eps;
-        const double down = loss();
-        x[i] = keep;
-        const double fd = (up - down) / (2 * eps);
-        CAPTURE(what, i, fd, grad[i]);
-        CHECK(std::abs(fd - grad[i]) < tol * (1 + std::abs(fd)));
-    }
-}
 
 std::vector<float> to_float(const Vec& v) { return std::vector<float>(v.begin(), v.end()); }
 

@@ -14,6 +14,7 @@
 
 #include "cli_runner.h"
 #include "gpu_fixture.h"
+#include "gradient_check.h"
 #include "test_paths.h"
 #include "trained_heads.h"
 #include "llm/cpu_reference.h"
@@ -30,37 +31,12 @@ using namespace medusa;
 using namespace medusa::train;
 using medusa::test::gpu_context;
 using ref::Vec;
+using medusa::test::check_fd;
+using medusa::test::dot;
+using medusa::test::random_vec;
 namespace fs = std::filesystem;
 
 namespace {
-
-Vec random_vec(size_t n, uint32_t seed, double scale = 1.0) {
-    const auto f = test::random_floats(n, seed, float(scale));
-    return Vec(f.begin(), f.end());
-}
-
-double dot(const Vec& a, const Vec& b) {
-    double s = 0;
-    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-    return s;
-}
-
-// Central differences of loss() at x[i] for the indices in `which`.
-void check_fd(Vec& x, const Vec& grad, const std::function<double()>& loss, const char* what,
-              const std::vector<size_t>& which, double tol = 1e-6) {
-    REQUIRE(grad.size() == x.size());
-    for (size_t i : which) {
-        const double keep = x[i], eps = 1e-5;
-        x[i] = keep + eps;
-        const double up = loss();
-        x[i] = keep - eps;
-        const double down = loss();
-        x[i] = keep;
-        const double fd = (up - down) / (2 * eps);
-        CAPTURE(what, i, fd, grad[i]);
-        CHECK(std::abs(fd - grad[i]) < tol * (1 + std::abs(fd)));
-    }
-}
 
 std::vector<size_t> every(size_t n, size_t step = 1) {
     std::vector<size_t> v;
