@@ -15,7 +15,9 @@ int run_info(int argc, char** argv) {
         std::printf("  [%u] %s (%s, %s) driver %s, Vulkan %s, %.1f GiB device-local, subgroup %u%s\n", d.index,
                     d.name.c_str(), d.vendor.c_str(), d.type.c_str(), d.driver.c_str(), d.api_version.c_str(),
                     double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.float16 ? ", float16" : "");
-    if (devices.empty()) std::printf("  none (install mesa-vulkan-drivers for the CPU driver)\n");
+    if (devices.empty())
+        std::printf("  none: install your GPU's Vulkan driver, or mesa-vulkan-drivers for the CPU driver (lavapipe);\n"
+                    "  --cpu runs the C++ reference without Vulkan\n");
     if (!args.has("--model") && !args.has("--synthetic")) return 0;
 
     ModelFile m = open_model(args);

@@ -43,9 +43,8 @@ int run_train_heads(int argc, char** argv) {
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     TrainOptions o;
     apply_training_flags(args, out, 2000, o);
+    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
     fs::create_directories(out);
-
-    auto gpu = open_gpu(args);
     GpuModel model(*gpu, file);
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
     const auto t0 = std::chrono::steady_clock::now();

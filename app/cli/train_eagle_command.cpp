@@ -61,9 +61,8 @@ int run_train_eagle(int argc, char** argv) {
     const int eval_positions = args.integer("--eval-positions", 4000);
     if (depth < 1 || eval_positions < 1) throw UsageError("--depth and --eval-positions must be positive");
     if (o.noise < 0 || o.loss.token < 0) throw UsageError("--noise and --token-weight must not be negative");
+    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
     fs::create_directories(out);
-
-    auto gpu = open_gpu(args);
     GpuModel model(*gpu, file);
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
     const auto t0 = std::chrono::steady_clock::now();

@@ -47,9 +47,8 @@ int run_train_joint(int argc, char** argv) {
     if (jo.lora.rank < 1 || jo.seq_len < 4 || jo.sequences < 1 || jo.seq_len > file.config.seq_len)
         throw UsageError("--lora-rank, --batch-seqs must be positive and --seq-len 4 to the model's context");
     const BackboneWeights base = BackboneWeights::from_model(file);
+    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
     fs::create_directories(out);
-
-    auto gpu = open_gpu(args);
     GpuModel model(*gpu, file);
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
     const auto t0 = std::chrono::steady_clock::now();

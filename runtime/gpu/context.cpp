@@ -52,7 +52,9 @@ VkInstance create_instance(bool validation, bool debug_utils, const std::vector<
     ci.enabledExtensionCount = uint32_t(extensions.size());
     ci.ppEnabledExtensionNames = extensions.data();
     VkInstance instance = VK_NULL_HANDLE;
-    vk_check(vkCreateInstance(&ci, nullptr, &instance), "vkCreateInstance");
+    const VkResult r = vkCreateInstance(&ci, nullptr, &instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER) throw NoVulkanDevice();  // the loader found no driver
+    vk_check(r, "vkCreateInstance");
     return instance;
 }
 
@@ -152,8 +154,17 @@ std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
 
 }  // namespace
 
+NoVulkanDevice::NoVulkanDevice()
+    : VulkanError("no Vulkan driver or device found: install your GPU's Vulkan driver, or mesa-vulkan-drivers for "
+                  "the CPU driver (lavapipe); --cpu runs the C++ reference without Vulkan") {}
+
 std::vector<DeviceInfo> list_devices() {
-    VkInstance instance = create_instance(false, false);
+    VkInstance instance = VK_NULL_HANDLE;
+    try {
+        instance = create_instance(false, false);
+    } catch (const NoVulkanDevice&) {
+        return {};
+    }
     std::vector<DeviceInfo> out;
     auto pds = physical_devices(instance);
     for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(describe(pds[i], i));
@@ -194,7 +205,7 @@ Context::Context(ContextOptions options) {
     }
 
     auto pds = physical_devices(instance_);
-    if (pds.empty()) throw VulkanError("no Vulkan device found (install mesa-vulkan-drivers for the CPU driver)");
+    if (pds.empty()) throw NoVulkanDevice();
     int chosen = options.device;
     if (chosen >= int(pds.size()))
         throw VulkanError("--device " + std::to_string(chosen) + " does not exist: " + std::to_string(pds.size()) +

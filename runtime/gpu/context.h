@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/vk_check.h"
+
 namespace medusa::gpu {
 
 struct DeviceInfo {
@@ -24,8 +26,14 @@ struct DeviceInfo {
     bool float16 = false;
 };
 
-// Every device the loader sees, in the order --device N refers to.
+// Every device the loader sees, in the order --device N refers to (none without a driver).
 std::vector<DeviceInfo> list_devices();
+
+// No Vulkan driver is installed, or none offers a device: the message says what to install and
+// that --cpu runs without Vulkan.
+struct NoVulkanDevice : VulkanError {
+    NoVulkanDevice();
+};
 
 struct ContextOptions {
     int device = -1;          // -1: best (discrete > integrated > virtual > cpu)
