@@ -13,21 +13,12 @@ size_t DecoderLayerWeights::bytes() const {
            wqkv.bytes() + wo.bytes() + w13.bytes() + w2.bytes();
 }
 
-namespace {
-std::unique_ptr<gpu::Buffer> constant_buffer(gpu::Context& ctx, size_t n, float value) {
-    const std::vector<float> v(n, value);
-    auto b = std::make_unique<gpu::Buffer>(ctx, n * 4, gpu::MemoryKind::Device);
-    b->upload(v.data(), n * 4);
-    return b;
-}
-}  // namespace
-
 DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape, MatmulRecorder& matmuls,
                                            std::unique_ptr<gpu::Buffer> rope_factors)
     : ctx_(ctx), shape_(shape), matmuls_(matmuls), rope_factors_(std::move(rope_factors)) {
     // rope_kv always reads a bias and a factor per pair: zeros and ones where the model has none.
-    if (!rope_factors_) rope_factors_ = constant_buffer(ctx, size_t(shape.head_dim() / 2), 1.0f);
-    no_bias_ = constant_buffer(ctx, size_t(shape.dim + 2 * shape.kv_dim()), 0.0f);
+    if (!rope_factors_) rope_factors_ = upload_floats(ctx, std::vector<float>(size_t(shape.head_dim() / 2), 1.0f));
+    no_bias_ = upload_floats(ctx, std::vector<float>(size_t(shape.dim + 2 * shape.kv_dim()), 0.0f));
     rope_kv_ = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
     const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;

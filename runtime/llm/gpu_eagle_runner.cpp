@@ -10,27 +10,6 @@ namespace medusa {
 
 using namespace kernels;
 
-namespace {
-
-// A Tensor view over floats the layer owns, for upload_matrix.
-Tensor f32_view(const std::vector<float>& v, int rows, int cols) {
-    Tensor t;
-    t.name = "eagle layer";
-    t.type = DType::F32;
-    t.shape = {rows, cols};
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
-}
-
-std::unique_ptr<gpu::Buffer> vector_buffer(gpu::Context& ctx, const std::vector<float>& v) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, v.size() * 4, gpu::MemoryKind::Device);
-    b->upload(v.data(), v.size() * 4);
-    return b;
-}
-
-}  // namespace
-
 GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(target) {
     const LlamaConfig& cfg = target.config();
     e.check_fits(cfg);
@@ -38,12 +17,12 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(
     shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta};
     vocab_ = cfg.vocab_size;
     const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
-    const Tensor fc = f32_view(e.fc_w, d, 2 * d), wq = f32_view(e.wq, d, d), wk = f32_view(e.wk, kv, d),
-                 wv = f32_view(e.wv, kv, d), wo = f32_view(e.wo, d, d), gate = f32_view(e.w_gate, h, d),
-                 up = f32_view(e.w_up, h, d), down = f32_view(e.w_down, d, h);
+    auto view = [](const std::vector<float>& v, int rows, int cols) { return f32_view(v, rows, cols, "eagle layer"); };
+    const Tensor fc = view(e.fc_w, d, 2 * d), wq = view(e.wq, d, d), wk = view(e.wk, kv, d), wv = view(e.wv, kv, d),
+                 wo = view(e.wo, d, d), gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h);
     fc_ = upload_matrix(ctx, {&fc});
-    fc_bias_ = vector_buffer(ctx, e.fc_b);
-    layer_.ffn_norm = vector_buffer(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none
+    fc_bias_ = upload_floats(ctx, e.fc_b);
+    layer_.ffn_norm = upload_floats(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none
     layer_.wqkv = upload_matrix(ctx, {&wq, &wk, &wv});
     layer_.wo = upload_matrix(ctx, {&wo});
     layer_.w13 = upload_matrix(ctx, {&gate, &up});

@@ -119,22 +119,23 @@ GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& par
     return m;
 }
 
-std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t) {
-    auto f = dequantize(t);
-    auto b = std::make_unique<gpu::Buffer>(ctx, f.size() * 4, gpu::MemoryKind::Device);
-    b->upload(f.data(), f.size() * 4);
-    return b;
-}
-
-namespace {
-
 std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v) {
     auto b = std::make_unique<gpu::Buffer>(ctx, v.size() * 4, gpu::MemoryKind::Device);
     b->upload(v.data(), v.size() * 4);
     return b;
 }
 
-}  // namespace
+std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t) { return upload_floats(ctx, dequantize(t)); }
+
+Tensor f32_view(const std::vector<float>& v, int rows, int cols, const char* name) {
+    Tensor t;
+    t.name = name;
+    t.type = DType::F32;
+    t.shape = {rows, cols};
+    t.data = reinterpret_cast<const uint8_t*>(v.data());
+    t.nbytes = v.size() * 4;
+    return t;
+}
 
 std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer) {
     const LlamaConfig& c = file.config;

@@ -12,17 +12,6 @@ using namespace kernels;
 
 namespace {
 
-// A Tensor view over floats the heads own, for upload_matrix.
-Tensor f32_view(const std::vector<float>& v, int rows, int cols) {
-    Tensor t;
-    t.name = "medusa head";
-    t.type = DType::F32;
-    t.shape = {rows, cols};
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
-}
-
 GpuMatrix upload_stacked(gpu::Context& ctx, const std::vector<Tensor>& views) {
     std::vector<const Tensor*> parts;
     for (const Tensor& v : views) parts.push_back(&v);
@@ -55,7 +44,7 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
         std::vector<Tensor> views;
         std::vector<float> bias;
         for (int k = 0; k < depth; ++k) {
-            views.push_back(f32_view(heads.heads[k].w1[l], cfg.dim, cfg.dim));
+            views.push_back(f32_view(heads.heads[k].w1[l], cfg.dim, cfg.dim, "medusa head"));
             bias.insert(bias.end(), heads.heads[k].b1[l].begin(), heads.heads[k].b1[l].end());
         }
         w1_.push_back(upload_stacked(ctx, views));
@@ -66,7 +55,7 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
     for (int k = 0; k < depth; ++k) shares_classifier_ &= heads.w2_is_classifier(k, file);
     if (!shares_classifier_) {
         std::vector<Tensor> views;
-        for (int k = 0; k < depth; ++k) views.push_back(f32_view(heads.heads[k].w2, cfg.vocab_size, cfg.dim));
+        for (int k = 0; k < depth; ++k) views.push_back(f32_view(heads.heads[k].w2, cfg.vocab_size, cfg.dim, "medusa head"));
         w2_ = upload_stacked(ctx, views);
     }
     vocab_stride_ = (cfg.vocab_size + 63) / 64 * 64;  // keeps each head's logits 256-byte aligned

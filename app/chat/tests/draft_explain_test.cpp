@@ -8,27 +8,17 @@
 #include "decode_worker.h"
 #include "palette.h"
 #include "step_explain.h"
+#include "worker_fixture.h"
 
 using namespace medusa;
 using namespace medusa::chat;
+using medusa::chat::test::context;
+using medusa::chat::test::decode_turn;
 
 namespace {
 
-gpu::Context& context() {
-    static gpu::Context ctx;  // validation layer on under MEDUSA_VALIDATION=1, as CTest sets it
-    return ctx;
-}
-
 std::vector<StepRecord> decode(const DecodeSettings& s, const std::string& prompt) {
-    StepLog log;
-    DecodeWorker worker(context(), log);
-    REQUIRE(worker.generate(prompt, s));
-    worker.wait_idle();
-    INFO(worker.last_error());
-    REQUIRE(worker.last_error().empty());
-    StepLogReader reader;
-    reader.poll(log);
-    REQUIRE(reader.turns().size() == 1);
+    const StepLogReader reader = decode_turn(s, prompt);
     CHECK(reader.turns()[0].done);
     return reader.steps();
 }

@@ -19,6 +19,7 @@
 #include "decode/speculative_decoder.h"
 #include "decode/tree.h"
 #include "decode_worker.h"
+#include "worker_fixture.h"
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads.h"
@@ -28,17 +29,14 @@
 
 using namespace medusa;
 using namespace medusa::chat;
+using medusa::chat::test::context;
+using medusa::chat::test::decode_turn;
 
 namespace {
 
 // A frame's worth of UI work is far shorter than a step; a short nap keeps a spinning reader from
 // starving the worker of the CPU (2 cores, lavapipe) while still reading many times per step.
 void nap() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
-
-gpu::Context& context() {
-    static gpu::Context ctx;  // validation layer on under MEDUSA_VALIDATION=1
-    return ctx;
-}
 
 DecodeSettings greedy_medusa() {
     DecodeSettings s;  // stories260K + tok512, untrained heads
