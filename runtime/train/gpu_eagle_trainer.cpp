@@ -55,12 +55,10 @@ GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, cons
     d_att_ = buffer(ctx, R * d, MemoryKind::Device);
     d_qkv_ = buffer(ctx, R * (d + 2 * kv), MemoryKind::Device);
     d_x_ = buffer(ctx, R * d, MemoryKind::Device);
-    train_seq_ = std::make_unique<gpu::CommandSequence>(ctx, /*timestamps=*/true);
-    grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    record(*train_seq_, true, true);
-    record(*grad_seq_, true, false);
-    record(*eval_seq_, false, false);
+    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
+                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
+                                                record(s, backward, update);
+                                            });
 }
 
 GpuEagleTrainer::~GpuEagleTrainer() = default;
@@ -150,7 +148,7 @@ void GpuEagleTrainer::write_inputs(const EagleBatch& b, const AdamW& opt, int st
 
 EagleBatchStats GpuEagleTrainer::step(const EagleBatch& b, const AdamW& opt, int step, bool update) {
     write_inputs(b, opt, step);
-    (update ? train_seq_ : grad_seq_)->run();
+    seqs_->run_step(update);
     EagleBatchStats s = read_stats(b);
     s.grad_norm = opt_.grad_norm();
     return s;
@@ -158,7 +156,7 @@ EagleBatchStats GpuEagleTrainer::step(const EagleBatch& b, const AdamW& opt, int
 
 EagleBatchStats GpuEagleTrainer::evaluate(const EagleBatch& b) {
     write_inputs(b, AdamW{}, 1);
-    eval_seq_->run();
+    seqs_->run_eval();
     return read_stats(b);
 }
 
@@ -191,7 +189,7 @@ EagleLayer GpuEagleTrainer::gradients() const {
     return g;
 }
 
-std::vector<gpu::StageTime> GpuEagleTrainer::stage_times() const { return train_seq_->stage_times(); }
+std::vector<gpu::StageTime> GpuEagleTrainer::stage_times() const { return seqs_->stage_times(); }
 
 std::vector<float> GpuEagleTrainer::predicted_features() const {
     std::vector<float> out(size_t(rows_) * shape_.dim);

@@ -14,6 +14,7 @@
 #include "train/eagle_reference.h"
 #include "train/head_reference.h"
 #include "train/optimizer_state.h"
+#include "train/step_sequences.h"
 #include "train/train_kernels.h"
 
 namespace medusa::train {
@@ -63,7 +64,7 @@ private:
     std::unique_ptr<gpu::Buffer> stats_;                                // read back
     std::unique_ptr<gpu::Buffer> x_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_, out_, logits_, target_logits_;
     std::unique_ptr<gpu::Buffer> d_out_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_qkv_, d_x_;
-    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+    std::unique_ptr<StepSequences> seqs_;
 };
 
 }  // namespace medusa::train

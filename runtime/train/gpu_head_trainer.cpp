@@ -33,12 +33,10 @@ GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int b
     h_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Host);
     targets_ = buffer(ctx, size_t(k_) * rows_, MemoryKind::Host);
     stats_ = buffer(ctx, size_t(k_) * rows_ * 2, MemoryKind::Host);
-    train_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    record(*train_seq_, true, true);
-    record(*grad_seq_, true, false);
-    record(*eval_seq_, false, false);
+    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/false,
+                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
+                                                record(s, backward, update);
+                                            });
 }
 
 GpuHeadTrainer::~GpuHeadTrainer() = default;
@@ -76,7 +74,7 @@ BatchStats GpuHeadTrainer::step(const std::vector<float>& h, const std::vector<i
         scales[k] = valid ? head_weight(k) / float(valid) : 0.0f;
     }
     write_inputs(h, targets, scales, opt, step);
-    (update ? train_seq_ : grad_seq_)->run();
+    seqs_->run_step(update);
     BatchStats s = read_stats(targets);
     s.grad_norm = opt_.grad_norm();
     return s;
@@ -84,7 +82,7 @@ BatchStats GpuHeadTrainer::step(const std::vector<float>& h, const std::vector<i
 
 BatchStats GpuHeadTrainer::evaluate(const std::vector<float>& h, const std::vector<int>& targets) {
     write_inputs(h, targets, std::vector<float>(k_, 0.0f), AdamW{}, 1);
-    eval_seq_->run();
+    seqs_->run_eval();
     return read_stats(targets);
 }
 

@@ -14,6 +14,7 @@
 #include "train/head_reference.h"
 #include "train/head_stack_pass.h"
 #include "train/optimizer_state.h"
+#include "train/step_sequences.h"
 #include "train/train_kernels.h"
 
 namespace medusa::train {
@@ -55,7 +56,7 @@ private:
     OptimizerState opt_;  // parameters, gradients, AdamW moments; step parameters, then a loss scale per head
     HeadStackPass pass_;
     std::unique_ptr<gpu::Buffer> h_, targets_, stats_;
-    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+    std::unique_ptr<StepSequences> seqs_;
 };
 
 }  // namespace medusa::train

@@ -78,12 +78,10 @@ GpuJointTrainer::GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base,
     d_x_ = buffer(ctx, R * D), d_h_ = buffer(ctx, R * D), d_a_ = buffer(ctx, R * H), d_gu_ = buffer(ctx, R * 2 * H);
     d_n_ = buffer(ctx, R * D), d_att_ = buffer(ctx, R * D), d_qkv_ = buffer(ctx, R * (D + 2 * KV));
     d_nf_ = buffer(ctx, R * D);
-    train_seq_ = std::make_unique<gpu::CommandSequence>(ctx, /*timestamps=*/true);
-    grad_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    eval_seq_ = std::make_unique<gpu::CommandSequence>(ctx);
-    record(*train_seq_, true, true);
-    record(*grad_seq_, true, false);
-    record(*eval_seq_, false, false);
+    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
+                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
+                                                record(s, backward, update);
+                                            });
 }
 
 GpuJointTrainer::~GpuJointTrainer() = default;
@@ -227,7 +225,7 @@ void GpuJointTrainer::write_inputs(const JointBatch& b, const AdamW& lora_opt, c
 JointBatchStats GpuJointTrainer::step(const JointBatch& b, const AdamW& lora_opt, const AdamW& heads_opt, int step,
                                       bool update) {
     write_inputs(b, lora_opt, heads_opt, step);
-    (update ? train_seq_ : grad_seq_)->run();
+    seqs_->run_step(update);
     JointBatchStats s = read_stats(b);
     s.lora_grad_norm = lora_.grad_norm();
     s.heads_grad_norm = heads_.grad_norm();
@@ -236,7 +234,7 @@ JointBatchStats GpuJointTrainer::step(const JointBatch& b, const AdamW& lora_opt
 
 JointBatchStats GpuJointTrainer::evaluate(const JointBatch& b) {
     write_inputs(b, AdamW{}, AdamW{}, 1);
-    eval_seq_->run();
+    seqs_->run_eval();
     return read_stats(b);
 }
 
@@ -287,7 +285,7 @@ MedusaHeads GpuJointTrainer::heads() const {
     return h;
 }
 
-std::vector<gpu::StageTime> GpuJointTrainer::stage_times() const { return train_seq_->stage_times(); }
+std::vector<gpu::StageTime> GpuJointTrainer::stage_times() const { return seqs_->stage_times(); }
 
 std::vector<MedusaHead> GpuJointTrainer::head_gradients() const {
     return unpack_heads(heads_flat(1), shape_.count(), shape_.layers, shape_.dim, shape_.vocab);

@@ -20,6 +20,7 @@
 #include "train/joint_reference.h"
 #include "train/lora.h"
 #include "train/optimizer_state.h"
+#include "train/step_sequences.h"
 #include "train/train_kernels.h"
 
 namespace medusa::train {
@@ -90,7 +91,7 @@ private:
     std::unique_ptr<gpu::Buffer> x_final_, nf_, rf_, logits_, base_logits_, self_logits_;
     std::unique_ptr<gpu::Buffer> lora_u_, lora_t_, lora_du_, lora_dt_;
     std::unique_ptr<gpu::Buffer> d_x_, d_h_, d_a_, d_gu_, d_n_, d_att_, d_qkv_, d_nf_;
-    std::unique_ptr<gpu::CommandSequence> train_seq_, grad_seq_, eval_seq_;
+    std::unique_ptr<StepSequences> seqs_;
 };
 
 }  // namespace medusa::train
