@@ -120,13 +120,7 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
     const std::vector<float> wk = permute(e.wk, int(kv), int(d), e.n_kv_heads, true);
     std::vector<Tensor> tensors;
     auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
-        Tensor t;
-        t.name = name;
-        t.type = DType::F32;
-        t.shape = std::move(shape);
-        t.data = reinterpret_cast<const uint8_t*>(v.data());
-        t.nbytes = v.size() * 4;
-        tensors.push_back(std::move(t));
+        tensors.push_back(f32_tensor(name, v, std::move(shape)));
     };
     add("fc.weight", e.fc_w, {d, 2 * d});
     add("fc.bias", e.fc_b, {d});

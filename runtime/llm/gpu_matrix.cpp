@@ -127,16 +127,6 @@ std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<
 
 std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t) { return upload_floats(ctx, dequantize(t)); }
 
-Tensor f32_view(const std::vector<float>& v, int rows, int cols, const char* name) {
-    Tensor t;
-    t.name = name;
-    t.type = DType::F32;
-    t.shape = {rows, cols};
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
-}
-
 std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer) {
     const LlamaConfig& c = file.config;
     if (!c.qkv_bias) return nullptr;

@@ -39,9 +39,7 @@ GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& par
 std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t);
 // Floats as a device buffer.
 std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v);
-// A (rows, cols) F32 Tensor viewing floats the caller owns (Medusa heads, EAGLE's layer), for
-// upload_matrix; `name` must outlive it.
-Tensor f32_view(const std::vector<float>& v, int rows, int cols, const char* name);
+
 // Layer l's q|k|v biases as one f32 vector of dim + 2 kv_dim (null for a model without them).
 std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer);
 // The divisors of the head_dim/2 RoPE frequencies: the rope_freqs tensor, or ones.

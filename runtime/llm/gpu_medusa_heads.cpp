@@ -44,7 +44,7 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
         std::vector<Tensor> views;
         std::vector<float> bias;
         for (int k = 0; k < depth; ++k) {
-            views.push_back(f32_view(heads.heads[k].w1[l], cfg.dim, cfg.dim, "medusa head"));
+            views.push_back(f32_tensor("medusa head", heads.heads[k].w1[l], {cfg.dim, cfg.dim}));
             bias.insert(bias.end(), heads.heads[k].b1[l].begin(), heads.heads[k].b1[l].end());
         }
         w1_.push_back(upload_stacked(ctx, views));
@@ -55,7 +55,7 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
     for (int k = 0; k < depth; ++k) shares_classifier_ &= heads.w2_is_classifier(k, file);
     if (!shares_classifier_) {
         std::vector<Tensor> views;
-        for (int k = 0; k < depth; ++k) views.push_back(f32_view(heads.heads[k].w2, cfg.vocab_size, cfg.dim, "medusa head"));
+        for (int k = 0; k < depth; ++k) views.push_back(f32_tensor("medusa head", heads.heads[k].w2, {cfg.vocab_size, cfg.dim}));
         w2_ = upload_stacked(ctx, views);
     }
     vocab_stride_ = (cfg.vocab_size + 63) / 64 * 64;  // keeps each head's logits 256-byte aligned

@@ -38,6 +38,16 @@ int64_t Tensor::numel() const {
     return n;
 }
 
+Tensor f32_tensor(std::string name, const std::vector<float>& v, std::vector<int64_t> shape) {
+    Tensor t;
+    t.name = std::move(name);
+    t.type = DType::F32;
+    t.shape = shape.empty() ? std::vector<int64_t>{int64_t(v.size())} : std::move(shape);
+    t.data = reinterpret_cast<const uint8_t*>(v.data());
+    t.nbytes = v.size() * 4;
+    return t;
+}
+
 const Tensor* ModelFile::find(const std::string& name) const {
     for (const auto& t : tensors)
         if (t.name == name) return &t;

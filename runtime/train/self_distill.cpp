@@ -94,15 +94,6 @@ DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
 }
 
 namespace {
-Tensor f32_tensor(const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
-    Tensor t;
-    t.name = name;
-    t.type = DType::F32;
-    t.shape = std::move(shape);
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
-}
 std::vector<float> as_floats(const std::vector<int>& v) { return std::vector<float>(v.begin(), v.end()); }
 }  // namespace
 

@@ -15,17 +15,6 @@ std::string fmt(const char* format, double v) {
 }
 
 namespace {
-Tensor f32_tensor(const std::string& name, const std::vector<float>& v) {
-    Tensor t;
-    t.name = name;
-    t.shape = {int64_t(v.size())};
-    t.data = reinterpret_cast<const uint8_t*>(v.data());
-    t.nbytes = v.size() * 4;
-    return t;
-}
-}  // namespace
-
-namespace {
 std::string optimizer_file(const std::string& dir) { return (std::filesystem::path(dir) / "optimizer.safetensors").string(); }
 }  // namespace
 
