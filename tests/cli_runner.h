@@ -36,12 +36,13 @@ inline std::string slurp(const std::string& path) {
     return s;
 }
 
-// `args` is appended to the command line as written (quote what needs quoting).
-inline CliResult run_medusa(const std::string& args) {
+// `args` is appended to the command line as written (quote what needs quoting); `env` goes
+// before it ("NAME=value ...").
+inline CliResult run_medusa(const std::string& args, const std::string& env = "") {
     char err_path[] = "/tmp/medusa_cli_errXXXXXX";
     int fd = mkstemp(err_path);
     if (fd >= 0) close(fd);
-    const std::string cmd = medusa_bin() + " " + args + " 2>" + err_path;
+    const std::string cmd = env + (env.empty() ? "" : " ") + medusa_bin() + " " + args + " 2>" + err_path;
     CliResult r;
     if (FILE* p = popen(cmd.c_str(), "r")) {
         std::array<char, 4096> buf;

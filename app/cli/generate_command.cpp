@@ -5,6 +5,7 @@
 #include "chat_prompt.h"
 #include "commands.h"
 #include "decoding_setup.h"
+#include "interrupt.h"
 #include "session.h"
 
 namespace medusa::cli {
@@ -36,6 +37,7 @@ int run_generate(int argc, char** argv) {
     std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);
     int prev = chat.tokens.back();
+    const InterruptScope interrupt;  // Ctrl-C ends the text after this step, statistics included
     auto on_step = [&](const StepTrace& step) {
         for (int token : step.emitted) {
             std::string piece = stop_strings.feed(tokenizer.piece_text(prev, token));
@@ -44,7 +46,7 @@ int run_generate(int argc, char** argv) {
         }
         std::fflush(stdout);
         if (trace_file) trace_file->write(step.to_json() + "\n");
-        return !stop_strings.stopped();
+        return !stop_strings.stopped() && !interrupt_requested();
     };
     GenerationStats stats;
     try {
@@ -72,6 +74,10 @@ int run_generate(int argc, char** argv) {
     if (engine.validation_messages() > 0) {
         std::fprintf(stderr, "error: %d Vulkan validation message(s)\n", engine.validation_messages());
         return 3;
+    }
+    if (interrupt_requested()) {
+        std::fprintf(stderr, "medusa generate: interrupted after %d new tokens\n", stats.new_tokens);
+        return kInterruptedExit;
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "interrupt.h"
 
 namespace {
 
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
     } catch (const medusa::cli::UsageError& e) {
         std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), e.what());
         return 2;
+    } catch (const medusa::cli::Interrupted&) {
+        std::fprintf(stderr, "medusa %s: interrupted\n", cmd.c_str());
+        return medusa::cli::kInterruptedExit;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "medusa %s: error: %s\n", cmd.c_str(), e.what());
         return 1;

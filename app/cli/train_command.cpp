@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "training_setup.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
@@ -34,8 +35,9 @@ nlohmann::json accuracy_json(const HeadAccuracy& a) {
 int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
               {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr",
-               "--layers", "--device", "--max-len", "--data-engine"});
+               "--layers", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const InterruptScope interrupt;
     const std::string out = args.str("--out");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
@@ -58,6 +60,7 @@ int run_train_heads(int argc, char** argv) {
     const TrainResult r = train_heads(*gpu, init, train, o, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     });
+    if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
     const HeadAccuracy after = evaluate_heads(*gpu, r.heads, held);
     save_medusa_heads(r.heads, out);
 

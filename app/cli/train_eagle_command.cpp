@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "training_setup.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/gpu_model.h"
@@ -48,8 +49,9 @@ void print_draft_table(const char* what, const EagleDraftAccuracy& before, const
 int run_train_eagle(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
               {"--model", "--tokenizer", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr", "--noise",
-               "--token-weight", "--depth", "--eval-positions", "--device", "--max-len", "--data-engine"});
+               "--token-weight", "--depth", "--eval-positions", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const InterruptScope interrupt;
     const std::string out = args.str("--out");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
@@ -77,6 +79,7 @@ int run_train_eagle(int argc, char** argv) {
     const EagleTrainResult r = train_eagle(*gpu, init, target, text.train, o, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     });
+    if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
     save_eagle_layer(r.layer, out, file.path);
     const auto tf_after = evaluate_eagle_teacher_forced(*gpu, r.layer, target, text.held);
     const auto draft_after = eagle_draft_accuracy(r.layer, file, text.held, depth, size_t(eval_positions));

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "interrupt.h"
 #include "training_setup.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
@@ -27,9 +28,10 @@ using namespace medusa::train;
 int run_train_joint(int argc, char** argv) {
     Args args(argc, argv, 2, {"--joint", "--resume", "--validate"},
               {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
-               "--device", "--max-len", "--data-engine", "--init-heads", "--warmup-steps", "--lora-rank",
+               "--device", "--max-len", "--data-engine", "--checkpoint-every", "--init-heads", "--warmup-steps", "--lora-rank",
                "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
     if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const InterruptScope interrupt;
     const std::string out = args.str("--out");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
@@ -72,6 +74,7 @@ int run_train_joint(int argc, char** argv) {
         std::fprintf(stderr, "phase 1 (Medusa-1): %d steps of the heads alone\n", w.steps);
         heads = train_heads(*gpu, init, text.train, w, [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); })
                     .heads;
+        if (interrupt_requested()) return report_training_interrupted(w.checkpoint_dir);
         save_medusa_heads(heads, (fs::path(out) / "medusa1").string());
     }
     heads.copy_shared_classifier(file);
@@ -84,6 +87,7 @@ int run_train_joint(int argc, char** argv) {
     const JointResult r = train_joint(*gpu, base, heads, text.train, text.held, jo, [](const std::string& l) {
         std::fprintf(stderr, "%s\n", l.c_str());
     });
+    if (interrupt_requested()) return report_training_interrupted(jo.schedule.checkpoint_dir);
 
     const std::string model_path = (fs::path(out) / "model.bin").string();
     write_llama2c(merge_lora(base, r.lora, jo.lora), model_path);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "interrupt.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
@@ -30,6 +31,7 @@ DistillData distill(TreeRunner& model, const HiddenFn& hidden, const ModelFile& 
     }
     const auto t0 = std::chrono::steady_clock::now();
     d = generate_distill_data(model, hidden, prompts, bos, o, [&](int done, int total) {
+        if (interrupt_requested()) throw Interrupted();  // nothing half-written is kept
         if (done % 16 == 0 || done == total)
             std::fprintf(stderr, "\r%s: %d/%d sequences written by the model", what, done, total);
     });
@@ -48,9 +50,11 @@ void apply_training_flags(const Args& args, const std::string& out_dir, int step
     o.seed = uint64_t(args.integer("--seed", 0));
     o.resume = args.has("--resume");
     o.checkpoint_dir = (fs::path(out_dir) / "checkpoint").string();
-    o.checkpoint_every = std::max(50, o.steps / 10);
+    o.checkpoint_every = args.integer("--checkpoint-every", std::max(50, o.steps / 10));
+    o.interrupted = interrupt_requested;
     o.log_every = std::max(10, o.steps / 40);
-    if (o.steps < 1 || o.batch < 1) throw UsageError("--steps and --batch must be positive");
+    if (o.steps < 1 || o.batch < 1 || o.checkpoint_every < 1)
+        throw UsageError("--steps, --batch and --checkpoint-every must be positive");
 }
 
 DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
@@ -93,6 +97,12 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
                                 (fs::path(out_dir) / "heldout_greedy_data.safetensors").string(), "held-out greedy text");
     }
     return t;
+}
+
+int report_training_interrupted(const std::string& checkpoint_dir) {
+    std::fprintf(stderr, "interrupted: %s holds the last finished step; run the same command with --resume to go on\n",
+                 checkpoint_dir.c_str());
+    return kInterruptedExit;
 }
 
 }  // namespace medusa::cli

@@ -13,8 +13,11 @@
 namespace medusa::cli {
 
 // --steps N (default `steps`), --batch N, --lr, --seed, --resume; checkpoints in DIR/checkpoint
-// about ten times a run, progress about forty times.
+// every --checkpoint-every N steps (default about ten times a run), progress about forty times.
+// Ctrl-C (within an InterruptScope) stops the run after a step, with a checkpoint.
 void apply_training_flags(const Args& args, const std::string& out_dir, int steps, train::TrainOptions& o);
+// After a run Ctrl-C stopped: says where the checkpoint is and how to go on; the exit code.
+int report_training_interrupted(const std::string& checkpoint_dir);
 
 // The model writes training and held-out text with its final-norm hidden states, cached in the
 // output folder so a resumed run does not write it again. --sequences N, --max-len N,

@@ -1,21 +1,41 @@
 #include "model/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
 namespace medusa {
 
+namespace {
+
+// A killed writer cannot remove its temporary: the next writer of the same file does, once the
+// process named in the temporary's name is gone (a live one may still be writing it).
+void remove_stale_temporaries(const std::string& parent, const std::string& prefix) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+        if (pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) ::unlink(e.path().c_str());
+    }
+}
+
+}  // namespace
+
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
     // Same folder as the target, so the rename never crosses file systems.
     const std::filesystem::path p(path_);
     const std::string parent = p.parent_path().empty() ? std::string(".") : p.parent_path().string();
-    tmp_ = parent + "/." + p.filename().string() + ".tmpXXXXXX";
+    const std::string prefix = "." + p.filename().string() + ".tmp-";
+    remove_stale_temporaries(parent, prefix);
+    tmp_ = parent + "/" + prefix + std::to_string(::getpid()) + "-XXXXXX";
     fd_ = ::mkstemp(tmp_.data());
     if (fd_ < 0) {
         tmp_.clear();

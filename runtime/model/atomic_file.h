@@ -1,6 +1,6 @@
 // Writes a whole file so that it appears complete or not at all: a temporary file in the same
 // folder, written, flushed to disk, then renamed over the path. An existing file survives any
-// failure untouched.
+// failure untouched. A temporary left by a killed writer is removed by the next writer of the file.
 #pragma once
 #include <string>
 #include <string_view>

@@ -5,6 +5,7 @@
 
 #include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
+#include "train/checkpoint_folder.h"
 #include "train/gpu_eagle_trainer.h"
 #include "train/training_progress.h"
 
@@ -97,8 +98,10 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
     const int first_step = resumed ? resumed->step + 1 : 1;
     auto save_checkpoint = [&](int step) {
         if (o.checkpoint_dir.empty()) return;
-        save_eagle_layer(trainer.layer(), o.checkpoint_dir, target.path);
-        save_optimizer_checkpoint(o.checkpoint_dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+        commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
+            save_eagle_layer(trainer.layer(), dir, target.path);
+            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+        });
     };
 
     AdamW opt;

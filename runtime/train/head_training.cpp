@@ -6,6 +6,7 @@
 #include <random>
 
 #include "llm/medusa_heads_io.h"
+#include "train/checkpoint_folder.h"
 #include "train/gpu_head_trainer.h"
 #include "train/training_progress.h"
 
@@ -21,7 +22,7 @@ float learning_rate(const TrainOptions& o, int step) {
 
 CheckpointAfter checkpoint_after(const TrainOptions& o, int step) {
     CheckpointAfter c;
-    c.stop = step == o.stop_at;
+    c.stop = step == o.stop_at || (o.interrupted && o.interrupted());
     c.save = c.stop || step == o.steps || (o.checkpoint_every > 0 && step % o.checkpoint_every == 0);
     return c;
 }
@@ -112,8 +113,10 @@ TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const Distil
     const int first_step = resumed ? resumed->step + 1 : 1;
     auto save_checkpoint = [&](int step) {
         if (o.checkpoint_dir.empty()) return;
-        save_medusa_heads(trainer.heads(), o.checkpoint_dir);
-        save_optimizer_checkpoint(o.checkpoint_dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+        commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
+            save_medusa_heads(trainer.heads(), dir);
+            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+        });
     };
 
     const auto seq_of = sequence_of(data);

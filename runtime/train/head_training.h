@@ -28,11 +28,12 @@ struct TrainOptions {
     std::string checkpoint_dir; // empty: no checkpoints
     bool resume = false;
     int stop_at = 0;            // >0: checkpoint and stop after this step, as an interruption would
+    std::function<bool()> interrupted;  // true: checkpoint and stop after the current step (Ctrl-C)
 };
 
 float learning_rate(const TrainOptions& o, int step);  // step counts from 1
 // Whether a loop saves a checkpoint after `step` (every checkpoint_every steps, at the end, and
-// at stop_at) and whether it stops there, as an interruption would.
+// at stop_at or when interrupted) and whether it stops there.
 struct CheckpointAfter {
     bool save = false, stop = false;
 };

@@ -8,6 +8,7 @@
 #include "llm/medusa_heads_io.h"
 #include "model/dequantize.h"
 #include "model/safetensors_file.h"
+#include "train/checkpoint_folder.h"
 #include "train/gpu_joint_trainer.h"
 #include "train/training_progress.h"
 
@@ -134,6 +135,7 @@ JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const Me
     const std::string heads_dir = sch.checkpoint_dir.empty() ? "" : (fs::path(sch.checkpoint_dir) / "heads").string();
     std::vector<float> lora = init_lora(base.config, o.lora, sch.seed);
     MedusaHeads heads = heads_init;
+    if (sch.resume) committed_checkpoint(sch.checkpoint_dir);  // finish a swap a kill interrupted
     const auto lora_resume = find_resume_point(lora_dir, sch.resume, log);
     const auto heads_resume = find_resume_point(heads_dir, sch.resume, {});
     if (lora_resume && heads_resume) {
@@ -150,13 +152,16 @@ JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const Me
     const int first_step = lora_resume && heads_resume ? lora_resume->step + 1 : 1;
     auto save_checkpoint = [&](int step) {
         if (sch.checkpoint_dir.empty()) return;
-        fs::create_directories(lora_dir), fs::create_directories(heads_dir);
         MedusaHeads h = trainer.heads();
         h.source = heads_init.source;
-        save_medusa_heads(h, heads_dir);
-        save_lora(lora_dir, trainer.lora_flat(0), o.lora);
-        save_optimizer_checkpoint(heads_dir, {trainer.heads_flat(2), trainer.heads_flat(3), step}, sch.seed);
-        save_optimizer_checkpoint(lora_dir, {trainer.lora_flat(2), trainer.lora_flat(3), step}, sch.seed);
+        commit_checkpoint(sch.checkpoint_dir, [&](const std::string& dir) {  // adapters and heads as one unit
+            const std::string lora_part = (fs::path(dir) / "lora").string(), heads_part = (fs::path(dir) / "heads").string();
+            fs::create_directories(lora_part), fs::create_directories(heads_part);
+            save_medusa_heads(h, heads_part);
+            save_lora(lora_part, trainer.lora_flat(0), o.lora);
+            save_optimizer_checkpoint(heads_part, {trainer.heads_flat(2), trainer.heads_flat(3), step}, sch.seed);
+            save_optimizer_checkpoint(lora_part, {trainer.lora_flat(2), trainer.lora_flat(3), step}, sch.seed);
+        });
     };
 
     // Sequences long enough to give every head a target.

@@ -5,6 +5,7 @@
 
 #include "model/dequantize.h"
 #include "model/safetensors_file.h"
+#include "train/checkpoint_folder.h"
 
 namespace medusa::train {
 
@@ -25,8 +26,9 @@ void save_optimizer_checkpoint(const std::string& dir, const OptimizerCheckpoint
 
 std::optional<OptimizerCheckpoint> find_resume_point(const std::string& dir, bool resume,
                                                      const std::function<void(const std::string&)>& log) {
+    if (!resume || !committed_checkpoint(dir)) return std::nullopt;
     const std::string path = optimizer_file(dir);
-    if (!resume || dir.empty() || !std::filesystem::exists(path)) return std::nullopt;
+    if (!std::filesystem::exists(path)) return std::nullopt;
     const SafetensorsFile f = SafetensorsFile::open(path);
     OptimizerCheckpoint c;
     c.m = dequantize(f.get("adam.m"));
