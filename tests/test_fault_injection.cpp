@@ -189,3 +189,22 @@ TEST_CASE("Ctrl-C while the model writes its training text stops at once, keeps 
     CHECK_FALSE(fs::exists(dir.path / "train_data.safetensors"));
     CHECK(broken_files(dir.path).empty());
 }
+
+TEST_CASE("a full disk fails bench --json and export-heads with the path and keeps the old files", "[fault-injection]") {
+    using medusa::test::model_path;
+    TempDir dir("medusa-fault-full-outputs");
+    const fs::path json = dir.path / "bench.json", heads = dir.path / "heads";
+    std::ofstream(json) << "old\n";
+    const std::string model = " -m " + model_path("stories260K.bin") + " --tokenizer " + model_path("tok512.model");
+    const CliResult bench =
+        run_medusa("bench" + model + " --runs 1 --tokens 16 --json " + json.string(), shim_env("MEDUSA_FAULT_ENOSPC_AFTER=0"));
+    CHECK(bench.exit_code == 1);
+    CHECK_THAT(bench.err, Catch::EndsWith("medusa bench: error: " + json.string() +
+                                          ": cannot write (write): No space left on device\n"));
+    CHECK(slurp(json.string()) == "old\n");
+    const CliResult exported = run_medusa("export-heads -m " + model_path("stories260K.bin") + " --heads init --out " + heads.string(),
+                                          shim_env("MEDUSA_FAULT_ENOSPC_AFTER=100"));
+    CHECK(exported.exit_code == 1);
+    CHECK_THAT(exported.err, Catch::Contains(heads.string()) && Catch::Contains("No space left on device"));
+    CHECK(broken_files(dir.path).empty());
+}
