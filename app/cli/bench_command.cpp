@@ -161,7 +161,7 @@ int run_bench(int argc, char** argv) {
 
     if (!args.has("--no-cpu")) {
         std::fprintf(stderr, "preparing the CPU reference...\n");
-        CpuReferenceModel cpu(file);
+        CpuReferenceModel cpu(file, context);
         Timing t = time_engine(cpu, prompt, big ? std::min(n_decode, 4) : n_decode, big ? 1 : runs, "cpu-reference");
         out["cpu_reference"] = timing_json(t);
         out["decode_speedup_vulkan_over_cpu_reference"] =
