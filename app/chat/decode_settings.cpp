@@ -19,7 +19,8 @@ std::string DecodeSettings::decoder_key() const {
     std::string k = model_path + "|" + tokenizer_path + "|" + std::to_string(int(mode)) + "|" +
                     std::to_string(temperature) + "|" + std::to_string(max_new_tokens) + "|" + accept_rule_name(rule) +
                     "|" + std::to_string(typical_eps) + "|" + std::to_string(typical_delta) + "|" +
-                    std::to_string(top_k) + "|" + std::to_string(top_p) + "|" + std::to_string(repeat_penalty) + "|";
+                    std::to_string(top_k) + "|" + std::to_string(top_p) + "|" + std::to_string(repeat_penalty) + "|" +
+                    std::to_string(ctx_size) + "|";
     if (mode == DecodeMode::Draft)
         return k + draft_path + "|" + std::to_string(gamma) + "|" + (adaptive_gamma ? "a" : "f") + "|" +
                std::to_string(draft_branches);

@@ -44,6 +44,7 @@ struct DecodeSettings {
     float typical_delta = 0.3f;
     uint64_t seed = 1;
     int max_new_tokens = 200;
+    int ctx_size = 0;  // positions of the KV cache; 0: the model's context up to kDefaultContext (--ctx-size)
     std::string system_prompt;  // chat models: empty means the family's default
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
 

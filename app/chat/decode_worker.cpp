@@ -9,6 +9,7 @@
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode/speculative_decoder.h"
+#include "llm/context_length.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
@@ -21,6 +22,7 @@ namespace medusa::chat {
 // The target model and what only depends on it, shared by every set of settings that names it.
 struct TargetModel {
     std::string path;
+    int ctx_size = 0;  // the settings' (0: the default), whose cache this is
     ModelFile file;
     std::unique_ptr<GpuModel> model;
     std::unique_ptr<GpuTreeRunner> runner;
@@ -59,6 +61,7 @@ struct DecodeWorker::Loaded {
     std::unique_ptr<SpeculativeDecoder> plain;
     // Shortcuts for the decoding code below.
     const ModelFile& file() const { return target->file; }
+    int context() const { return target->model->config().seq_len; }  // the KV cache's positions
     const Tokenizer& tokenizer() const { return *tok->tokenizer; }
     const std::vector<int>& stop_tokens() const { return tok->stop_tokens; }
 };
@@ -224,14 +227,20 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     if (loaded_ && loaded_->decoder_key == s.decoder_key()) return;
     const Loaded* old = loaded_.get();
     auto L = std::make_unique<Loaded>();
-    if (old && old->target->path == s.model_path) {
+    if (old && old->target->path == s.model_path && old->target->ctx_size == s.ctx_size) {
         L->target = old->target;
     } else {
         set_status("loading " + s.model_path);
         auto t = std::make_shared<TargetModel>();
         t->path = s.model_path;
+        t->ctx_size = s.ctx_size;
         t->file = load_model(s.model_path);
-        t->model = std::make_unique<GpuModel>(ctx_, t->file);
+        const int trained = t->file.config.seq_len;
+        if (s.ctx_size > trained)
+            std::fprintf(stderr, "warning: --ctx-size %d is past the %d positions %s was trained for\n", s.ctx_size,
+                         trained, s.model_path.c_str());
+        t->model =
+            std::make_unique<GpuModel>(ctx_, t->file, GpuModelOptions{.context = choose_context(s.ctx_size, trained)});
         t->runner = std::make_unique<GpuTreeRunner>(*t->model, ctx_.timestamps_supported());
         L->target = std::move(t);
     }
@@ -271,7 +280,9 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
                 auto d = std::make_shared<DraftModel>();
                 d->path = s.draft_path;
                 d->file = load_draft_model(s.draft_path, file);
-                d->model = std::make_unique<GpuModel>(ctx_, d->file);
+                // As many positions as the target's, up to the draft's own trained context.
+                const int context = std::min(L->target->model->config().seq_len, d->file.config.seq_len);
+                d->model = std::make_unique<GpuModel>(ctx_, d->file, GpuModelOptions{.context = context});
                 L->draft = std::move(d);
             }
             DraftModelOptions o;
@@ -355,7 +366,7 @@ namespace {
 // Chat models: the model's template over this conversation's earlier turns (the prompts and the
 // replies the log holds; a clear starts a new conversation) and the new message, dropping the
 // oldest turns when the prompt would leave no room to answer. Story models: the text as it is.
-std::vector<int> prompt_tokens(const ModelFile& file, const Tokenizer& tok, const StepLog& log, int turn,
+std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokenizer& tok, const StepLog& log, int turn,
                                const std::string& text, const DecodeSettings& s) {
     const int max_new_tokens = s.max_new_tokens;
     const ChatTemplate chat = detect_chat_template(file).kind;
@@ -376,7 +387,7 @@ std::vector<int> prompt_tokens(const ModelFile& file, const Tokenizer& tok, cons
         conv.history.push_back({t.prompt, a});
     }
     std::vector<int> ids = encode_chat(render_chat(chat, conv), tok);
-    while (!conv.history.empty() && int(ids.size()) + max_new_tokens > file.config.seq_len) {
+    while (!conv.history.empty() && int(ids.size()) + max_new_tokens > context) {
         conv.history.erase(conv.history.begin());
         ids = encode_chat(render_chat(chat, conv), tok);
     }
@@ -391,7 +402,7 @@ void DecodeWorker::run(const Job& job) {
     const bool chain = job.settings.mode == DecodeMode::Draft && job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
-    std::vector<int> prompt = prompt_tokens(L.file(), L.tokenizer(), log_, turn, job.prompt, job.settings);
+    std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;
     // Time held in teaching mode (paused or slowed down) is not decoding time: tokens/s leaves it out.
@@ -438,7 +449,7 @@ void DecodeWorker::measure(const Job& job) {
     Loaded& L = *loaded_;
     const std::string loaded_status = status();
     // As the turn itself was encoded (a chat model: its template over the turns before it).
-    std::vector<int> prompt = prompt_tokens(L.file(), L.tokenizer(), log_, job.turn, job.prompt, s);
+    std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, job.turn, job.prompt, s);
     // Both runs stop after the same number of new tokens (a step may overshoot by its accepted
     // guesses; tokens/s counts what was produced). Nothing is logged and nobody waits between steps.
     auto until = [&](int n, std::vector<int>* out = nullptr) {

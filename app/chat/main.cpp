@@ -111,11 +111,15 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--top-p") s.top_p = real_number(a, value(), 0.01f, 1.0f);
         else if (a == "--repeat-penalty") s.repeat_penalty = real_number(a, value(), 0.01f, 10.0f);
         else if (a == "--seed") s.seed = uint64_t(whole_number(a, value(), 0, 2147483647));
+        else if (a == "--ctx-size" || a == "-c") s.ctx_size = whole_number("--ctx-size", value(), 1, 1 << 24);
         else if (a == "--help" || a == "-h") {
             std::puts("medusa-chat [-m|--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
                       "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
                       "            [--eagle DIR [--eagle-tree dynamic|SPEC]]\n"
                       "            [--temp T] [--top-k K] [--top-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
+                      "            [-c|--ctx-size N]\n"
+                      "  --ctx-size     positions of the KV cache (default: the model's context, at most 4096;\n"
+                      "      more than the model's context is allowed, with a warning)\n"
                       "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
                       "      --ngram n-gram lookup, --eagle EAGLE's draft layer, --heads/--tree Medusa;\n"
                       "      --accept greedy|typical|sample in every mode\n"

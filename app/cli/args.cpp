@@ -8,7 +8,7 @@ namespace {
 std::string canonical(const std::string& a) {
     static const std::map<std::string, std::string> aliases = {
         {"-m", "--model"}, {"-p", "--prompt"}, {"-n", "--n-predict"}, {"-s", "--seed"},
-        {"--temperature", "--temp"}};
+        {"--temperature", "--temp"}, {"-c", "--ctx-size"}, {"--context", "--ctx-size"}};
     auto it = aliases.find(a);
     return it == aliases.end() ? a : it->second;
 }

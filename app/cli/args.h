@@ -1,4 +1,4 @@
-// A small command-line parser: `--name value`, `--flag`, and short aliases (-m, -p, -n, -s).
+// A small command-line parser: `--name value`, `--flag`, and short aliases (-m, -p, -n, -s, -c).
 #pragma once
 #include <map>
 #include <set>

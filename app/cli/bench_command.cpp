@@ -10,6 +10,7 @@
 #include "bench_compare.h"
 #include "bench_dtypes.h"
 #include "commands.h"
+#include "context_size.h"
 #include "gpu/bandwidth_probe.h"
 #include "gpu/submit_probe.h"
 #include "llm/cpu_reference.h"
@@ -81,7 +82,7 @@ json timing_json(const Timing& t) {
 int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
               {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer", "--heads", "--num-heads", "--tree", "--context", "--max-block", "--compare",
+               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta"});
@@ -103,13 +104,14 @@ int run_bench(int argc, char** argv) {
                                   : layouts_name == "cpu" ? KernelLayouts::Cpu
                                                           : KernelLayouts::Auto;
     const bool big = file.config.dim >= 1024;
-    // Synthetic 7B shapes would need gigabytes of cache for their full context: cap it.
-    const int context = args.integer("--context", file.format == "synthetic" ? 1024 : 0);
+    // Synthetic 7B shapes would need gigabytes of cache for their full context: 1024 positions.
+    const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
     json out;
     out["model"] = file.path;
     out["synthetic"] = file.format == "synthetic";
     out["config"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers}, {"n_heads", c.n_heads},
                      {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"context", c.seq_len}};
+    out["ctx_size"] = context;
     out["device"] = {{"name", gpu->info().name}, {"vendor", gpu->info().vendor}, {"driver", gpu->info().driver},
                      {"type", gpu->info().type}};
     out["prompt_tokens"] = n_prompt;
@@ -159,7 +161,7 @@ int run_bench(int argc, char** argv) {
 
     if (!args.has("--no-cpu")) {
         std::fprintf(stderr, "preparing the CPU reference...\n");
-        CpuReferenceModel cpu(file);
+        CpuReferenceModel cpu(file, context);
         Timing t = time_engine(cpu, prompt, big ? std::min(n_decode, 4) : n_decode, big ? 1 : runs, "cpu-reference");
         out["cpu_reference"] = timing_json(t);
         out["decode_speedup_vulkan_over_cpu_reference"] =

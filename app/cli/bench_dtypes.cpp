@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "context_size.h"
 #include "gpu/bandwidth_probe.h"
 #include "llm/gpu_model.h"
 #include "model/atomic_file.h"
@@ -27,10 +28,10 @@ struct DtypeTiming {
     std::string weights;      // the shader variants the model runs
 };
 
-DtypeTiming time_dtype(gpu::Context& gpu, const std::string& synthetic, const std::string& dtype, int context,
+DtypeTiming time_dtype(const Args& args, gpu::Context& gpu, const std::string& synthetic, const std::string& dtype,
                        int tokens, int runs) {
     const ModelFile file = make_synthetic_model(synthetic, parse_dtype(dtype));
-    GpuModel model(gpu, file, {.context = context});
+    GpuModel model(gpu, file, {.context = context_size(args, file, 1024)});
     DtypeTiming t{dtype, model.weight_bytes(), 1e30, model.weight_variants()};
     for (int r = 0; r < runs; ++r) {
         model.forward(TokenBlock::causal(0, {1}));  // warms the recorded command buffer
@@ -62,12 +63,11 @@ int run_bench_dtypes(const Args& args) {
     const std::string synthetic = args.str("--synthetic");
     const int tokens = std::max(1, args.integer("--tokens", 8));
     const int runs = std::max(1, args.integer("--runs", 1));
-    const int context = args.integer("--context", 1024);
     auto gpu = open_gpu(args);
     const gpu::MeasuredBandwidth bandwidth = gpu::measure_bandwidth(*gpu);
 
     std::vector<DtypeTiming> rows;
-    for (const std::string& d : dtypes) rows.push_back(time_dtype(*gpu, synthetic, d, context, tokens, runs));
+    for (const std::string& d : dtypes) rows.push_back(time_dtype(args, *gpu, synthetic, d, tokens, runs));
 
     double q4_0_gb_s = 0;
     auto gb_s = [](const DtypeTiming& t) { return double(t.weight_bytes) / (t.ms_per_token * 1e-3) / 1e9; };

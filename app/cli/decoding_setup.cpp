@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "context_size.h"
 #include "decode/draft_model_drafter.h"
 #include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
@@ -16,8 +17,9 @@ namespace medusa::cli {
 
 Engine open_engine(const Args& args, const ModelFile& file, GpuModelOptions options) {
     Engine e;
+    e.context = options.context > 0 ? options.context : file.config.seq_len;
     if (args.has("--cpu")) {
-        e.cpu_model = std::make_unique<CpuReferenceModel>(file);
+        e.cpu_model = std::make_unique<CpuReferenceModel>(file, e.context);
         e.runner = std::make_unique<CpuTreeRunner>(*e.cpu_model);
     } else {
         e.own_gpu = open_gpu(args, &file);
@@ -35,6 +37,7 @@ std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps) {
 Engine borrowed_engine(GpuModel& model) {
     Engine e;
     e.gpu = &model.context();
+    e.context = model.config().seq_len;
     e.runner = gpu_runner(model);
     return e;
 }
@@ -79,11 +82,12 @@ DrafterSetup make_drafter(const Args& args, DraftMode mode, const ModelFile& tar
                 s.draft_path = draft_path.empty() ? args.str("--draft-model") : draft_path;
                 s.draft_file = load_draft_model(s.draft_path, target);
                 LanguageModel* draft = nullptr;
+                const int draft_context = draft_context_size(engine.context, s.draft_file.config);
                 if (engine.gpu) {
-                    s.draft_gpu = std::make_unique<GpuModel>(*engine.gpu, s.draft_file);
+                    s.draft_gpu = std::make_unique<GpuModel>(*engine.gpu, s.draft_file, GpuModelOptions{.context = draft_context});
                     draft = s.draft_gpu.get();
                 } else {
-                    s.draft_cpu = std::make_unique<CpuReferenceModel>(s.draft_file);
+                    s.draft_cpu = std::make_unique<CpuReferenceModel>(s.draft_file, draft_context);
                     draft = s.draft_cpu.get();
                 }
                 DraftModelOptions o;

@@ -26,10 +26,12 @@ struct Engine {
     std::unique_ptr<GpuModel> gpu_model;
     std::unique_ptr<CpuReferenceModel> cpu_model;
     std::unique_ptr<TreeRunner> runner;
+    int context = 0;  // positions of the target's KV cache (a draft model gets as many)
     std::string device_name() const { return gpu ? gpu->info().name : "cpu"; }
     int validation_messages() const { return gpu ? gpu->validation_messages() : 0; }
 };
-// --cpu: the reference; else the GPU (--device, --validate). `timestamps`: per-stage GPU time.
+// --cpu: the reference; else the GPU (--device, --validate). `timestamps`: per-stage GPU time;
+// `context`: the KV cache's positions (see context_size.h), 0 for the model's trained context.
 Engine open_engine(const Args& args, const ModelFile& file, GpuModelOptions options = {});
 // The runner of an existing GPU model (bench's, which owns the device and the model).
 std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps = false);

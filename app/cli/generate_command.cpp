@@ -1,9 +1,12 @@
 // `medusa generate`: stdout carries exactly the prompt and its continuation; every decoding mode
 // (plain, Medusa heads, a draft model, n-gram lookup) is the same speculative loop.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "chat_prompt.h"
 #include "commands.h"
+#include "context_size.h"
 #include "decoding_setup.h"
 #include "interrupt.h"
 #include "session.h"
@@ -16,7 +19,7 @@ int run_generate(int argc, char** argv) {
                "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
                "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--eagle",
                "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--system",
-               "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n"});
+               "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n", "--ctx-size"});
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
@@ -31,7 +34,16 @@ int run_generate(int argc, char** argv) {
     StopStringFilter stop_strings(chat.stop_strings);
     const auto trace_file = open_trace(args);
 
-    Engine engine = open_engine(args, file);
+    // The cache holds the prompt, the new tokens and one verified block past them: all this run
+    // reaches, so a model claiming a huge context costs no more than a small one.
+    const int64_t reach = int64_t(chat.tokens.size()) + options.max_new_tokens + TokenBlock::kMaxTokens;
+    const int context = context_size(args, file, int(std::min<int64_t>(reach, INT32_MAX)));
+    if (int(chat.tokens.size()) > context)
+        throw UsageError("the prompt has " + std::to_string(chat.tokens.size()) + " tokens, more than the context of " +
+                         std::to_string(context) +
+                         (args.has("--ctx-size") ? " that --ctx-size gives"
+                                                 : " " + file.path + " was trained for (--ctx-size allows more)"));
+    Engine engine = open_engine(args, file, {.context = context});
     DrafterSetup drafter = make_drafter(args, mode, file, engine);
     SpeculativeDecoder decoder(*engine.runner, *drafter.drafter, options);
     std::fputs(chat.shown.c_str(), stdout);
@@ -62,7 +74,8 @@ int run_generate(int argc, char** argv) {
     std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
     if (stats.stop_reason == "context")
-        std::fprintf(stderr, "note: reached the end of the model's context (%d tokens)\n", file.config.seq_len);
+        std::fprintf(stderr, "note: reached the end of the context (%d tokens%s)\n", engine.context,
+                     engine.context < file.config.seq_len ? "; --ctx-size allows more" : "");
     if (!args.has("--quiet")) {
         std::fprintf(stderr, "%s, %s, on %s: %d prompt tokens in %.1f ms, %d new tokens in %d steps (%.2f tokens/step",
                      drafter.description.c_str(), accept_rule_name(decoder.rule().kind()), engine.device_name().c_str(),

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "interrupt.h"
 #include "training_setup.h"
+#include "llm/context_length.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/gpu_model.h"
 #include "model/atomic_file.h"
@@ -65,7 +66,8 @@ int run_train_eagle(int argc, char** argv) {
     if (o.noise < 0 || o.loss.token < 0) throw UsageError("--noise and --token-weight must not be negative");
     auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
     fs::create_directories(out);
-    GpuModel model(*gpu, file);
+    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
+    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
     const auto t0 = std::chrono::steady_clock::now();
     const DistilledText text = distill_text(args, model, file, tok, out, o.seed, /*greedy_heldout=*/true);

@@ -74,7 +74,7 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     std::unique_ptr<CpuReferenceModel> cpu;
     std::unique_ptr<TreeRunner> writer;
     if (use_cpu) {
-        cpu = std::make_unique<CpuReferenceModel>(file);
+        cpu = std::make_unique<CpuReferenceModel>(file, model.config().seq_len);
         writer = std::make_unique<CpuTreeRunner>(*cpu);
     } else {
         writer = std::make_unique<GpuTreeRunner>(model);

@@ -7,6 +7,7 @@
 
 #include "bench_charts.h"
 #include "commands.h"
+#include "context_size.h"
 #include "decode/medusa_drafter.h"
 #include "decode/speculative_decoder.h"
 #include "decode/tree_search.h"
@@ -51,12 +52,13 @@ double time_medusa_step(TreeRunner& runner, const ModelFile& file, const MedusaH
 
 int run_tune_tree(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes", "--plot"});
+              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes", "--plot", "--ctx-size"});
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
     auto gpu = open_gpu(args, &file);
-    GpuModel model(*gpu, file);
+    const int context = context_size(args, file);
+    GpuModel model(*gpu, file, {.context = context});
     GpuTreeRunner runner(model);
     const MedusaHeads heads = load_medusa_heads(args.str("--heads"), model.config());
     const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);
@@ -70,7 +72,7 @@ int run_tune_tree(int argc, char** argv) {
     std::vector<std::vector<int>> prompts;
     for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
     std::unique_ptr<CpuReferenceModel> cpu;
-    if (gpu->info().type == "cpu") cpu = std::make_unique<CpuReferenceModel>(file);  // faster text on CPU drivers
+    if (gpu->info().type == "cpu") cpu = std::make_unique<CpuReferenceModel>(file, context);  // faster text on CPU drivers
     std::unique_ptr<CpuTreeRunner> cpu_runner;
     if (cpu) cpu_runner = std::make_unique<CpuTreeRunner>(*cpu);
     const DistillData calib = cpu ? generate_distill_data(*cpu_runner, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)

@@ -9,7 +9,24 @@
 
 namespace medusa::gpu {
 
+namespace {
+
+// Before the driver is asked: past these it fails with a bare VK_ERROR_OUT_OF_DEVICE_MEMORY, or
+// (lavapipe) hands out more than its heap and fails later.
+void check_fits(const Context& ctx, size_t bytes) {
+    const DeviceLimits& l = ctx.limits();
+    if (bytes > l.max_allocation)
+        throw DeviceLimitError("a buffer of " + format_bytes(bytes) + " exceeds " + ctx.info().name +
+                               "'s maxMemoryAllocationSize of " + format_bytes(l.max_allocation));
+    if (ctx.live_bytes() + bytes > l.heap_bytes)
+        throw DeviceLimitError("a buffer of " + format_bytes(bytes) + " beside the " + format_bytes(ctx.live_bytes()) +
+                               " in use exceeds " + ctx.info().name + "'s heap of " + format_bytes(l.heap_bytes));
+}
+
+}  // namespace
+
 Buffer::Buffer(Context& ctx, size_t bytes, MemoryKind kind) : ctx_(ctx), size_(bytes) {
+    check_fits(ctx, bytes);
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = bytes ? bytes : 4;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;

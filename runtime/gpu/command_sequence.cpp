@@ -94,6 +94,14 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
     if (buffers.size() != k.num_buffers() || push_size != k.push_bytes())
         throw VulkanError("dispatch of " + k.name() + ": expected " + std::to_string(k.num_buffers()) +
                           " buffers and " + std::to_string(k.push_bytes()) + " push bytes");
+    for (const auto& b : buffers) {
+        // A binding past maxStorageBufferRange is undefined behaviour (lavapipe reads garbage).
+        const uint64_t range = b.size == VK_WHOLE_SIZE ? b.buffer->size() - b.offset : b.size;
+        if (range > ctx_.limits().storage_range)
+            throw DeviceLimitError(k.name() + " would bind " + format_bytes(range) + " at once, past " +
+                                   ctx_.info().name + "'s maxStorageBufferRange of " +
+                                   format_bytes(ctx_.limits().storage_range));
+    }
     if (sets_in_pool_ == kSetsPerPool) new_descriptor_pool();
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = descriptor_pools_.back();

@@ -225,6 +225,10 @@ Context::Context(ContextOptions options) {
     if (!info_.subgroup_arithmetic)
         throw VulkanError(info_.name + " lacks subgroup arithmetic or shuffles in compute shaders, which the kernels need");
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+    DeviceLimitCaps caps = caps_from_environment();
+    if (options.limit_caps.heap_bytes) caps.heap_bytes = options.limit_caps.heap_bytes;
+    if (options.limit_caps.storage_range) caps.storage_range = options.limit_caps.storage_range;
+    limits_ = apply_caps(query_device_limits(physical_), caps);
 
     const int family = pick_queue_family(instance_, physical_, options);
     const bool found = family >= 0;

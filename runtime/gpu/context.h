@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device_limits.h"
 #include "gpu/vk_check.h"
 
 namespace medusa::gpu {
@@ -48,6 +49,8 @@ struct ContextOptions {
     // (sets LP_NUM_THREADS before the driver starts, unless the environment already has it).
     // -1: the driver's default (a thread per core). Other drivers ignore it.
     int cpu_driver_threads = -1;
+    // Lower heap and binding limits than the device's (tests of the checks); see DeviceLimitCaps.
+    DeviceLimitCaps limit_caps;
 };
 
 class Context {
@@ -63,6 +66,8 @@ public:
     uint32_t queue_family() const { return queue_family_; }
     VkInstance instance() const { return instance_; }
     const DeviceInfo& info() const { return info_; }
+    // The heap and binding limits every allocation is checked against (with any caps applied).
+    const DeviceLimits& limits() const { return limits_; }
     bool validation_enabled() const { return validation_; }
     // Warnings and errors reported by the validation layer since start-up.
     int validation_messages() const { return validation_messages_.load(); }
@@ -95,6 +100,7 @@ private:
     VkQueue queue_ = VK_NULL_HANDLE;
     uint32_t queue_family_ = 0;
     DeviceInfo info_;
+    DeviceLimits limits_;
     VkPhysicalDeviceMemoryProperties memory_{};
     bool validation_ = false;
     bool timestamps_ = false;

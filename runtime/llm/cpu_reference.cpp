@@ -58,7 +58,8 @@ void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const floa
     }
 }
 
-CpuReferenceModel::CpuReferenceModel(const ModelFile& file) : cfg_(file.config) {
+CpuReferenceModel::CpuReferenceModel(const ModelFile& file, int context) : cfg_(file.config) {
+    if (context > 0) cfg_.seq_len = context;
     embeddings_ = dequantize(file.get("tok_embeddings"));
     final_norm_ = dequantize(file.get("norm"));
     classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));

@@ -10,7 +10,8 @@ namespace medusa {
 
 class CpuReferenceModel : public LanguageModel {
 public:
-    explicit CpuReferenceModel(const ModelFile& file);
+    // `context`: positions of the KV cache; 0, the model's trained context length.
+    explicit CpuReferenceModel(const ModelFile& file, int context = 0);
 
     const LlamaConfig& config() const override { return cfg_; }
     void forward(const TokenBlock& block) override;

@@ -1,5 +1,6 @@
 #include "llm/gpu_matrix.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -51,16 +52,34 @@ std::string native_variant(const Tensor& t, int cols) {
     }
 }
 
+// The variant one segment of `run` (tensors of one native variant) is uploaded in.
+std::string segment_variant(const std::vector<const Tensor*>& run, int cols) {
+    std::string variant = native_variant(*run.front(), cols);
+    for (const Tensor* t : run)  // one group size per dispatch
+        if (t->type == DType::Q8_G && t->group_size != run.front()->group_size) variant = "f32";
+    return variant;
+}
+
+// Consecutive parts of one native type share a segment.
+std::vector<std::vector<const Tensor*>> segment_runs(const std::vector<const Tensor*>& parts) {
+    const int cols = int(parts.front()->shape.back());
+    std::vector<std::vector<const Tensor*>> runs;
+    for (const Tensor* t : parts) {
+        if (t->shape.size() != 2 || t->shape[1] != cols)
+            throw std::invalid_argument("tensor " + t->name + " cannot be stacked: column counts differ");
+        if (runs.empty() || native_variant(*t, cols) != native_variant(*runs.back().front(), cols)) runs.emplace_back();
+        runs.back().push_back(t);
+    }
+    return runs;
+}
+
 GpuMatrix::Segment upload_segment(gpu::Context& ctx, const std::vector<const Tensor*>& parts, int first_row,
                                   int cols) {
     Packed p;
-    p.variant = native_variant(*parts.front(), cols);
+    p.variant = segment_variant(parts, cols);
     p.group = parts.front()->type == DType::Q8_G ? parts.front()->group_size : 1;
     int rows = 0;
-    for (const Tensor* t : parts) {
-        if (t->type == DType::Q8_G && t->group_size != p.group) p.variant = "f32";  // one group size per dispatch
-        rows += int(t->shape[0]);
-    }
+    for (const Tensor* t : parts) rows += int(t->shape[0]);
     for (const Tensor* t : parts) append(p, *t);
     if (p.scales.empty()) p.scales.push_back(0.0f);  // keeps the binding valid
 
@@ -97,26 +116,33 @@ const GpuMatrix::Segment& GpuMatrix::only() const {
 }
 
 GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& parts) {
-    const int cols = int(parts.front()->shape.back());
     GpuMatrix m;
-    m.cols = cols;
-    // Consecutive parts of one type share a segment.
-    std::vector<const Tensor*> run;
-    auto flush = [&] {
-        if (run.empty()) return;
-        GpuMatrix::Segment s = upload_segment(ctx, run, m.rows, cols);
+    m.cols = int(parts.front()->shape.back());
+    for (const auto& run : segment_runs(parts)) {
+        GpuMatrix::Segment s = upload_segment(ctx, run, m.rows, m.cols);
         m.rows += s.rows;
         m.segments.push_back(std::move(s));
-        run.clear();
-    };
-    for (const Tensor* t : parts) {
-        if (t->shape.size() != 2 || t->shape[1] != cols)
-            throw std::invalid_argument("tensor " + t->name + " cannot be stacked: column counts differ");
-        if (!run.empty() && native_variant(*t, cols) != native_variant(*run.front(), cols)) flush();
-        run.push_back(t);
     }
-    flush();
     return m;
+}
+
+std::vector<SegmentBytes> planned_segments(const std::vector<const Tensor*>& parts) {
+    const int cols = int(parts.front()->shape.back());
+    std::vector<SegmentBytes> out;
+    for (const auto& run : segment_runs(parts)) {
+        const std::string variant = segment_variant(run, cols);
+        SegmentBytes b;
+        for (const Tensor* t : run) {
+            const size_t n = size_t(t->numel());
+            if (variant == "f32") b.words += 4 * n;
+            else if (variant == "f16" || variant == "bf16") b.words += 2 * n;
+            else if (variant == "q8") b.words += n, b.scales += 4 * (n / size_t(t->group_size));
+            else b.words += size_t(t->shape[0]) * block_row_words(*block_layout(t->type), cols) * 4;
+        }
+        b.scales = std::max<size_t>(b.scales, 4);  // the one float that keeps the binding valid
+        out.push_back(b);
+    }
+    return out;
 }
 
 std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v) {

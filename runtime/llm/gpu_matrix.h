@@ -35,6 +35,14 @@ struct GpuMatrix {
 // Stacks the parts by rows (e.g. wq|wk|wv, w1|w3); they must share the column count.
 GpuMatrix upload_matrix(gpu::Context& ctx, const std::vector<const Tensor*>& parts);
 
+// The device bytes of each segment upload_matrix(parts) makes, without packing anything: what a
+// memory plan checks before the upload.
+struct SegmentBytes {
+    size_t words = 0;
+    size_t scales = 0;
+};
+std::vector<SegmentBytes> planned_segments(const std::vector<const Tensor*>& parts);
+
 // A vector (norm gains) as plain f32.
 std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t);
 // Floats as a device buffer.

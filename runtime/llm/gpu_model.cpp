@@ -7,6 +7,7 @@
 #include "gpu/vk_check.h"
 #include "llm/block_encoding.h"
 #include "llm/kernel_params.h"
+#include "llm/model_memory.h"
 
 namespace medusa {
 
@@ -18,7 +19,8 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
       options_(options),
       cpu_layouts_(options.layouts == KernelLayouts::Auto ? prefers_cpu_layouts(ctx)
                                                           : options.layouts == KernelLayouts::Cpu) {
-    if (options_.context > 0) cfg_.seq_len = std::min(cfg_.seq_len, options_.context);
+    if (options_.context > 0) cfg_.seq_len = options_.context;
+    check_fits_device(plan_model_memory(file, cfg_.seq_len), ctx, file.path);
     const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), ctx_len = cfg_.seq_len;
     constexpr size_t T = MAX_BLOCK_TOKENS;
     auto dev = gpu::MemoryKind::Device;

@@ -25,12 +25,15 @@ enum class KernelLayouts { Auto, Gpu, Cpu };
 
 struct GpuModelOptions {
     bool timestamps = false;  // per-stage GPU time (bench)
-    int context = 0;          // 0: the model's own context length
+    // Positions of the KV cache: 0, the model's trained context length; more than that is the
+    // caller's choice (RoPE past the trained positions degrades the text; the CLI warns).
+    int context = 0;
     KernelLayouts layouts = KernelLayouts::Auto;
 };
 
 class GpuModel : public LanguageModel {
 public:
+    // Throws gpu::DeviceLimitError before uploading anything when the model does not fit the device.
     GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions options = {});
     ~GpuModel() override;
 
