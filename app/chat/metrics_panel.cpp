@@ -152,7 +152,7 @@ void draw_live_tab(ChatApp& app) {
     int tokens = 0, tree_steps = 0, tree_tokens = 0;
     for (const auto* s : cur) {
         tokens += int(s->trace.emitted.size());
-        if (s->trace.nodes.size() > 1) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
+        if (s->node_count() > 1) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
     }
     const double tau = tree_steps ? double(tree_tokens) / tree_steps : 0;
     ImGui::Text("tokens per step (tau):  %.2f", tau);

@@ -117,6 +117,14 @@ std::string draft_caption(const StepRecord& r) {
 }  // namespace
 
 std::string step_caption(const StepRecord& r) {
+    if (r.details_dropped) {
+        std::string text;
+        for (const auto& piece : r.emitted_text) text += piece;
+        return "Step " + std::to_string(r.trace.step) + " gave " + plural(int(r.emitted_text.size()), "token", "tokens") +
+               " (" + quoted(text) + ") from a tree of " + plural(r.dropped_nodes, "node", "nodes") +
+               ". Only the latest " + std::to_string(kDetailedSteps) +
+               " steps keep their trees, so a long session's memory stays bounded.";
+    }
     if (r.source == StepSource::Draft) return draft_caption(r);
     const StepTrace& s = r.trace;
     const int emitted = int(s.emitted.size());

@@ -12,9 +12,21 @@ int StepLog::begin_turn(std::string prompt, std::string mode) {
     return turns_.back().id;
 }
 
+void drop_step_details(StepRecord& r) {
+    if (r.details_dropped) return;
+    r.dropped_nodes = int(r.trace.nodes.size());
+    r.details_dropped = true;
+    std::vector<TreeNodeTrace>().swap(r.trace.nodes);  // swap, not clear: the memory must go
+    std::vector<int>().swap(r.trace.path);
+    std::vector<std::pair<std::string, double>>().swap(r.trace.stage_ms);
+    std::vector<std::string>().swap(r.node_text);
+    std::vector<std::string>().swap(r.greedy_text);
+}
+
 void StepLog::append(StepRecord record) {
     std::lock_guard lock(mutex_);
     steps_.push_back(std::move(record));
+    if (steps_.size() > kDetailedSteps) drop_step_details(steps_[steps_.size() - kDetailedSteps - 1]);
 }
 
 void StepLog::end_turn(int id, const std::string& stop_reason, int new_tokens, int steps, double decode_ms) {
@@ -74,6 +86,8 @@ bool StepLogReader::poll(const StepLog& log) {
     if (!changed)
         for (size_t i = 0; i < turns_.size() && !changed; ++i) changed = turns_[i].done != s.turns[i].done;
     for (auto& r : s.steps) steps_.push_back(std::move(r));
+    for (size_t i = steps_.size() > kDetailedSteps ? steps_.size() - kDetailedSteps : 0; i-- > 0 && !steps_[i].details_dropped;)
+        drop_step_details(steps_[i]);
     turns_ = std::move(s.turns);
     return changed;
 }

@@ -27,7 +27,16 @@ struct StepRecord {
     std::vector<std::string> emitted_text;  // per emitted token
     std::string bonus_text;
     double t_ms = 0;  // since the turn's decoding began (prefill excluded)
+    // Past the last kDetailedSteps steps a record keeps only what the chat text, the timeline and
+    // the metrics read: a long session would otherwise hold every tree it ever drew.
+    bool details_dropped = false;
+    int dropped_nodes = 0;  // the tree's size before its details went
+    int node_count() const { return details_dropped ? dropped_nodes : int(trace.nodes.size()); }
 };
+
+// How many of the latest steps keep their trees, texts per node and stage times.
+constexpr size_t kDetailedSteps = 1000;
+void drop_step_details(StepRecord& r);
 
 struct TurnRecord {
     int id = 0;
@@ -73,7 +82,8 @@ namespace medusa::chat {
 // The UI side: keeps its own copy and pulls only the new steps each frame.
 class StepLogReader {
 public:
-    // Returns true when anything changed (new steps, turn updates, or a clear).
+    // Returns true when anything changed (new steps, turn updates, or a clear). Steps before the
+    // last kDetailedSteps lose their details, as in the log.
     bool poll(const StepLog& log);
     const std::vector<StepRecord>& steps() const { return steps_; }
     const std::vector<TurnRecord>& turns() const { return turns_; }

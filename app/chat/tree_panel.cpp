@@ -117,6 +117,13 @@ void draw_tree_panel(ChatApp& app) {
         return;
     }
     const StepRecord& r = steps[shown];
+    if (r.details_dropped) {
+        ImGui::Text("Step %d of turn %d (selected)", r.trace.step, r.turn);
+        ImGui::SameLine();
+        if (ImGui::SmallButton("follow latest")) app.selected_step = -1;
+        ImGui::TextWrapped("%s", step_caption(r).c_str());
+        return;
+    }
     const bool draft = r.source == StepSource::Draft;
     // Phases are a teaching-mode walk through the latest step while decoding is paused.
     const int phase = app.worker.paused() && app.selected_step < 0 ? app.phase : 0;

@@ -113,3 +113,35 @@ TEST_CASE("clears racing with appends never leave stale or repeated steps", "[ch
     CHECK(ok);
     CHECK(reader.steps().size() == 50);
 }
+
+TEST_CASE("steps before the latest kDetailedSteps keep their text but not their trees, in the log and the reader",
+          "[chat][step_log]") {
+    StepLog log;
+    StepLogReader reader;
+    const int turn = log.begin_turn("prompt", "test");
+    const int total = int(kDetailedSteps) + 250;
+    for (int i = 0; i < total; ++i) {
+        StepRecord r = record(turn, i + 1);
+        r.trace.nodes.resize(17);
+        r.node_text.assign(17, "piece");
+        r.greedy_text.assign(17, "other");
+        log.append(std::move(r));
+        if (i % 97 == 0) reader.poll(log);  // the UI polls now and then
+    }
+    reader.poll(log);
+    const StepLog::Snapshot all = log.read(0);
+    for (const auto* steps : {&all.steps, &reader.steps()}) {
+        REQUIRE(int(steps->size()) == total);
+        for (int i = 0; i < total; ++i) {
+            const StepRecord& r = (*steps)[i];
+            INFO("step " << i);
+            const bool old = i < total - int(kDetailedSteps);
+            CHECK(r.details_dropped == old);
+            CHECK(r.trace.nodes.size() == (old ? 0u : 17u));
+            CHECK(r.node_text.size() == (old ? 0u : 17u));
+            CHECK(r.node_count() == 17);
+            CHECK(r.emitted_text == std::vector<std::string>{"a", "b"});  // the chat text stays whole
+            CHECK(r.trace.step == i + 1);
+        }
+    }
+}
