@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "chat_app.h"
+#include "interrupt.h"
 #include "png_file.h"
 #include "settings_store.h"
 #include "step_explain.h"
@@ -25,6 +26,7 @@ namespace {
 
 struct Options {
     std::string prompt = "Once upon a time";
+    bool prompt_given = false;  // interactive: send it at start
     int steps = 12;
     std::string screenshot;
     bool smoke = false;
@@ -78,7 +80,7 @@ Options parse(int argc, char** argv, const Options& start) {
             return argv[++i];
         };
         DecodeSettings& s = o.settings;
-        if (a == "--prompt") o.prompt = value();
+        if (a == "--prompt") o.prompt = value(), o.prompt_given = true;
         else if (a == "--steps") o.steps = whole_number(a, value(), 1, 100000);
         else if (a == "--screenshot") o.screenshot = value();
         else if (a == "--smoke") o.smoke = true;
@@ -127,6 +129,7 @@ Options parse(int argc, char** argv, const Options& start) {
                       "      flags override them\n"
                       "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
                       "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
+                      "  --prompt TEXT  start decoding TEXT at once; Ctrl-C in the terminal closes the window, settings saved\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
                       "                 window (rejection: the latest step with a rejected draft token)\n"
                       "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
@@ -286,6 +289,9 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Ctrl-C in the terminal (even while loading) closes the window as its close button does: the
+    // worker stops after its step and the settings are saved.
+    const InterruptScope interrupt;
     try {
         // Interactive sessions start where the last one ended; scripted runs from the defaults.
         Options start;
@@ -327,7 +333,8 @@ int main(int argc, char** argv) {
                 if (o.smoke) rc = run_smoke(window, renderer, app);
                 else if (!o.screenshot.empty()) rc = run_screenshot(window, renderer, app, o);
                 else {
-                    while (!glfwWindowShouldClose(window)) {
+                    if (o.prompt_given) app.input = o.prompt, app.send(o.prompt);  // starts decoding at once
+                    while (!glfwWindowShouldClose(window) && !interrupt_requested()) {
                         // Redraw continuously while decoding; otherwise wake on input (or 10 times a second).
                         // (not while measuring the speedup: drawing would compete with the measured decoding).
                         if (app.worker.busy() && !app.worker.measuring()) glfwPollEvents();
@@ -349,6 +356,11 @@ int main(int argc, char** argv) {
                         } catch (const std::exception& e) {
                             std::fprintf(stderr, "medusa-chat: the settings were not saved: %s\n", e.what());
                         }
+                    }
+                    if (interrupt_requested()) {
+                        std::fprintf(stderr, "medusa-chat: interrupted; %s\n",
+                                     state_path.empty() ? "nothing saved" : ("settings saved in " + state_path).c_str());
+                        rc = kInterruptedExit;
                     }
                 }
                 app.stop();

@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
     } catch (const medusa::cli::UsageError& e) {
         std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), e.what());
         return 2;
-    } catch (const medusa::cli::Interrupted&) {
+    } catch (const medusa::Interrupted&) {
         std::fprintf(stderr, "medusa %s: interrupted\n", cmd.c_str());
-        return medusa::cli::kInterruptedExit;
+        return medusa::kInterruptedExit;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "medusa %s: error: %s\n", cmd.c_str(), e.what());
         return 1;

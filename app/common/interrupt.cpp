@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-namespace medusa::cli {
+namespace medusa {
 
 namespace {
 
@@ -32,4 +32,4 @@ InterruptScope::~InterruptScope() {
 
 bool interrupt_requested() { return requested.load(); }
 
-}  // namespace medusa::cli
+}  // namespace medusa
