@@ -7,6 +7,7 @@
 
 #include "model/atomic_file.h"
 #include "model/dequantize.h"
+#include "model/file_bytes.h"
 #include "model/hf_loader.h"
 #include "model/json_file.h"
 #include "model/safetensors_file.h"
@@ -73,11 +74,16 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
     const fs::path config_path = file.parent_path() / "config.json";
     if (!fs::exists(config_path))
         throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
-    const std::string where = config_path.string();
-    const json j = read_json_file(where);  // regular, bounded, shallow
+    const std::string config_text = read_text_file(config_path.string());  // regular, bounded
+    return load_eagle_layer_from_parts(SafetensorsFile::open(file.string()), config_text, config_path.string(), target);
+}
+
+EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& f, const std::string& config_json,
+                                       const std::string& where, const LlamaConfig& target) {
+    const json j = parse_json_text(config_json, where);  // shallow, or a FormatError naming the file
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     EagleLayer e;
-    e.source = file.string();
+    e.source = f.path();
     e.dim = config_int(j, "hidden_size", where);
     e.hidden_dim = config_int(j, "intermediate_size", where);
     e.n_heads = config_int(j, "num_attention_heads", where);
@@ -97,7 +103,6 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
 
-    const SafetensorsFile f = SafetensorsFile::open(file.string());
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     e.fc_w = read(f, "fc.weight", {d, 2 * d});
     e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
