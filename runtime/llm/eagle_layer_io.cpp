@@ -64,26 +64,12 @@ float config_float(const json& j, const std::string& key, float fallback, const 
     return float(v);
 }
 
-}  // namespace
-
-EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
-    fs::path file = path;
-    if (fs::is_directory(file)) file /= kWeights;
-    // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
-    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
-    const fs::path config_path = file.parent_path() / "config.json";
-    if (!fs::exists(config_path))
-        throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
-    const std::string config_text = read_text_file(config_path.string());  // regular, bounded
-    return load_eagle_layer_from_parts(SafetensorsFile::open(file.string()), config_text, config_path.string(), target);
-}
-
-EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& f, const std::string& config_json,
-                                       const std::string& where, const LlamaConfig& target) {
+// config.json's part: the layer's shape, checked against the target, and whether fc has a bias.
+EagleLayer layer_of_config(const std::string& config_json, const std::string& where, const LlamaConfig& target,
+                           bool& bias) {
     const json j = parse_json_text(config_json, where);  // shallow, or a FormatError naming the file
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     EagleLayer e;
-    e.source = f.path();
     e.dim = config_int(j, "hidden_size", where);
     e.hidden_dim = config_int(j, "intermediate_size", where);
     e.n_heads = config_int(j, "num_attention_heads", where);
@@ -95,14 +81,19 @@ EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& f, const std::stri
     e.rope_theta = config_float(j, "rope_theta", 10000.0f, where);
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
         throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
-    const bool bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
+    bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
     if (e.dim != target.dim)
         throw FormatError(where + ": the EAGLE layer has hidden size " + std::to_string(e.dim) +
                           " but the target model has " + std::to_string(target.dim));
     if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0)
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
+    return e;
+}
 
+// The weights of the shape `e` states, from `f`.
+EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const LlamaConfig& target) {
+    e.source = f.path();
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     e.fc_w = read(f, "fc.weight", {d, 2 * d});
     e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
@@ -116,6 +107,29 @@ EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& f, const std::stri
     e.post_norm = read(f, kLayer + "post_attention_layernorm.weight", {d});
     e.check_fits(target);
     return e;
+}
+
+}  // namespace
+
+EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
+    fs::path file = path;
+    if (fs::is_directory(file)) file /= kWeights;
+    // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
+    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
+    const fs::path config_path = file.parent_path() / "config.json";
+    if (!fs::exists(config_path))
+        throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
+    // config.json first: its errors name what is wrong before the weights are read.
+    bool bias = true;
+    EagleLayer e = layer_of_config(read_text_file(config_path.string()), config_path.string(), target, bias);
+    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string()), target);
+}
+
+EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
+                                       const std::string& config_name, const LlamaConfig& target) {
+    bool bias = true;
+    EagleLayer e = layer_of_config(config_json, config_name, target, bias);
+    return with_weights(std::move(e), bias, weights, target);
 }
 
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
