@@ -1,5 +1,6 @@
 #include "llm/eagle_layer_io.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -56,12 +57,17 @@ int config_int(const json& j, const std::string& key, const std::string& where) 
     return int(v);
 }
 
-float config_float(const json& j, const std::string& key, float fallback, const std::string& where) {
+// A number strictly between `lo` and `hi` once it is a float: 1e-60 would become 0 and 1e300
+// infinity. `range` says so in the error.
+float config_float(const json& j, const std::string& key, float fallback, float lo, float hi, const char* range,
+                   const std::string& where) {
     if (!j.contains(key)) return fallback;
     if (!j[key].is_number()) throw FormatError(where + ": '" + key + "' is not a number");
     const double v = j[key].get<double>();
-    if (!std::isfinite(v) || v <= 0) throw FormatError(where + ": '" + key + "' must be a positive number");
-    return float(v);
+    const float f = std::isfinite(v) && std::fabs(v) <= FLT_MAX ? float(v) : NAN;
+    if (!(f > lo && f < hi))
+        throw FormatError(where + ": '" + key + "' = " + json_excerpt(j[key]) + " is out of range (" + range + ")");
+    return f;
 }
 
 // config.json's part: the layer's shape, checked against the target, and whether fc has a bias.
@@ -77,8 +83,9 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     if (j.contains("num_hidden_layers") && config_int(j, "num_hidden_layers", where) != 1)
         throw FormatError(where + ": EAGLE layers with " + std::to_string(j["num_hidden_layers"].get<int64_t>()) +
                           " decoder layers are not supported (EAGLE-1 and EAGLE-2 have one)");
-    e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, where);
-    e.rope_theta = config_float(j, "rope_theta", 10000.0f, where);
+    // The ranges validate_config allows the base model.
+    e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, 0.0f, 1.0f, "above 0 and below 1", where);
+    e.rope_theta = config_float(j, "rope_theta", 10000.0f, 1.0f, INFINITY, "above 1, a float", where);
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
         throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
     bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
