@@ -4,12 +4,13 @@
 # fuzz/corpus/<target>/. Exits non-zero when a target crashes; the crashing input is kept in
 # build-fuzz/crashes/, each target's log in build-fuzz/logs/.
 #   usage: scripts/run_fuzzers.sh [seconds per target, default 20]
-#          scripts/run_fuzzers.sh --runs N [--jobs J] [target ...]
-# --runs: N executions per target instead of a time (the long local runs of fuzz/RESULTS.md),
-# J targets at a time; the corpus each run grew is kept in build-fuzz/corpus/<target>/.
+#          scripts/run_fuzzers.sh --runs N [--max-time S] [--jobs J] [target ...]
+# --runs: N executions per target instead of a time (the long local runs of fuzz/RESULTS.md), or
+# S seconds if that comes first, J targets at a time; the corpus each run grew is kept in
+# build-fuzz/corpus/<target>/.
 set -euo pipefail
 
-seconds=20 runs="" jobs=1
+seconds=20 runs="" max_time=0 jobs=1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-fuzz"
@@ -19,10 +20,14 @@ targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_ch
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
-    if [ "${1:-}" = "--jobs" ]; then
-        jobs="$2"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --max-time) max_time="$2" ;;
+            --jobs) jobs="$2" ;;
+            *) break ;;
+        esac
         shift 2
-    fi
+    done
     [ $# -gt 0 ] && targets=("$@")
 elif [ $# -gt 0 ]; then
     seconds="$1"
@@ -126,7 +131,7 @@ run_one() {
     # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
     case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template) len=() ;; esac
     if [ -n "$runs" ]; then
-        limit=(-runs="$runs")
+        limit=(-runs="$runs" -max_total_time="$max_time")  # 0: no time limit
         rm -rf "$build/corpus/$t"
         mkdir -p "$build/corpus/$t"
         corpus=("$build/corpus/$t" "$work/$t")  # new units go to the first folder
@@ -143,7 +148,7 @@ run_one() {
 }
 
 if [ -n "$runs" ]; then
-    echo "== ${targets[*]}: $runs runs each, $jobs at a time"
+    echo "== ${targets[*]}: $runs runs each (at most ${max_time}s, 0: unbounded), $jobs at a time"
 else
     echo "== ${targets[*]}: ${seconds}s each"
 fi
