@@ -96,7 +96,7 @@ TEST_CASE("an EAGLE layer for another hidden size is refused, naming both sizes"
 }
 
 // Found by fuzz/fuzz_eagle_config.cpp: positive doubles that are 0 or infinity as floats.
-TEST_CASE("an EAGLE config.json with an epsilon or RoPE base no float holds is refused, naming the file", "[eagle]") {
+TEST_CASE("an EAGLE config.json with an epsilon or RoPE base no float holds, or odd heads, is refused naming the file", "[eagle]") {
     const ModelFile target = load_model(test::model_path("stories260K.bin"));
     const fs::path dir = temp_dir("medusa_eagle_extremes");
     save_eagle_layer(EagleLayer::init(target.config, 1), dir.string(), target.path);
@@ -111,6 +111,10 @@ TEST_CASE("an EAGLE config.json with an epsilon or RoPE base no float holds is r
         CHECK_THROWS_WITH(load_eagle_layer(dir.string(), target.config),
                           Catch::Contains((dir / "config.json").string()) && Catch::Contains(key));
     }
+    // Found by fuzz_eagle_config too: heads of odd size threw std::invalid_argument from the q/k re-ordering.
+    std::ofstream(dir / "config.json") << R"({"hidden_size": 64, "intermediate_size": 172, "num_attention_heads": 64})";
+    CHECK_THROWS_WITH(load_eagle_layer(dir.string(), target.config),
+                      Catch::Contains((dir / "config.json").string()) && Catch::Contains("heads of 1, not an even size"));
     std::ofstream(dir / "config.json") << shape + R"("rms_norm_eps": 1e-5, "rope_theta": 1e6})";
     const EagleLayer e = load_eagle_layer(dir.string(), target.config);
     CHECK(e.rms_eps == 1e-5f);

@@ -95,6 +95,11 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0)
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
+    // Before the q/k rows are re-ordered, which needs them.
+    if (e.head_dim() % 2 != 0)
+        throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " over " + std::to_string(e.n_heads) +
+                          " heads gives heads of " + std::to_string(e.head_dim()) +
+                          ", not an even size (RoPE rotates pairs)");
     return e;
 }
 
