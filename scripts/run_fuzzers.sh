@@ -2,16 +2,36 @@
 # Builds the libFuzzer targets (fuzz/fuzz_*.cpp) with clang into build-fuzz/ and runs each for a
 # bounded time, seeded with copies of the real model files and the small corpus committed in
 # fuzz/corpus/<target>/. Exits non-zero when a target crashes; the crashing input is kept in
-# build-fuzz/crashes/.
+# build-fuzz/crashes/, each target's log in build-fuzz/logs/.
 #   usage: scripts/run_fuzzers.sh [seconds per target, default 20]
+#          scripts/run_fuzzers.sh --runs N [--max-time S] [--jobs J] [target ...]
+# --runs: N executions per target instead of a time (the long local runs of fuzz/RESULTS.md), or
+# S seconds if that comes first, J targets at a time; the corpus each run grew is kept in
+# build-fuzz/corpus/<target>/.
 set -euo pipefail
 
-seconds="${1:-20}"
+seconds=20 runs="" max_time=0 jobs=1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-fuzz"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
-         fuzz_tokenizer_json)
+         fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
+         fuzz_sentencepiece_model fuzz_gguf_spm_vocab fuzz_chat_template)
+if [ "${1:-}" = "--runs" ]; then
+    runs="$2"
+    shift 2
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --max-time) max_time="$2" ;;
+            --jobs) jobs="$2" ;;
+            *) break ;;
+        esac
+        shift 2
+    done
+    [ $# -gt 0 ] && targets=("$@")
+elif [ $# -gt 0 ]; then
+    seconds="$1"
+fi
 
 # The whole runtime gets coverage instrumentation (fuzzer-no-link), not just the fuzz entry points,
 # or libFuzzer could not see which parser branches an input reached.
@@ -36,6 +56,43 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 }
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
+seed fuzz_tree_json "$root"/models/trees/*.json
+seed fuzz_sentencepiece_model "$shared"/models/*.model
+mkdir -p "$work/fuzz_gguf_spm_vocab"
+# The real GGUF files' vocabularies, without their tensors: what the vocabulary loader reads.
+if command -v python3 >/dev/null; then
+    python3 - "$work/fuzz_gguf_spm_vocab" "$shared"/models/gguf/*.gguf <<'EOF'
+import os, struct, sys
+sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+def skip(b, pos, vtype):  # the offset after one value of vtype
+    if vtype == 8:
+        return pos + 8 + struct.unpack_from("<Q", b, pos)[0]
+    if vtype == 9:
+        item, n = struct.unpack_from("<IQ", b, pos)
+        pos += 12
+        if item != 8:
+            return pos + n * sizes[item]
+        for _ in range(n):
+            pos = skip(b, pos, 8)
+        return pos
+    return pos + sizes[vtype]
+for path in sys.argv[2:]:
+    if not os.path.isfile(path):
+        continue
+    b = open(path, "rb").read()
+    if b[:4] != b"GGUF":
+        continue
+    n_kv, pos, kept = struct.unpack_from("<Q", b, 16)[0], 24, []
+    for _ in range(n_kv):
+        start, n = pos, struct.unpack_from("<Q", b, pos)[0]
+        key = b[pos + 8:pos + 8 + n].decode()
+        pos = skip(b, pos + 12 + n, struct.unpack_from("<I", b, pos + 8 + n)[0])
+        if key.startswith("tokenizer.") or key == "general.architecture":
+            kept.append(b[start:pos])
+    with open(os.path.join(sys.argv[1], "vocab-" + os.path.basename(path)), "wb") as f:
+        f.write(b[:8] + struct.pack("<QQ", 0, len(kept)) + b"".join(kept))
+EOF
+fi
 mkdir -p "$work/fuzz_safetensors"
 # A tiny Llama in the shapes fuzz_safetensors.cpp's config expects, in each supported dtype.
 if command -v python3 >/dev/null; then
@@ -67,16 +124,40 @@ for t in "${targets[@]}"; do  # the committed seeds (fuzz/corpus/README.md says 
     [ -d "$root/fuzz/corpus/$t" ] && cp "$root/fuzz/corpus/$t"/* "$work/$t/"
 done
 
-status=0
-for t in "${targets[@]}"; do
-    echo "== $t for ${seconds}s"
-    if ! "$build/$t" "$work/$t" -max_total_time="$seconds" -max_len=1400000 -timeout=30 -rss_limit_mb=4096 \
-        -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$work/$t.log" 2>&1; then
-        echo "!! $t crashed; the input is in $build/crashes/"
-        tail -60 "$work/$t.log"
-        status=1
-    else
-        grep -E "stat::number_of_executed_units|stat::new_units_added" "$work/$t.log" | sed 's/^/   /'
+mkdir -p "$build/logs"
+# One target: its log in build-fuzz/logs/, a line of totals, and a file naming it when it crashed.
+run_one() {
+    local t="$1" log="$build/logs/$1.log" limit=(-max_total_time="$seconds") corpus=("$work/$1") len=(-max_len=1400000)
+    # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
+    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template) len=() ;; esac
+    if [ -n "$runs" ]; then
+        limit=(-runs="$runs" -max_total_time="$max_time")  # 0: no time limit
+        rm -rf "$build/corpus/$t"
+        mkdir -p "$build/corpus/$t"
+        corpus=("$build/corpus/$t" "$work/$t")  # new units go to the first folder
     fi
+    if ! "$build/$t" "${corpus[@]}" "${limit[@]}" "${len[@]}" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$log" 2>&1; then
+        echo "!! $t crashed; the input is in $build/crashes/"
+        tail -60 "$log"
+        touch "$work/$t.crashed"
+    else
+        # libFuzzer's last status line: executions, coverage (cov: edges, ft: features), corpus, speed.
+        echo "== $t: $(grep -E '^#[0-9]+' "$log" | tail -1)"
+    fi
+}
+
+if [ -n "$runs" ]; then
+    echo "== ${targets[*]}: $runs runs each (at most ${max_time}s, 0: unbounded), $jobs at a time"
+else
+    echo "== ${targets[*]}: ${seconds}s each"
+fi
+for t in "${targets[@]}"; do
+    run_one "$t" &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
 done
-exit $status
+wait
+for t in "${targets[@]}"; do
+    [ -e "$work/$t.crashed" ] && exit 1
+done
+exit 0

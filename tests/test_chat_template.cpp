@@ -388,6 +388,32 @@ TEST_CASE("a Hugging Face folder is recognised by its tokenizer_config.json or m
     fs::remove_all(dir);
 }
 
+TEST_CASE("tokenizer_config.json and config.json of the wrong shape are refused naming the file", "[chat-template]") {
+    CHECK(detect_chat_template_tokenizer_config(R"({"add_bos_token": true})", "t.json") == std::nullopt);
+    const auto named = detect_chat_template_tokenizer_config(
+        R"({"chat_template": [{"name": "tool_use", "template": "<|im_start|>"}, {"name": "default", "template": "[INST] <<SYS>>"}]})",
+        "t.json");
+    REQUIRE(named);
+    CHECK(named->kind == ChatTemplate::Llama2Chat);
+    for (const char* bad : {R"({"chat_template": 42})", R"({"chat_template": [1]})",
+                            R"({"chat_template": [{"name": 2, "template": "x"}]})", R"(["<|im_start|>"])", R"({"chat)"})
+        CHECK_THROWS_WITH(detect_chat_template_tokenizer_config(bad, "dir/tokenizer_config.json"),
+                          Catch::StartsWith("dir/tokenizer_config.json: "));
+    CHECK_THROWS_WITH(detect_chat_template_config(R"({"_name_or_path": ["lmsys/vicuna-7b"]})", "dir/config.json"),
+                      Catch::Contains("dir/config.json: '_name_or_path' is not a string"));
+    // In a folder, such a file leaves the model without a chat format and says why.
+    const fs::path dir = fs::temp_directory_path() / ("medusa-hf-chat-bad-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": 42})";
+    ModelFile m;
+    m.format = "safetensors";
+    m.path = dir.string();
+    const ChatTemplateDetection d = detect_chat_template(m);
+    CHECK(d.kind == ChatTemplate::None);
+    CHECK_THAT(d.reason, Catch::Contains("tokenizer_config.json: chat_template is neither a string"));
+    fs::remove_all(dir);
+}
+
 TEST_CASE("medusa generate --chat: story models continue the prompt, --chat-template forces a format",
           "[chat-template][cli]") {
     using medusa::test::run_medusa;

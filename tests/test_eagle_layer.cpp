@@ -95,6 +95,33 @@ TEST_CASE("an EAGLE layer for another hidden size is refused, naming both sizes"
     fs::remove_all(dir);
 }
 
+// Found by fuzz/fuzz_eagle_config.cpp: positive doubles that are 0 or infinity as floats.
+TEST_CASE("an EAGLE config.json with an epsilon or RoPE base no float holds, or odd heads, is refused naming the file", "[eagle]") {
+    const ModelFile target = load_model(test::model_path("stories260K.bin"));
+    const fs::path dir = temp_dir("medusa_eagle_extremes");
+    save_eagle_layer(EagleLayer::init(target.config, 1), dir.string(), target.path);
+    const std::string shape = R"({"hidden_size": 64, "intermediate_size": 172, "num_attention_heads": 8,
+        "num_key_value_heads": 4, )";
+    for (const auto& [value, key] : std::vector<std::pair<std::string, std::string>>{
+             {R"("rms_norm_eps": 1e-60})", "'rms_norm_eps' = 1e-60 is out of range"},
+             {R"("rms_norm_eps": 2.0})", "'rms_norm_eps' = 2.0 is out of range"},
+             {R"("rope_theta": 1e300})", "'rope_theta' = 1e+300 is out of range"},
+             {R"("rope_theta": 0.5})", "'rope_theta' = 0.5 is out of range"}}) {
+        std::ofstream(dir / "config.json") << shape + value;
+        CHECK_THROWS_WITH(load_eagle_layer(dir.string(), target.config),
+                          Catch::Contains((dir / "config.json").string()) && Catch::Contains(key));
+    }
+    // Found by fuzz_eagle_config too: heads of odd size threw std::invalid_argument from the q/k re-ordering.
+    std::ofstream(dir / "config.json") << R"({"hidden_size": 64, "intermediate_size": 172, "num_attention_heads": 64})";
+    CHECK_THROWS_WITH(load_eagle_layer(dir.string(), target.config),
+                      Catch::Contains((dir / "config.json").string()) && Catch::Contains("heads of 1, not an even size"));
+    std::ofstream(dir / "config.json") << shape + R"("rms_norm_eps": 1e-5, "rope_theta": 1e6})";
+    const EagleLayer e = load_eagle_layer(dir.string(), target.config);
+    CHECK(e.rms_eps == 1e-5f);
+    CHECK(e.rope_theta == 1e6f);
+    fs::remove_all(dir);
+}
+
 TEST_CASE("the CPU EAGLE layer gives the same outputs for a sequence at once or token by token", "[eagle]") {
     const ModelFile target = load_model(test::model_path("stories260K.bin"));
     const EagleLayer e = random_layer(target.config, 3);

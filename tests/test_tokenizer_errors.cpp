@@ -146,3 +146,14 @@ TEST_CASE("a GGUF vocabulary that cannot encode text is refused at load, not at 
     const std::string path = "/tmp/medusa-all-control.gguf";
     CHECK_THAT(load_error(gguf, path), Contains(path + ": the vocabulary cannot encode text"));
 }
+
+// Found by fuzz/fuzz_gguf_spm_vocab.cpp: the load probe holds no 'q', so a vocabulary whose 'q' is a
+// control piece loaded, then failed on the first text with a q in it.
+TEST_CASE("a sentencepiece model with a one-letter control piece is refused at load, naming it", "[tokenizer-errors]") {
+    const std::string proto = edited_tok512([](int, std::vector<Field>& piece) {
+        if (piece_text(piece) == "q") piece.push_back({(3 << 3) | 0, std::string(1, char(3))});  // type: CONTROL
+    });
+    const std::string path = "/tmp/medusa-control-q.model";
+    CHECK_THAT(load_error(proto, path), Contains(path + ": the vocabulary cannot encode text spelling its control piece") &&
+                                            Contains("'q'"));
+}

@@ -1,5 +1,6 @@
 #include "llm/eagle_layer_io.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -7,6 +8,7 @@
 
 #include "model/atomic_file.h"
 #include "model/dequantize.h"
+#include "model/file_bytes.h"
 #include "model/hf_loader.h"
 #include "model/json_file.h"
 #include "model/safetensors_file.h"
@@ -55,29 +57,25 @@ int config_int(const json& j, const std::string& key, const std::string& where) 
     return int(v);
 }
 
-float config_float(const json& j, const std::string& key, float fallback, const std::string& where) {
+// A number strictly between `lo` and `hi` once it is a float: 1e-60 would become 0 and 1e300
+// infinity. `range` says so in the error.
+float config_float(const json& j, const std::string& key, float fallback, float lo, float hi, const char* range,
+                   const std::string& where) {
     if (!j.contains(key)) return fallback;
     if (!j[key].is_number()) throw FormatError(where + ": '" + key + "' is not a number");
     const double v = j[key].get<double>();
-    if (!std::isfinite(v) || v <= 0) throw FormatError(where + ": '" + key + "' must be a positive number");
-    return float(v);
+    const float f = std::isfinite(v) && std::fabs(v) <= FLT_MAX ? float(v) : NAN;
+    if (!(f > lo && f < hi))
+        throw FormatError(where + ": '" + key + "' = " + json_excerpt(j[key]) + " is out of range (" + range + ")");
+    return f;
 }
 
-}  // namespace
-
-EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
-    fs::path file = path;
-    if (fs::is_directory(file)) file /= kWeights;
-    // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
-    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
-    const fs::path config_path = file.parent_path() / "config.json";
-    if (!fs::exists(config_path))
-        throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
-    const std::string where = config_path.string();
-    const json j = read_json_file(where);  // regular, bounded, shallow
+// config.json's part: the layer's shape, checked against the target, and whether fc has a bias.
+EagleLayer layer_of_config(const std::string& config_json, const std::string& where, const LlamaConfig& target,
+                           bool& bias) {
+    const json j = parse_json_text(config_json, where);  // shallow, or a FormatError naming the file
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     EagleLayer e;
-    e.source = file.string();
     e.dim = config_int(j, "hidden_size", where);
     e.hidden_dim = config_int(j, "intermediate_size", where);
     e.n_heads = config_int(j, "num_attention_heads", where);
@@ -85,19 +83,29 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
     if (j.contains("num_hidden_layers") && config_int(j, "num_hidden_layers", where) != 1)
         throw FormatError(where + ": EAGLE layers with " + std::to_string(j["num_hidden_layers"].get<int64_t>()) +
                           " decoder layers are not supported (EAGLE-1 and EAGLE-2 have one)");
-    e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, where);
-    e.rope_theta = config_float(j, "rope_theta", 10000.0f, where);
+    // The ranges validate_config allows the base model.
+    e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, 0.0f, 1.0f, "above 0 and below 1", where);
+    e.rope_theta = config_float(j, "rope_theta", 10000.0f, 1.0f, INFINITY, "above 1, a float", where);
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
         throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
-    const bool bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
+    bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
     if (e.dim != target.dim)
         throw FormatError(where + ": the EAGLE layer has hidden size " + std::to_string(e.dim) +
                           " but the target model has " + std::to_string(target.dim));
     if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0)
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
+    // Before the q/k rows are re-ordered, which needs them.
+    if (e.head_dim() % 2 != 0)
+        throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " over " + std::to_string(e.n_heads) +
+                          " heads gives heads of " + std::to_string(e.head_dim()) +
+                          ", not an even size (RoPE rotates pairs)");
+    return e;
+}
 
-    const SafetensorsFile f = SafetensorsFile::open(file.string());
+// The weights of the shape `e` states, from `f`.
+EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const LlamaConfig& target) {
+    e.source = f.path();
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     e.fc_w = read(f, "fc.weight", {d, 2 * d});
     e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
@@ -111,6 +119,29 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
     e.post_norm = read(f, kLayer + "post_attention_layernorm.weight", {d});
     e.check_fits(target);
     return e;
+}
+
+}  // namespace
+
+EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
+    fs::path file = path;
+    if (fs::is_directory(file)) file /= kWeights;
+    // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
+    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
+    const fs::path config_path = file.parent_path() / "config.json";
+    if (!fs::exists(config_path))
+        throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
+    // config.json first: its errors name what is wrong before the weights are read.
+    bool bias = true;
+    EagleLayer e = layer_of_config(read_text_file(config_path.string()), config_path.string(), target, bias);
+    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string()), target);
+}
+
+EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
+                                       const std::string& config_name, const LlamaConfig& target) {
+    bool bias = true;
+    EagleLayer e = layer_of_config(config_json, config_name, target, bias);
+    return with_weights(std::move(e), bias, weights, target);
 }
 
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {

@@ -7,12 +7,16 @@
 #include <string>
 
 #include "llm/eagle_layer.h"
+#include "model/safetensors_file.h"
 
 namespace medusa {
 
 // `path`: the folder, or its model.safetensors. Throws FormatError naming the file and what does
 // not fit `target` (hidden size, heads, missing or misshapen tensors).
 EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target);
+// The same from parts already read: the weights and the text of config.json (`config_name` in errors).
+EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
+                                       const std::string& config_name, const LlamaConfig& target);
 // Writes config.json (naming `base_model`) and model.safetensors into `folder`.
 void save_eagle_layer(const EagleLayer& layer, const std::string& folder, const std::string& base_model);
 

@@ -42,10 +42,9 @@ std::string without_prefix(const std::string& key) {
     return key;
 }
 
-HeadFile open_head_file(const fs::path& file) {
+HeadFile open_head_file(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& path) {
     HeadFile h;
-    h.path = file.string();
-    const auto bytes = read_file_bytes(h.path);
+    h.path = path;
     auto add = [&](const std::string& key, const Tensor& t) {
         if (!h.tensors.emplace(without_prefix(key), t).second)
             throw FormatError(h.path + ": tensor '" + without_prefix(key) + "' appears twice");
@@ -87,12 +86,10 @@ int count_keys(const HeadFile& f, const std::function<std::string(int)>& key) {
 
 fs::path config_path(const fs::path& file) { return file.parent_path() / "config.json"; }
 
-json read_config(const fs::path& file) {
-    const fs::path config = config_path(file);
-    std::error_code ec;
-    if (!fs::exists(config, ec)) return json::object();
-    const json j = read_json_file(config.string());  // regular, bounded, shallow
-    if (!j.is_object()) throw FormatError(config.string() + ": not a JSON object");
+json parse_config(const std::optional<std::string>& text, const std::string& where) {
+    if (!text) return json::object();
+    const json j = parse_json_text(*text, where);  // shallow, or a FormatError naming the file
+    if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     return j;
 }
 
@@ -143,9 +140,20 @@ fs::path find_head_file(const std::string& path) {
 
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model) {
     const fs::path file = find_head_file(path);
-    const HeadFile f = open_head_file(file);
+    auto bytes = read_file_bytes(file.string());
+    const fs::path config = config_path(file);
+    std::error_code ec;
+    std::optional<std::string> config_text;
+    if (fs::exists(config, ec)) config_text = read_text_file(config.string());  // regular, bounded
+    return load_medusa_heads_from_parts(std::move(bytes), file.string(), config_text, config.string(), model);
+}
+
+MedusaHeads load_medusa_heads_from_parts(std::shared_ptr<const std::vector<uint8_t>> head_file,
+                                         const std::string& head_name, const std::optional<std::string>& config_json,
+                                         const std::string& where, const LlamaConfig& model) {
+    const json config = parse_config(config_json, where);  // first: the cheaper one to refuse
+    const HeadFile f = open_head_file(std::move(head_file), head_name);
     const std::string& name = f.path;
-    const json config = read_config(file);
 
     const bool vllm = f.find(kVllm.w1(0, 0)) != nullptr;
     const Layout& lay = vllm ? kVllm : kMedusa;
@@ -153,7 +161,6 @@ MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model)
         throw FormatError(name + ": no Medusa heads in it (neither '0.0.linear.weight' nor vLLM's "
                                  "'blocks.0.layers.0.weight')");
     // config.json, when present, says how many heads and blocks to expect.
-    const std::string where = config_path(file).string();
     int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, 1, 8, where);
     int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, 1, 16, where);
     if (num_heads < 0) num_heads = count_keys(f, [&](int k) { return lay.w1(k, 0); });

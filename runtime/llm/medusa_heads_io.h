@@ -8,7 +8,11 @@
 //    or one shared lm_heads.0.weight with original_lm_head.
 // .pt files are PyTorch checkpoints, read without executing them (model/torch_checkpoint.h).
 #pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "llm/medusa_heads.h"
 
@@ -16,6 +20,11 @@ namespace medusa {
 
 // `path` is a head file or the folder holding one; throws FormatError naming it.
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model);
+// The same from bytes already read: the head file (`head_name` in errors) and the text of the
+// config.json beside it (nullopt: there is none; `config_name` in errors).
+MedusaHeads load_medusa_heads_from_parts(std::shared_ptr<const std::vector<uint8_t>> head_file,
+                                         const std::string& head_name, const std::optional<std::string>& config_json,
+                                         const std::string& config_name, const LlamaConfig& model);
 
 // Where saved heads are meant to be read.
 struct HeadsExport {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/file_bytes.h"
 #include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
@@ -141,15 +142,26 @@ ChatPrompt render_llama3(const Conversation& c) {
 
 // tokenizer_config.json's chat_template: a string, or (newer transformers) a list of named
 // templates of which "default" is the chat one.
-std::string hf_chat_template(const nlohmann::json& cfg) {
+std::string hf_chat_template(const nlohmann::json& cfg, const std::string& name) {
+    auto bad = [&](const std::string& what) { throw FormatError(name + ": chat_template " + what); };
     auto it = cfg.find("chat_template");
-    if (it == cfg.end()) return "";
+    if (it == cfg.end() || it->is_null()) return "";
     if (it->is_string()) return it->get<std::string>();
-    if (it->is_array())
-        for (const auto& e : *it)
-            if (e.is_object() && e.value("name", "") == "default" && e.contains("template") && e["template"].is_string())
-                return e["template"].get<std::string>();
+    if (!it->is_array()) bad("is neither a string nor a list of named templates");
+    for (const auto& e : *it) {
+        if (!e.is_object()) bad("lists something other than {\"name\": ..., \"template\": ...}");
+        auto n = e.find("name"), t = e.find("template");
+        if (n == e.end() || !n->is_string() || t == e.end() || !t->is_string())
+            bad("lists a template without a string name and template");
+        if (n->get<std::string>() == "default") return t->get<std::string>();
+    }
     return "";
+}
+
+nlohmann::json json_object(const std::string& text, const std::string& name) {
+    nlohmann::json j = parse_json_text(text, name);
+    if (!j.is_object()) throw FormatError(name + ": not a JSON object");
+    return j;
 }
 
 // Hints in a Hugging Face model name ("lmsys/vicuna-7b-v1.5", "meta-llama/Llama-2-7b-chat-hf",
@@ -163,6 +175,10 @@ ChatTemplate from_model_name(const std::string& name) {
     if (has(n, "zephyr")) return ChatTemplate::Zephyr;
     if (has(n, "tinyllama") && has(n, "chat")) return ChatTemplate::Zephyr;
     return ChatTemplate::None;
+}
+
+ChatTemplateDetection found(ChatTemplate t, const std::string& where) {
+    return {t, where + ": " + (t == ChatTemplate::None ? std::string("no known chat format") : chat_template_name(t))};
 }
 
 }  // namespace
@@ -202,10 +218,6 @@ ChatTemplate detect_chat_template_jinja(const std::string& j) {
 }
 
 ChatTemplateDetection detect_chat_template(const ModelFile& m) {
-    auto found = [](ChatTemplate t, const std::string& where) {
-        return ChatTemplateDetection{t, where + ": " + (t == ChatTemplate::None ? std::string("no known chat format")
-                                                                               : std::string(chat_template_name(t)))};
-    };
     if (m.format.rfind("llama2c", 0) == 0)
         return {ChatTemplate::None, "llama2.c checkpoint: a story model without a chat format"};
     if (m.format == "gguf") {
@@ -217,23 +229,33 @@ ChatTemplateDetection detect_chat_template(const ModelFile& m) {
         fs::path dir(m.path);
         if (!fs::is_directory(dir, ec)) dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
         try {
-            if (fs::exists(dir / "tokenizer_config.json", ec)) {
-                const std::string jinja = hf_chat_template(read_json_file((dir / "tokenizer_config.json").string()));
-                if (!jinja.empty()) return found(detect_chat_template_jinja(jinja), "tokenizer_config.json chat_template");
-            }
-            if (fs::exists(dir / "config.json", ec)) {
-                const auto cfg = read_json_file((dir / "config.json").string());
-                const std::string name = cfg.value("_name_or_path", "");
-                if (!name.empty()) return found(from_model_name(name), "config.json _name_or_path '" + name + "'");
-            }
-        } catch (const nlohmann::json::exception& e) {
-            return {ChatTemplate::None, dir.string() + ": unreadable JSON (" + e.what() + ")"};
+            if (const fs::path p = dir / "tokenizer_config.json"; fs::exists(p, ec))
+                if (auto d = detect_chat_template_tokenizer_config(read_text_file(p.string()), p.string())) return *d;
+            if (const fs::path p = dir / "config.json"; fs::exists(p, ec))
+                if (auto d = detect_chat_template_config(read_text_file(p.string()), p.string())) return *d;
         } catch (const FormatError& e) {  // not a regular file, too large, too deep, malformed
             return {ChatTemplate::None, e.what()};
         }
         return {ChatTemplate::None, "Hugging Face folder without a chat_template or a model name"};
     }
     return {ChatTemplate::None, m.format + " file: no chat format recorded"};
+}
+
+std::optional<ChatTemplateDetection> detect_chat_template_tokenizer_config(const std::string& json_text,
+                                                                           const std::string& name) {
+    const std::string jinja = hf_chat_template(json_object(json_text, name), name);
+    if (jinja.empty()) return std::nullopt;
+    return found(detect_chat_template_jinja(jinja), "tokenizer_config.json chat_template");
+}
+
+std::optional<ChatTemplateDetection> detect_chat_template_config(const std::string& json_text, const std::string& name) {
+    const nlohmann::json cfg = json_object(json_text, name);
+    auto it = cfg.find("_name_or_path");
+    if (it == cfg.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) throw FormatError(name + ": '_name_or_path' is not a string");
+    const std::string model = it->get<std::string>();
+    if (model.empty()) return std::nullopt;
+    return found(from_model_name(model), "config.json _name_or_path '" + model + "'");
 }
 
 std::string ChatPrompt::text() const {

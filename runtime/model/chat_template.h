@@ -43,6 +43,12 @@ struct ChatTemplateDetection {
 // GGUF: the file's tokenizer.chat_template. Hugging Face folders: tokenizer_config.json's
 // chat_template next to the weights, else config.json's _name_or_path. llama2.c: None.
 ChatTemplateDetection detect_chat_template(const ModelFile& model);
+// Its Hugging Face sources on the files' texts (`name` names the file): tokenizer_config.json's
+// chat_template, and config.json's _name_or_path. nullopt when the file holds neither; throws
+// FormatError naming the file for malformed JSON and for values of the wrong type.
+std::optional<ChatTemplateDetection> detect_chat_template_tokenizer_config(const std::string& json_text,
+                                                                           const std::string& name);
+std::optional<ChatTemplateDetection> detect_chat_template_config(const std::string& json_text, const std::string& name);
 
 struct ChatTurn {
     std::string user, assistant;

@@ -49,6 +49,27 @@ std::unique_ptr<sentencepiece::SentencePieceProcessor> load_sentencepiece(const 
         if (id < 0 || id >= sp->GetPieceSize())
             throw FormatError(source + ": the vocabulary encodes text to the id " + std::to_string(id) +
                               ", outside its " + std::to_string(sp->GetPieceSize()) + " pieces");
+    // sentencepiece's BPE, char and word models look characters (and words) up by exact piece, control
+    // pieces included, whose surface is empty: any text spelling one, such as a one-letter control
+    // piece, then fails with "all normalized characters are not consumed". Spell each one.
+    for (int id = 0; id < sp->GetPieceSize(); ++id) {
+        if (!sp->IsControl(id)) continue;
+        const std::string piece = sp->IdToPiece(id);
+        std::string text;
+        for (size_t i = 0; i < piece.size();) {
+            const bool space = piece.compare(i, 3, "\xE2\x96\x81") == 0;  // U+2581, sentencepiece's space
+            text += space ? ' ' : piece[i];
+            i += space ? 3 : 1;
+        }
+        try {
+            status = sp->Encode(text, &ids);
+        } catch (const std::exception& e) {
+            status = sentencepiece::util::Status(sentencepiece::util::StatusCode::kInternal, e.what());
+        }
+        if (!status.ok())
+            throw FormatError(source + ": the vocabulary cannot encode text spelling its control piece " +
+                              std::to_string(id) + " '" + piece + "': " + status.ToString());
+    }
     return sp;
 }
 

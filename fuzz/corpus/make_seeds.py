@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Writes the crafted seed files of the parsers fuzzed since issue 13 into fuzz/corpus/<target>/.
+
+Real files are not copied here: scripts/run_fuzzers.sh seeds those at run time (models/trees/*.json,
+../shared/models/*.model and the vocabularies of ../shared/models/gguf/*.gguf). What this writes is
+small: real-world config.json files as their projects publish them, tiny files that load, and
+hostile ones (deep nesting, huge numbers, NaN, wrong types, truncations).
+usage: fuzz/corpus/make_seeds.py
+"""
+import json
+import os
+import struct
+
+root = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    os.makedirs(os.path.join(root, target), exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(root, target, name), "wb") as f:
+        f.write(data)
+
+
+DEEP = "[" * 600 + "]" * 600
+DEEP_OBJ = '{"a":' * 600 + "1" + "}" * 600
+
+# --- fuzz_tree_json: Medusa trees (a list of rank paths, or an object holding one) and specs.
+t = "fuzz_tree_json"
+write(t, "object.json", json.dumps({"medusa_choices": [[0], [0, 0], [1], [0, 1], [0, 0, 0]]}))
+write(t, "choices.json", json.dumps({"choices": [[0], [1], [2], [0, 0]]}))
+write(t, "dense.txt", "dense:3,2,1")
+write(t, "chain.txt", "chain:7")
+write(t, "empty-list.json", "[]")
+write(t, "deep.json", DEEP)
+write(t, "huge-rank.json", "[[0], [99999999999999999999999], [-9223372036854775809]]")
+write(t, "float-rank.json", "[[0], [1.5], [1e308], [NaN]]")
+write(t, "string-rank.json", '[[0], ["1"], [null], [true]]')
+write(t, "no-parent.json", "[[0], [1, 0, 0]]")
+write(t, "twice.json", "[[0], [0]]")
+write(t, "too-deep.json", json.dumps([[0] * d for d in range(1, 9)]))
+write(t, "too-many.json", json.dumps([[a] for a in range(10)] + [[a, b] for a in range(10) for b in range(10)] +
+                                      [[0, 0, c] for c in range(10)]))
+write(t, "truncated.json", "[[0], [0, 0], [1")
+write(t, "dense-huge.txt", "dense:10,10,10,10,10,10,10,10,99999999999")
+
+# --- fuzz_hf_config: Hugging Face config.json.
+t = "fuzz_hf_config"
+tiny = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8, "intermediate_size": 16,
+        "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 4,
+        "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
+        "tie_word_embeddings": False, "torch_dtype": "float32"}
+write(t, "tiny-llama.json", json.dumps(tiny, indent=2))
+write(t, "tiny-qwen2.json", json.dumps(dict(tiny, model_type="qwen2", tie_word_embeddings=True), indent=2))
+write(t, "tiny-llama3.json", json.dumps(dict(tiny, rope_theta=500000.0, rope_scaling={
+    "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+    "rope_type": "llama3"}), indent=2))
+write(t, "tiny-linear.json", json.dumps(dict(tiny, rope_scaling={"type": "linear", "factor": 4.0}), indent=2))
+# Published configs: meta-llama/Llama-2-7b-hf, TinyLlama-1.1B-Chat-v1.0, Qwen2-0.5B-Instruct, Llama-3.1-8B.
+write(t, "llama-2-7b.json", json.dumps({
+    "_name_or_path": "meta-llama/Llama-2-7b-hf", "architectures": ["LlamaForCausalLM"], "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 11008, "max_position_embeddings": 4096, "model_type": "llama", "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 32, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+    "rope_scaling": None, "tie_word_embeddings": False, "torch_dtype": "float16", "transformers_version": "4.31.0.dev0",
+    "use_cache": True, "vocab_size": 32000}, indent=2))
+write(t, "tinyllama-chat.json", json.dumps({
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "bos_token_id": 1, "eos_token_id": 2,
+    "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 5632,
+    "max_position_embeddings": 2048, "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 22,
+    "num_key_value_heads": 4, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 10000.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.35.0", "use_cache": True,
+    "vocab_size": 32000}, indent=2))
+write(t, "qwen2-0.5b-instruct.json", json.dumps({
+    "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+    "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02, "intermediate_size": 4864,
+    "max_position_embeddings": 32768, "max_window_layers": 24, "model_type": "qwen2", "num_attention_heads": 14,
+    "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "transformers_version": "4.40.1", "use_cache": True, "use_sliding_window": False, "vocab_size": 151936}, indent=2))
+write(t, "llama-3.1-8b.json", json.dumps({
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 128000,
+    "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 14336, "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pretraining_tp": 1,
+    "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                             "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "transformers_version": "4.43.0.dev0",
+    "use_cache": True, "vocab_size": 128256}, indent=2))
+hostile = json.dumps(tiny)
+write(t, "huge-numbers.json", hostile.replace('"hidden_size": 8', '"hidden_size": 1e400')
+      .replace('"vocab_size": 4', '"vocab_size": 18446744073709551616'))
+write(t, "nan.json", hostile.replace('"rope_theta": 10000.0', '"rope_theta": NaN'))
+write(t, "tiny-rope-factor.json", json.dumps(dict(tiny, rope_scaling={"rope_type": "llama3", "factor": 1e300})))
+write(t, "wrong-types.json", json.dumps(dict(tiny, hidden_size="8", model_type=["llama"], tie_word_embeddings=1,
+                                             rope_scaling=[1, 2])))
+write(t, "deep.json", '{"model_type": "llama", "x": ' + DEEP + "}")
+write(t, "not-object.json", "[1, 2, 3]")
+write(t, "truncated.json", json.dumps(tiny)[:70])
+
+# --- fuzz_medusa_heads_config: config.json beside Medusa head files.
+t = "fuzz_medusa_heads_config"
+# FasterDecoding/medusa-vicuna-7b-v1.3, and what save_medusa_heads writes (TGI layout).
+write(t, "medusa-vicuna-7b.json", json.dumps({"medusa_num_heads": 5, "medusa_num_layers": 1,
+                                              "base_model_name_or_path": "lmsys/vicuna-7b-v1.3"}, indent=2))
+write(t, "tiny-medusa.json", json.dumps({"medusa_num_heads": 3, "medusa_num_layers": 2, "hidden_size": 8,
+                                         "vocab_size": 4, "base_model_name_or_path": "tiny"}, indent=2))
+write(t, "tiny-legacy.json", json.dumps({"medusa_num_heads": 2, "medusa_num_layers": 1}))
+# vLLM's MedusaConfig with one shared lm_head.
+write(t, "tiny-vllm.json", json.dumps({"model_type": "medusa", "architectures": ["MedusaModel"], "hidden_size": 8,
+                                       "vocab_size": 4, "num_heads": 2, "num_hidden_layers": 1,
+                                       "original_lm_head": True, "medusa_fc_bias": False, "truncated_vocab_size": None}))
+write(t, "empty.json", "{}")
+write(t, "huge.json", '{"medusa_num_heads": 18446744073709551615, "num_heads": -9223372036854775808}')
+write(t, "wrong-types.json", '{"medusa_num_heads": "5", "medusa_num_layers": 1.0, "original_lm_head": "yes", '
+                             '"num_heads": null}')
+write(t, "nan.json", '{"medusa_num_heads": NaN, "medusa_num_layers": 1e999}')
+write(t, "deep.json", '{"medusa_num_heads": ' + DEEP_OBJ + "}")
+write(t, "truncated.json", '{"medusa_num_heads": 3, "medusa_num')
+
+# --- fuzz_eagle_config: EAGLE draft layer config.json.
+t = "fuzz_eagle_config"
+# yuhuili/EAGLE-Vicuna-7B-v1.3's config.json: a one-layer LlamaConfig with "bias".
+write(t, "eagle-vicuna-7b.json", json.dumps({
+    "architectures": ["LlamaForCausalLM"], "bias": True, "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 11008, "max_position_embeddings": 2048,
+    "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 1, "pad_token_id": 0,
+    "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "torch_dtype": "float16", "transformers_version": "4.28.1",
+    "use_cache": True, "vocab_size": 32000}, indent=2))
+eagle = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8, "intermediate_size": 16,
+         "num_attention_heads": 2, "num_key_value_heads": 1, "num_hidden_layers": 1, "rms_norm_eps": 1e-06,
+         "rope_theta": 10000.0, "hidden_act": "silu", "bias": True, "torch_dtype": "float32",
+         "base_model_name_or_path": "tiny"}
+write(t, "tiny.json", json.dumps(eagle, indent=2))
+write(t, "tiny-no-bias.json", json.dumps(dict(eagle, bias=False)))
+write(t, "tiny-extremes.json", json.dumps(dict(eagle, rms_norm_eps=1e-60, rope_theta=1e300)))
+write(t, "huge.json", json.dumps(eagle).replace('"hidden_size": 8', '"hidden_size": 18446744073709551615'))
+write(t, "layers.json", json.dumps(dict(eagle, num_hidden_layers=2)))
+write(t, "nan.json", json.dumps(eagle).replace('"rope_theta": 10000.0', '"rope_theta": NaN'))
+write(t, "wrong-types.json", json.dumps(dict(eagle, hidden_size="8", bias="yes", rope_scaling={"type": "linear"})))
+write(t, "deep.json", '{"hidden_size": 8, "rope_scaling": ' + DEEP_OBJ + "}")
+write(t, "truncated.json", json.dumps(eagle)[:50])
+
+
+# --- fuzz_sentencepiece_model: serialized ModelProto (sentencepiece_model.proto), written by hand.
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while v >= 0x80:
+        out += bytes([(v & 0x7F) | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def fvarint(field, v):
+    return varint(field << 3) + varint(v)
+
+
+def fbytes(field, b):
+    if isinstance(b, str):
+        b = b.encode()
+    return varint(field << 3 | 2) + varint(len(b)) + b
+
+
+def ffloat(field, f):
+    return varint(field << 3 | 5) + struct.pack("<f", f)
+
+
+def model_proto(pieces, model_type, byte_fallback=False, extra_trainer=b""):
+    """pieces: (text, score, type); types 1 normal, 2 unknown, 3 control, 4 user defined, 6 byte."""
+    m = b"".join(fbytes(1, fbytes(1, p) + ffloat(2, s) + fvarint(3, ty)) for p, s, ty in pieces)
+    trainer = fvarint(3, model_type) + fvarint(4, len(pieces)) + fvarint(35, int(byte_fallback)) + \
+        fvarint(40, 0) + fvarint(41, 1) + fvarint(42, 2) + fvarint(43, (1 << 64) - 1) + extra_trainer
+    m += fbytes(2, trainer)
+    m += fbytes(3, fbytes(1, "identity") + fvarint(3, 1) + fvarint(4, 0) + fvarint(5, 1))
+    return m
+
+
+specials = [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3)]
+letters = [(c, -float(i), 1) for i, c in enumerate("abcdefghijklmnopqrstuvwxyz.,!")]
+words = [("\u2581" + w, -float(i) / 2, 1) for i, w in enumerate(["the", "a", "once", "upon", "time", "\u2581"])]
+byte_pieces = [("<0x%02X>" % b, 0.0, 6) for b in range(256)]
+t = "fuzz_sentencepiece_model"
+write(t, "unigram.model", model_proto(specials + words + letters, 1))
+write(t, "bpe-bytes.model", model_proto(specials + byte_pieces + letters + words, 2, byte_fallback=True))
+write(t, "word.model", model_proto(specials + words, 3))
+write(t, "char.model", model_proto(specials + letters + [("<tool>", 0.0, 4)], 4))
+write(t, "empty-piece.model", model_proto(specials + [("", 0.0, 1)] + letters, 1))
+write(t, "twice.model", model_proto(specials + letters + letters[:3], 2))
+write(t, "all-control.model", model_proto(specials + [(p, s, 3) for p, s, _ in letters], 1))
+write(t, "no-unknown.model", model_proto([(p, s, 1) for p, s, _ in specials] + letters, 1))
+write(t, "bad-byte.model", model_proto(specials + [("<0xZZ>", 0.0, 6)] + letters, 2, byte_fallback=True))
+write(t, "truncated.model", model_proto(specials + words + letters, 1)[:150])
+write(t, "empty.model", b"")
+
+
+# --- fuzz_gguf_spm_vocab: vocabulary-only GGUF files with a "llama" (sentencepiece) vocabulary.
+def gguf_string(s):
+    b = s.encode() if isinstance(s, str) else s
+    return struct.pack("<Q", len(b)) + b
+
+
+def gguf_kv(key, vtype, payload):
+    return gguf_string(key) + struct.pack("<I", vtype) + payload
+
+
+def gguf_vocab(tokens, scores=None, types=None, bos=1, eos=2, unk=0, model="llama"):
+    kvs = [gguf_kv("general.architecture", 8, gguf_string("llama")),
+           gguf_kv("tokenizer.ggml.model", 8, gguf_string(model)),
+           gguf_kv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) +
+                   b"".join(gguf_string(x) for x in tokens))]
+    if scores is not None:
+        kvs.append(gguf_kv("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, len(scores)) +
+                           b"".join(struct.pack("<f", s) for s in scores)))
+    if types is not None:
+        kvs.append(gguf_kv("tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, len(types)) +
+                           b"".join(struct.pack("<i", x) for x in types)))
+    for key, v in [("bos", bos), ("eos", eos), ("unknown", unk)]:
+        if v is not None:
+            kvs.append(gguf_kv("tokenizer.ggml.%s_token_id" % key, 4, struct.pack("<I", v & 0xFFFFFFFF)))
+    return b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs)
+
+
+t = "fuzz_gguf_spm_vocab"
+base = [p for p, _, _ in specials + words + letters]
+base_scores = [s for _, s, _ in specials + words + letters]
+base_types = [ty for _, _, ty in specials + words + letters]
+with_bytes = base + [p for p, _, _ in byte_pieces]
+write(t, "tiny-llama.gguf", gguf_vocab(base, base_scores, base_types))
+write(t, "tiny-bytes.gguf", gguf_vocab(with_bytes, base_scores + [0.0] * 256, base_types + [6] * 256))
+write(t, "tiny-untyped.gguf", gguf_vocab(base, None, None))
+# Phi-3 types <unk> as control and its padding pieces as unknown; llama.cpp copes, so must we.
+write(t, "phi3-types.gguf", gguf_vocab(base + ["<pad1>", "<pad2>"], None, [3] + base_types[1:] + [2, 2]))
+write(t, "bad-byte.gguf", gguf_vocab(base + ["<0xZZ>"], None, base_types + [6]))
+write(t, "twice.gguf", gguf_vocab(base + ["a"], None, None))
+write(t, "empty-piece.gguf", gguf_vocab(base + [""], None, None))
+write(t, "ids-out-of-range.gguf", gguf_vocab(base, None, None, bos=-1, eos=1 << 31, unk=len(base)))
+write(t, "unk-is-bos.gguf", gguf_vocab(base, None, None, unk=1))
+write(t, "scores-short.gguf", gguf_vocab(base, [float("nan"), float("inf")], [99, -5]))
+write(t, "bpe-model.gguf", gguf_vocab(base, None, None, model="gpt2"))
+write(t, "truncated.gguf", gguf_vocab(base, base_scores, base_types)[:200])
+
+# --- fuzz_chat_template: tokenizer_config.json / config.json texts and Jinja templates.
+t = "fuzz_chat_template"
+jinja = {
+    "llama3": "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+              "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'+ message['content'] | trim + "
+              "'<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% endif %}"
+              "{{ content }}{% endfor %}{% if add_generation_prompt %}{{ '<|start_header_id|>assistant"
+              "<|end_header_id|>\\n\\n' }}{% endif %}",
+    "chatml": "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + "
+              "'<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+              "{% endif %}",
+    "llama2": "{% if messages[0]['role'] == 'system' %}{% set system_message = '<<SYS>>\\n' + "
+              "messages[0]['content'] | trim + '\\n<</SYS>>\\n\\n' %}{% endif %}{% for message in messages %}"
+              "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}"
+              "{% elif message['role'] == 'assistant' %}{{ ' ' + content | trim + ' ' + eos_token }}{% endif %}"
+              "{% endfor %}",
+    "zephyr": "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\\n' + "
+              "message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n{{ '<|assistant|>\\n'"
+              "  + message['content'] + eos_token }}\n{% endif %}\n{% endfor %}",
+    "vicuna": "{% for message in messages %}{% if message['role'] == 'user' %}{{ 'USER: ' + message['content'] + ' ' }}"
+              "{% else %}{{ 'ASSISTANT: ' + message['content'] + eos_token }}{% endif %}{% endfor %}"
+              "{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}",
+}
+for name, text in jinja.items():
+    write(t, "tokenizer_config-%s.json" % name, json.dumps({"add_bos_token": True, "bos_token": "<s>",
+                                                             "chat_template": text}, indent=2))
+write(t, "template.jinja", jinja["chatml"])
+write(t, "named-templates.json", json.dumps({"chat_template": [{"name": "tool_use", "template": jinja["llama3"]},
+                                                               {"name": "default", "template": jinja["zephyr"]}]}))
+write(t, "config-vicuna.json", json.dumps({"_name_or_path": "lmsys/vicuna-7b-v1.5",
+                                           "architectures": ["LlamaForCausalLM"]}))
+write(t, "config-qwen.json", json.dumps({"_name_or_path": "Qwen/Qwen2-0.5B-Instruct"}))
+write(t, "phi3.json", json.dumps({"chat_template": "{{'<|user|>\\n' + message['content'] + '<|end|>\\n'"
+                                                   "}}{{ '<|assistant|>\\n' }}"}))
+write(t, "stops.txt", "Sure, here it is.</s>USER: and <|im_end|><|im_start|><|eot_id|>")
+write(t, "wrong-types.json", '{"chat_template": 42, "_name_or_path": ["x"]}')
+write(t, "named-wrong.json", '{"chat_template": [1, {"name": 2, "template": "x"}, {"name": "default"}]}')
+write(t, "deep.json", '{"chat_template": ' + DEEP + "}")
+write(t, "not-object.json", '"<|im_start|>"')
+write(t, "truncated.json", json.dumps({"chat_template": jinja["llama2"]})[:90])

@@ -1,0 +1,68 @@
+// libFuzzer target: chat-template detection from arbitrary bytes, read as a tokenizer_config.json,
+// as a config.json (its _name_or_path), and as a Jinja template. Each either names a family or
+// none, or refuses the JSON with a FormatError; a family found renders a prompt holding the
+// user's message. The same bytes, streamed through the stop-string filter in small pieces, must
+// come back as they went in, up to the first stop string.
+#include <cstdint>
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/chat_template.h"
+#include "model/model_file.h"
+
+namespace {
+
+void check(bool ok) {
+    if (!ok) __builtin_trap();
+}
+
+void check_family(medusa::ChatTemplate t, const std::string& text) {
+    check(medusa::parse_chat_template(medusa::chat_template_name(t)) == t);
+    if (t == medusa::ChatTemplate::None) return;
+    medusa::Conversation conv;
+    conv.system = "Be brief.";
+    conv.history = {{"Hi", "Hello."}};
+    conv.user = text.substr(0, 64);
+    const std::string prompt = medusa::render_chat(t, conv).text();
+    check(prompt.find("Hello.") != std::string::npos && !medusa::chat_stop_strings(t).empty());
+}
+
+// One filter holding every family's stop strings, fed the text's first 512 bytes (enough for any
+// stop string) in pieces of 1 to 8 bytes.
+void check_stop_filter(const std::string& all) {
+    const std::string text = all.substr(0, 512);
+    const size_t step = all.size() % 8 + 1;
+    std::vector<std::string> stops;
+    for (auto t : {medusa::ChatTemplate::VicunaV11, medusa::ChatTemplate::Llama2Chat, medusa::ChatTemplate::Zephyr,
+                   medusa::ChatTemplate::ChatML, medusa::ChatTemplate::Llama3})
+        for (const std::string& s : medusa::chat_stop_strings(t)) stops.push_back(s);
+    medusa::StopStringFilter f(stops);
+    std::string shown;
+    for (size_t i = 0; i < text.size(); i += step) shown += f.feed(text.substr(i, step));
+    shown += f.flush();
+    check(shown == f.reply() && text.compare(0, shown.size(), shown) == 0);
+    size_t first = std::string::npos;
+    for (const auto& s : stops) first = std::min(first, text.find(s));
+    check(f.stopped() == (first != std::string::npos) && shown.size() == std::min(first, text.size()));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    for (auto detect : {medusa::detect_chat_template_tokenizer_config, medusa::detect_chat_template_config}) {
+        try {
+            if (const std::optional<medusa::ChatTemplateDetection> d = detect(text, "fuzz.json")) {
+                check(!d->reason.empty());
+                check_family(d->kind, text);
+            }
+        } catch (const medusa::FormatError&) {
+        }
+    }
+    check_family(medusa::detect_chat_template_jinja(text), text);
+    if (const auto t = medusa::parse_chat_template(text)) check_family(*t, text);
+    check_stop_filter(text);
+    return 0;
+}

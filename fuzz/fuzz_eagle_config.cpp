@@ -1,0 +1,65 @@
+// libFuzzer target: the config.json of an EAGLE draft layer, from arbitrary bytes, read with the
+// weights of a tiny layer (hidden size 8, 2 heads of 4, 1 KV head, intermediate size 16) for a
+// target model of that shape. A config is refused with a FormatError, or gives a layer whose
+// numbers are usable: finite positive epsilon and RoPE base, weights of the shapes it states.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "llm/eagle_layer_io.h"
+#include "model/safetensors_file.h"
+
+namespace {
+
+void check(bool ok) {
+    if (!ok) __builtin_trap();
+}
+
+const medusa::SafetensorsFile& tiny_layer() {
+    static const medusa::SafetensorsFile file = [] {
+        const std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+            {"fc.weight", {8, 16}},
+            {"fc.bias", {8}},
+            {"layers.0.self_attn.q_proj.weight", {8, 8}},
+            {"layers.0.self_attn.k_proj.weight", {4, 8}},
+            {"layers.0.self_attn.v_proj.weight", {4, 8}},
+            {"layers.0.self_attn.o_proj.weight", {8, 8}},
+            {"layers.0.mlp.gate_proj.weight", {16, 8}},
+            {"layers.0.mlp.up_proj.weight", {16, 8}},
+            {"layers.0.mlp.down_proj.weight", {8, 16}},
+            {"layers.0.post_attention_layernorm.weight", {8}}};
+        std::vector<std::vector<float>> values;
+        std::vector<medusa::Tensor> tensors;
+        for (const auto& [name, shape] : shapes) {
+            auto& v = values.emplace_back(size_t(shape.size() == 1 ? shape[0] : shape[0] * shape[1]));
+            for (size_t i = 0; i < v.size(); ++i) v[i] = float(int(i * 31 % 11) - 5) / 8.0f;
+            tensors.push_back(medusa::f32_tensor(name, v, shape));
+        }
+        return medusa::SafetensorsFile::from_memory(
+            std::make_shared<const std::vector<uint8_t>>(medusa::serialize_safetensors(tensors)), "model.safetensors");
+    }();
+    return file;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    const std::string text(reinterpret_cast<const char*>(data), size);
+    medusa::LlamaConfig target;
+    target.dim = 8;
+    target.hidden_dim = 16;
+    target.n_layers = 1;
+    target.n_heads = 2;
+    target.n_kv_heads = 1;
+    target.vocab_size = 4;
+    try {
+        const medusa::EagleLayer e = medusa::load_eagle_layer_from_parts(tiny_layer(), text, "config.json", target);
+        check(e.dim == 8 && e.hidden_dim == 16 && e.kv_dim() == 4 && e.head_dim() % 2 == 0);
+        check(std::isfinite(e.rms_eps) && e.rms_eps > 0 && std::isfinite(e.rope_theta) && e.rope_theta > 0);
+        check(e.wq.size() == 64 && e.wk.size() == 32 && e.fc_w.size() == 128 && e.fc_b.size() == 8);
+    } catch (const medusa::FormatError&) {
+    }
+    return 0;
+}
