@@ -27,6 +27,6 @@ echo "== the desktop app under ThreadSanitizer and AddressSanitizer/LeakSanitize
 scripts/test_app_sanitizers.sh
 
 if command -v clang++ >/dev/null; then
-    echo "== fuzzing the file parsers (${MEDUSA_FUZZ_SECONDS:-10} s each)"
-    scripts/run_fuzzers.sh "${MEDUSA_FUZZ_SECONDS:-10}"
+    echo "== fuzzing the file parsers (${MEDUSA_FUZZ_SECONDS:-5} s each)"
+    scripts/run_fuzzers.sh "${MEDUSA_FUZZ_SECONDS:-5}"
 fi
