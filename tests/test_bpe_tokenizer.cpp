@@ -138,6 +138,14 @@ TEST_CASE("malformed or unsupported BPE vocabularies are refused with the file n
                Catch::Contains("model type 'Unigram' is not supported"));
     CHECK_THAT(error_of([&] { parse_hf_tokenizer(R"({"model": {"type": "BPE", "byte_fallback": true, "vocab": {}}})", "", "", "t.json"); }),
                Catch::Contains("tokenizer.model"));
+    // Found by fuzz_tokenizer_json: an optional flag of another type escaped as nlohmann's type_error.
+    CHECK_THAT(error_of([&] {
+                   parse_hf_tokenizer(R"({"added_tokens": [{"id": 1, "content": "<s>", "special": 58}], )" + ok_model + "}",
+                                      "", "", "t.json");
+               }),
+               Catch::StartsWith("t.json: a value of the wrong type (") && Catch::Contains("must be boolean"));
+    CHECK_THAT(error_of([&] { parse_hf_tokenizer(R"({"model": {"type": "BPE", "ignore_merges": "yes", "vocab": {"a": 0}}})", "", "", "t.json"); }),
+               Catch::StartsWith("t.json: a value of the wrong type ("));
     CHECK_THAT(error_of([&] { parse_hf_tokenizer("{" + ok_model + R"(, "pre_tokenizer": {"type": "Metaspace"}})", "", "", "t.json"); }),
                Catch::Contains("pre_tokenizer 'Metaspace' is not supported"));
     CHECK_THAT(error_of([&] { parse_hf_tokenizer("{" + ok_model + R"(, "normalizer": {"type": "Lowercase"}})", "", "", "t.json"); }),

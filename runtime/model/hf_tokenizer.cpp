@@ -81,8 +81,10 @@ int config_int(const json& cfg, const char* key, int fallback) {
 
 }  // namespace
 
-BpeVocab parse_hf_tokenizer(const std::string& tokenizer_json, const std::string& tokenizer_config,
-                            const std::string& config, const std::string& name) {
+namespace {
+
+BpeVocab parse_hf_tokenizer_unchecked(const std::string& tokenizer_json, const std::string& tokenizer_config,
+                                      const std::string& config, const std::string& name) {
     const json t = parse_object(tokenizer_json, name);
     const json tc = tokenizer_config.empty() ? json::object() : parse_object(tokenizer_config, name + " (tokenizer_config.json)");
     const json cfg = config.empty() ? json::object() : parse_object(config, name + " (config.json)");
@@ -160,6 +162,19 @@ BpeVocab parse_hf_tokenizer(const std::string& tokenizer_json, const std::string
     v.add_bos = add_bos && v.bos >= 0;
     validate_bpe_vocab(v, name);
     return v;
+}
+
+}  // namespace
+
+BpeVocab parse_hf_tokenizer(const std::string& tokenizer_json, const std::string& tokenizer_config,
+                            const std::string& config, const std::string& name) {
+    // The walk reads optional fields with defaults (value("special", false)); a field of another
+    // type ("special": 58) is the file's error, not the program's.
+    try {
+        return parse_hf_tokenizer_unchecked(tokenizer_json, tokenizer_config, config, name);
+    } catch (const json::type_error& e) {
+        throw FormatError(name + ": a value of the wrong type (" + e.what() + ")");
+    }
 }
 
 EmbeddedVocab load_hf_vocab(const std::string& folder) {
