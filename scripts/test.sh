@@ -12,7 +12,7 @@ echo "== loader error and tokenizer tests under AddressSanitizer + UBSan"
 # One sanitizer build (-O1, line tables) serves these tests and the app's smoke run below.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
     -DMEDUSA_SANITIZE=ON >/dev/null
-cmake --build build-asan -j"$(nproc)" --target medusa_tests medusa
+cmake --build build-asan -j"$(nproc)" --target medusa_sanitizer_tests medusa
 # The hostile-file and NaN tests start medusa with a Vulkan instance: lavapipe's process-lifetime
 # blocks would be reported as leaks from an unloaded "<unknown module>" and break the one-line
 # checks, so the driver is preloaded as in test_app_sanitizers.sh (the ASan runtime first).
@@ -20,7 +20,7 @@ preload=$(ldd build-asan/medusa | awk '/libasan\.so/ {print $3}')
 for lib in /usr/lib/x86_64-linux-gnu/libvulkan_lvp.so /usr/lib/aarch64-linux-gnu/libvulkan_lvp.so; do
     [[ -e $lib ]] && preload="$preload $lib"
 done
-ASAN_OPTIONS=detect_leaks=1 LD_PRELOAD="$preload" build-asan/medusa_tests \
+ASAN_OPTIONS=detect_leaks=1 LD_PRELOAD="$preload" build-asan/medusa_sanitizer_tests \
     "[loader-errors],[cli-errors],[bpe],[tokenizer-oracles],[hostile-files],[robust-json],[tokenizer-errors],[atomic-write],[nan-weights]"
 
 echo "== the desktop app under ThreadSanitizer and AddressSanitizer/LeakSanitizer"
