@@ -9,14 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "model/chat_template.h"
 #include "model/model_file.h"
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 void check_family(medusa::ChatTemplate t, const std::string& text) {
     check(medusa::parse_chat_template(medusa::chat_template_name(t)) == t);

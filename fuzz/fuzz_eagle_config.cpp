@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "llm/eagle_layer_io.h"
 #include "model/safetensors_file.h"
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 const medusa::SafetensorsFile& tiny_layer() {
     static const medusa::SafetensorsFile file = [] {
@@ -30,15 +29,8 @@ const medusa::SafetensorsFile& tiny_layer() {
             {"layers.0.mlp.up_proj.weight", {16, 8}},
             {"layers.0.mlp.down_proj.weight", {8, 16}},
             {"layers.0.post_attention_layernorm.weight", {8}}};
-        std::vector<std::vector<float>> values;
-        std::vector<medusa::Tensor> tensors;
-        for (const auto& [name, shape] : shapes) {
-            auto& v = values.emplace_back(size_t(shape.size() == 1 ? shape[0] : shape[0] * shape[1]));
-            for (size_t i = 0; i < v.size(); ++i) v[i] = float(int(i * 31 % 11) - 5) / 8.0f;
-            tensors.push_back(medusa::f32_tensor(name, v, shape));
-        }
-        return medusa::SafetensorsFile::from_memory(
-            std::make_shared<const std::vector<uint8_t>>(medusa::serialize_safetensors(tensors)), "model.safetensors");
+        return medusa::SafetensorsFile::from_memory(medusa::fuzz::pattern_safetensors(shapes, 31, 11, 8.0f),
+                                                    "model.safetensors");
     }();
     return file;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "model/gguf_metadata.h"
 #include "model/gguf_vocab.h"
 #include "model/model_file.h"
@@ -13,9 +14,7 @@
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 }  // namespace
 

@@ -8,15 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "model/dequantize.h"
 #include "model/hf_loader.h"
 #include "model/safetensors_file.h"
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 // Serialized and parsed once; each run gets a copy.
 const medusa::SafetensorsFile& tiny_llama() {
@@ -31,17 +30,8 @@ const medusa::SafetensorsFile& tiny_llama() {
                  {"mlp.up_proj.weight", {16, 8}},     {"self_attn.q_proj.bias", {8}},
                  {"self_attn.k_proj.bias", {4}},      {"self_attn.v_proj.bias", {4}}})
             shapes.push_back({"model.layers.0." + name, shape});
-        std::vector<std::vector<float>> values;
-        std::vector<medusa::Tensor> tensors;
-        for (const auto& [name, shape] : shapes) {
-            size_t n = 1;
-            for (int64_t d : shape) n *= size_t(d);
-            auto& v = values.emplace_back(n);
-            for (size_t i = 0; i < n; ++i) v[i] = float(int(i * 37 % 17) - 8) / 8.0f;
-            tensors.push_back(medusa::f32_tensor(name, v, shape));
-        }
-        return medusa::SafetensorsFile::from_memory(
-            std::make_shared<const std::vector<uint8_t>>(medusa::serialize_safetensors(tensors)), "model.safetensors");
+        return medusa::SafetensorsFile::from_memory(medusa::fuzz::pattern_safetensors(shapes, 37, 17, 8.0f),
+                                                    "model.safetensors");
     }();
     return file;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "llm/medusa_heads_io.h"
 #include "model/json_file.h"
 #include "model/model_file.h"
@@ -17,23 +18,14 @@
 
 namespace {
 
+using medusa::fuzz::check;
+
 constexpr int kDim = 8, kVocab = 4;
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
-
-using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+using medusa::fuzz::Shapes;
 
 std::shared_ptr<const std::vector<uint8_t>> head_file(const Shapes& shapes) {
-    std::vector<std::vector<float>> values;
-    std::vector<medusa::Tensor> tensors;
-    for (const auto& [name, shape] : shapes) {
-        auto& v = values.emplace_back(size_t(shape.size() == 1 ? shape[0] : shape[0] * shape[1]));
-        for (size_t i = 0; i < v.size(); ++i) v[i] = float(int(i * 29 % 13) - 6) / 16.0f;
-        tensors.push_back(medusa::f32_tensor(name, v, shape));
-    }
-    return std::make_shared<const std::vector<uint8_t>>(medusa::serialize_safetensors(tensors));
+    return medusa::fuzz::pattern_safetensors(shapes, 29, 13, 16.0f);
 }
 
 const std::vector<std::shared_ptr<const std::vector<uint8_t>>>& head_files() {

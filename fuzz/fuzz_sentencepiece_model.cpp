@@ -5,14 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_support.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 }  // namespace
 

@@ -7,13 +7,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "fuzz_support.h"
 #include "decode/tree.h"
 
 namespace {
 
-void check(bool ok) {
-    if (!ok) __builtin_trap();
-}
+using medusa::fuzz::check;
 
 void check_tree(const medusa::MedusaTree& tree) {
     const medusa::TreeLimits limits;

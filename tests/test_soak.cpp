@@ -1,30 +1,17 @@
 // A long session in one process: 10,000 speculative steps, every drafter in turn (each built anew,
 // as a mode switch does), every generation running to the end of the context and starting over.
 // Memory must stay flat once each mode has run once: a leak per step or per mode switch shows.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
-#include <fstream>
 #include <memory>
 
 #include "decode/draft_model_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
+#include "resident_memory.h"
 
 using namespace medusa;
 using namespace medusa::test;
-
-namespace {
-
-double resident_mb() {
-    std::ifstream statm("/proc/self/statm");
-    size_t pages = 0, resident = 0;
-    statm >> pages >> resident;
-    return double(resident) * double(::sysconf(_SC_PAGESIZE)) / (1 << 20);
-}
-
-}  // namespace
 
 TEST_CASE("10,000 speculative steps in one process, wrapping at the context end, hold memory flat", "[soak]") {
     constexpr int kSteps = 10000, kModes = 5;

@@ -1,0 +1,37 @@
+// What the fuzz targets share: a trap when a parsed result breaks the parser's promise (a crash
+// libFuzzer keeps), and small weight files for the config-file targets to load beside a config.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/model_file.h"
+#include "model/safetensors_file.h"
+
+namespace medusa::fuzz {
+
+inline void check(bool ok) {
+    if (!ok) __builtin_trap();
+}
+
+using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+
+// f32 tensors of these shapes, serialized as safetensors, filled with the repeating pattern
+// (i * step mod period - period / 2) / scale: varied weights, the same in every run.
+inline std::shared_ptr<const std::vector<uint8_t>> pattern_safetensors(const Shapes& shapes, int step, int period,
+                                                                       float scale) {
+    std::vector<std::vector<float>> values;
+    std::vector<Tensor> tensors;
+    for (const auto& [name, shape] : shapes) {
+        size_t n = 1;
+        for (int64_t d : shape) n *= size_t(d);
+        auto& v = values.emplace_back(n);
+        for (size_t i = 0; i < n; ++i) v[i] = float(int(i * step % period) - period / 2) / scale;
+        tensors.push_back(f32_tensor(name, v, shape));
+    }
+    return std::make_shared<const std::vector<uint8_t>>(serialize_safetensors(tensors));
+}
+
+}  // namespace medusa::fuzz
