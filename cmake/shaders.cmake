@@ -1,6 +1,6 @@
 # Compiles shaders/*.comp with glslc, checks each with spirv-val and embeds the SPIR-V.
 # A shader whose first line is "// variants: A B C" is compiled once per variant with
-# -DVARIANT_A etc. and embedded as <name>_<a>. One whose first line is "// keep-names" is compiled
+# -DVARIANT_A etc. and embedded as <name>_<a> (a variant "A+B" defines both, as <name>_<a>_<b>). One whose first line is "// keep-names" is compiled
 # without optimisation, so its SPIR-V keeps the names tests/test_layouts.cpp reads.
 file(GLOB SHADER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.comp)
 file(GLOB SHADER_INCLUDES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.glsl ${CMAKE_SOURCE_DIR}/shaders/layouts/*.h)
@@ -27,9 +27,15 @@ foreach(src ${SHADER_SOURCES})
       set(name ${base})
       set(defs "")
     else()
+      # "Q8_0+TEXEL": -DVARIANT_Q8_0 -DVARIANT_TEXEL, embedded as <name>_q8_0_texel.
       string(TOLOWER ${v} vl)
+      string(REPLACE "+" "_" vl ${vl})
       set(name ${base}_${vl})
-      set(defs -DVARIANT_${v})
+      string(REPLACE "+" ";" parts ${v})
+      set(defs "")
+      foreach(part ${parts})
+        list(APPEND defs -DVARIANT_${part})
+      endforeach()
     endif()
     set(out ${SPV_DIR}/${name}.spv)
     add_custom_command(OUTPUT ${out}

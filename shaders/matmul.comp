@@ -1,4 +1,4 @@
-// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
+// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS F32+TEXEL F16+TEXEL BF16+TEXEL Q8+TEXEL Q4_0+TEXEL Q4_1+TEXEL Q5_0+TEXEL Q5_1+TEXEL Q8_0+TEXEL Q2_K+TEXEL Q3_K+TEXEL Q4_K+TEXEL Q5_K+TEXEL Q6_K+TEXEL IQ4_NL+TEXEL IQ4_XS+TEXEL
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -13,15 +13,27 @@
 // Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G.
 // Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
 // row b and write output row b, so K stacked Medusa heads run as one dispatch.
-layout(local_size_x = 64) in;
+// Invocations per workgroup: a specialization constant (id 2) the host sets from the tuned or
+// default configuration (MatmulConfig).
+layout(local_size_x_id = 2) in;
 // Weights are bindings 0 and 1 (weights.glsl).
 layout(std430, binding = 2) readonly buffer Input { float X[]; };
 layout(std430, binding = 3) buffer Output { float Y[]; };
 layout(std430, binding = 4) readonly buffer Gain { float G[]; };
 // The same buffers read four floats at a time (LANE_PER_ROW on CPU drivers, where every load is
 // an instruction per lane: a 16-byte load costs about what a 4-byte one does).
+// The TEXEL variants (weights.glsl) read them as texels too, at bindings 9 and 10.
+#if defined(VARIANT_TEXEL)
+layout(binding = 9) uniform samplerBuffer InputTexels4;
+layout(binding = 10) uniform samplerBuffer GainTexels4;
+vec4 x4_at(uint i) { return texelFetch(InputTexels4, int(i)); }
+vec4 g4_at(uint i) { return texelFetch(GainTexels4, int(i)); }
+#else
 layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
+vec4 x4_at(uint i) { return X4[i]; }
+vec4 g4_at(uint i) { return G4[i]; }
+#endif
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
 #define FLAG_NORM 1u
@@ -55,6 +67,9 @@ void store(uint r, uint t, float v) {
     if ((p.flags & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
 }
 
+// Words of a quad in the first half (weight_quad's first (a, b)).
+#define HALF (EPW > 1 ? EPW / 2 : 1)
+
 void lane_per_row() {
     // Lanes past the last row compute a copy of it (the subgroup permutes below need every lane)
     // and store nothing.
@@ -75,31 +90,48 @@ void lane_per_row() {
     for (uint c0 = 0; quads && c0 < n_quads; c0 += gl_SubgroupSize) {
         // Every lane needs the same inputs: each lane loads those of one quad of this chunk, and
         // the quad loop takes them from that lane (a register permute instead of a load per lane).
+        // The loading lane also applies the norm's gains, adds its quad to the sum of squares
+        // (summed over the lanes at the end) and sums each half quad for the weights' offsets, so
+        // none of that is done per weight.
         const uint mine = min(c0 + lane, n_quads - 1);
-        vec4 xs[8 * EPW], gs[EPW];
-        [[unroll]] for (uint j = 0; j < TILE; ++j)
-            [[unroll]] for (uint q = 0; q < EPW; ++q)
-                xs[j * EPW + q] = X4[((t0 + min(j, tokens - 1)) * p.x_stride) / 4u + mine * EPW + q];
-        [[unroll]] for (uint q = 0; q < EPW; ++q) gs[q] = norm ? G4[mine * EPW + q] : vec4(1.0);
+        const bool counted = c0 + lane < n_quads;
+        vec4 xs[8 * EPW];
+        vec2 halves[8];
+        [[unroll]] for (uint j = 0; j < TILE; ++j) {
+            vec2 h = vec2(0.0);
+            [[unroll]] for (uint q = 0; q < EPW; ++q) {
+                vec4 x = x4_at(((t0 + min(j, tokens - 1)) * p.x_stride) / 4u + mine * EPW + q);
+                if (norm) {
+                    ss[j] += counted ? dot(x, x) : 0.0;
+                    x *= g4_at(mine * EPW + q);
+                }
+                if (q < HALF) h.x += dot(x, vec4(1.0)); else h.y += dot(x, vec4(1.0));
+                xs[j * EPW + q] = x;
+            }
+            halves[j] = h;
+        }
         const uint chunk = min(gl_SubgroupSize, n_quads - c0);
         for (uint k = 0; k < chunk; ++k) {
             const uint wq = c0 + k;
-            vec4 w[EPW], w2[EPW];
-            weight_quad(row, wq, p.in_dim, p.group_shift, 0u, w);
-            if (swiglu) weight_quad(row2, wq, p.in_dim, p.group_shift, 1u, w2);
+            vec4 w[EPW], w2[EPW], ab, ab2;
+            weight_quad(row, wq, p.in_dim, p.group_shift, 0u, w, ab);
+            if (swiglu) weight_quad(row2, wq, p.in_dim, p.group_shift, 1u, w2, ab2);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
+                const vec2 h = subgroupShuffle(halves[j], k);
+                vec2 d = vec2(0.0), e = vec2(0.0);  // the halves' dot products with the codes
                 [[unroll]] for (uint q = 0; q < EPW; ++q) {
-                    vec4 x = subgroupShuffle(xs[j * EPW + q], k);
-                    if (norm) {
-                        ss[j] += dot(x, x);
-                        x *= subgroupShuffle(gs[q], k);
+                    const vec4 x = subgroupShuffle(xs[j * EPW + q], k);
+                    if (q < HALF) d.x += dot(w[q], x); else d.y += dot(w[q], x);
+                    if (swiglu) {
+                        if (q < HALF) e.x += dot(w2[q], x); else e.y += dot(w2[q], x);
                     }
-                    acc[j] += dot(w[q], x);
-                    if (swiglu) acc2[j] += dot(w2[q], x);
                 }
+                acc[j] += dot(ab.xz, d) + dot(ab.yw, h);
+                if (swiglu) acc2[j] += dot(ab2.xz, e) + dot(ab2.yw, h);
             }
         }
     }
+    if (quads && norm) [[unroll]] for (uint j = 0; j < TILE; ++j) ss[j] = subgroupAdd(ss[j]);
     for (uint wi = 0; !quads && wi < words_per_row; ++wi) {
         const uint i0 = wi * EPW;
         float w[EPW], w2[EPW];

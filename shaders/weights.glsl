@@ -13,10 +13,29 @@
 // regrouped, so a row streams as many bytes as the file stores (plus at most 12 bytes).
 // An element is a * f(code) + b, with (a, b) its sub-block's scale and offset and f the identity,
 // a sign extension (Q8_0) or the IQ4 table.
+// The TEXEL variants read the same words through uniform texel buffers (views of the weights
+// buffer as R32, R32G32 and R32G32B32A32 uints, and of the scales as R32 floats, at bindings 5-8):
+// CPU drivers fetch a texel for every lane with one vector gather, where a storage-buffer load
+// at per-lane addresses is a loop over the lanes (lavapipe: 2.5x the bytes per second).
+#if defined(VARIANT_TEXEL)
+layout(binding = 5) uniform usamplerBuffer WeightTexels;
+layout(binding = 6) uniform usamplerBuffer WeightTexels2;
+layout(binding = 7) uniform usamplerBuffer WeightTexels4;
+layout(binding = 8) uniform samplerBuffer ScaleTexels;
+uint w1(uint i) { return texelFetch(WeightTexels, int(i)).x; }
+uvec2 w2(uint i) { return texelFetch(WeightTexels2, int(i)).xy; }
+uvec4 w4(uint i) { return texelFetch(WeightTexels4, int(i)); }
+float scale_at(uint i) { return texelFetch(ScaleTexels, int(i)).x; }
+#else
 layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
 layout(std430, binding = 0) readonly buffer Weights2 { uvec2 W2[]; };
 layout(std430, binding = 0) readonly buffer Weights4 { uvec4 W4[]; };
 layout(std430, binding = 1) readonly buffer Scales { float scales[]; };
+uint w1(uint i) { return W[i]; }
+uvec2 w2(uint i) { return W2[i]; }
+uvec4 w4(uint i) { return W4[i]; }
+float scale_at(uint i) { return scales[i]; }
+#endif
 
 #if defined(VARIANT_F32)
 #define EPW 1
@@ -108,13 +127,13 @@ uint byte_of(uint w, uint k) { return (w >> (8u * k)) & 0xFFu; }
 // alignment allows.
 void load_block_meta(uint mw, out uint m[5]) {
 #if META_WORDS == 4
-    const uvec4 v = W4[mw / 4u];
+    const uvec4 v = w4(mw / 4u);
     m = uint[5](v.x, v.y, v.z, v.w, 0u);
 #elif META_WORDS == 2
-    const uvec2 v = W2[mw / 2u];
+    const uvec2 v = w2(mw / 2u);
     m = uint[5](v.x, v.y, 0u, 0u, 0u);
 #else
-    m = uint[5](W[mw], W[mw + 1u], W[mw + 2u], W[mw + 3u], W[mw + 4u]);
+    m = uint[5](w1(mw), w1(mw + 1u), w1(mw + 2u), w1(mw + 3u), w1(mw + 4u));
 #endif
 }
 
@@ -166,7 +185,7 @@ vec2 sub_scale(uint meta, uint e, uint slot) {
 #if BLOCK == 32
     const uint blk = e / 32u;
 #if META_HALVES == 1
-    const float d = unpackHalf2x16(W[meta + blk / 2u] >> (16u * (blk & 1u))).x;
+    const float d = unpackHalf2x16(w1(meta + blk / 2u) >> (16u * (blk & 1u))).x;
 #if defined(VARIANT_Q4_0)
     return vec2(d, -8.0 * d);
 #elif defined(VARIANT_Q5_0)
@@ -175,7 +194,7 @@ vec2 sub_scale(uint meta, uint e, uint slot) {
     return vec2(d, 0.0);
 #endif
 #else
-    return unpackHalf2x16(W[meta + blk]);  // (d, m)
+    return unpackHalf2x16(w1(meta + blk));  // (d, m)
 #endif
 #else
     const uint mw = meta + (e / 256u) * META_WORDS;
@@ -235,23 +254,23 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
     const RowBase b = row_base(row, in_dim);
     const uint e0 = wi * 8u;
 #if LOW_BITS == 4
-    const uint lo = W[b.low + wi];
+    const uint lo = w1(b.low + wi);
 #elif LOW_BITS == 2
-    const uint lo = W[b.low + wi / 2u] >> (16u * (wi & 1u));
+    const uint lo = w1(b.low + wi / 2u) >> (16u * (wi & 1u));
 #else
-    const uvec2 lo8 = W2[(b.low + 2u * wi) / 2u];
+    const uvec2 lo8 = w2((b.low + 2u * wi) / 2u);
 #endif
 #if defined(BYTE_LANES)
 #if HIGH_BITS == 1
-    const uint h0 = W[b.high + wi / 4u], h1 = 0u;
+    const uint h0 = w1(b.high + wi / 4u), h1 = 0u;
 #else
-    const uvec2 hh = W2[(b.high + 2u * (wi / 4u)) / 2u];
+    const uvec2 hh = w2((b.high + 2u * (wi / 4u)) / 2u);
     const uint h0 = hh.x, h1 = hh.y;
 #endif
     uint even, odd;
     group_codes(lo, h0, h1, wi % 4u, even, odd);
 #elif HIGH_BITS > 0
-    const uint hi = W[b.high + e0 / 32u] >> (e0 % 32u);  // Q3_K: one bit per element
+    const uint hi = w1(b.high + e0 / 32u) >> (e0 % 32u);  // Q3_K: one bit per element
 #else
     const uint hi = 0u;
 #endif
@@ -268,28 +287,30 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
     }
 }
 
-// Elements [32*q, 32*q + 32) of a row as 8 vec4s, with one 16-byte load where the low plane allows;
-// `slot` as in sub_scale.
-void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW]) {
+// Elements [32*q, 32*q + 32) of a row as 8 vec4s of codes, with one 16-byte load where the low
+// plane allows, and the (a, b) of each half (16 elements): element = a * code + b. Scaling once per
+// half of the dot product instead of once per element saves an operation per weight; the b terms
+// take the sums of the inputs' halves. `slot` as in sub_scale.
+void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW], out vec4 ab) {
     const RowBase b = row_base(row, in_dim);
     const uint e0 = q * 32u;
 #if LOW_BITS == 4
-    const uvec4 lo4 = W4[(b.low + 4u * q) / 4u];
+    const uvec4 lo4 = w4((b.low + 4u * q) / 4u);
     const uint lo[4] = uint[4](lo4.x, lo4.y, lo4.z, lo4.w);
 #elif LOW_BITS == 2
-    const uvec2 lo2 = W2[(b.low + 2u * q) / 2u];
+    const uvec2 lo2 = w2((b.low + 2u * q) / 2u);
     const uint lo[4] = uint[4](lo2.x, lo2.x >> 16, lo2.y, lo2.y >> 16);
 #else
-    const uvec4 lo8a = W4[(b.low + 8u * q) / 4u], lo8b = W4[(b.low + 8u * q) / 4u + 1u];
+    const uvec4 lo8a = w4((b.low + 8u * q) / 4u), lo8b = w4((b.low + 8u * q) / 4u + 1u);
     const uint lo8[8] = uint[8](lo8a.x, lo8a.y, lo8a.z, lo8a.w, lo8b.x, lo8b.y, lo8b.z, lo8b.w);
 #endif
 #if defined(BYTE_LANES) && HIGH_BITS == 1
-    const uint h0 = W[b.high + q], h1 = 0u;
+    const uint h0 = w1(b.high + q), h1 = 0u;
 #elif defined(BYTE_LANES)
-    const uvec2 hh = W2[(b.high + 2u * q) / 2u];
+    const uvec2 hh = w2((b.high + 2u * q) / 2u);
     const uint h0 = hh.x, h1 = hh.y;
 #elif HIGH_BITS == 1
-    const uint h = W[b.high + q];  // Q3_K: element order
+    const uint h = w1(b.high + q);  // Q3_K: element order
     const uint hi[4] = uint[4](h, h >> 8, h >> 16, h >> 24);
 #else
     const uint hi[4] = uint[4](0u, 0u, 0u, 0u);
@@ -300,8 +321,8 @@ void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out
 #else
     const vec2 s1 = s0;
 #endif
+    ab = vec4(s0, s1);
     [[unroll]] for (uint g = 0; g < 4u; ++g) {
-        const vec2 s = g < 2u ? s0 : s1;
 #if defined(BYTE_LANES)
         uint even, odd;
         group_codes(lo[g], h0, h1, g, even, odd);
@@ -314,7 +335,7 @@ void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out
 #else
             const uint c = code_at(lo[g], hi[g], k);
 #endif
-            w[2u * g + k / 4u][k % 4u] = s.x * code_value(c) + s.y;
+            w[2u * g + k / 4u][k % 4u] = code_value(c);
         }
     }
 }
@@ -333,18 +354,20 @@ void decode_word(uint w, uint first, uint group_shift, out float v[EPW]) {
     v[0] = uintBitsToFloat(w << 16);
     v[1] = uintBitsToFloat(w & 0xFFFF0000u);
 #elif defined(VARIANT_Q8)
-    const float d = scales[first >> group_shift];
+    const float d = scale_at(first >> group_shift);
     for (uint k = 0; k < 4; ++k) v[k] = float(bitfieldExtract(int(w), int(8 * k), 8)) * d;
 #endif
 }
 
 void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[EPW]) {
-    decode_word(W[row * (in_dim / EPW) + wi], row * in_dim + wi * EPW, group_shift, v);
+    decode_word(w1(row * (in_dim / EPW) + wi), row * in_dim + wi * EPW, group_shift, v);
 }
 
-// Words [4q, 4q + 4) of a row (4*EPW elements) as EPW vec4s, read with one 16-byte load.
-void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW]) {
-    const uvec4 ww = W4[row * (in_dim / EPW / 4u) + q];
+// Words [4q, 4q + 4) of a row (4*EPW elements) as EPW vec4s of values, read with one 16-byte
+// load; (a, b) = (1, 0) for both halves, as the block variants' weight_quad gives them.
+void weight_quad(uint row, uint q, uint in_dim, uint group_shift, uint slot, out vec4 w[EPW], out vec4 ab) {
+    ab = vec4(1.0, 0.0, 1.0, 0.0);
+    const uvec4 ww = w4(row * (in_dim / EPW / 4u) + q);
     [[unroll]] for (uint j = 0; j < 4u; ++j) {
         float v[EPW];
         decode_word(ww[j], row * in_dim + (4u * q + j) * EPW, group_shift, v);

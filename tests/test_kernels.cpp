@@ -13,6 +13,7 @@
 #include "llm/block_repack.h"
 #include "llm/gpu_matrix.h"
 #include "llm/kernel_params.h"
+#include "llm/matmul_recorder.h"
 #include "model/block_format.h"
 #include "model/dequantize.h"
 
@@ -91,36 +92,45 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     for (const BlockFormat& f : gguf_formats())
         if (f.values > 1) cases.push_back({f.type, dtype_name(f.type), 1e-4f});
     REQUIRE(cases.size() == 16);
-    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels;  // by variant and specialization
+    // Both row layouts run on any device, each through storage loads and texel views; the
+    // workgroup sizes the tuner tries take turns over the cases.
+    const std::vector<uint32_t> workgroups = {32, 64, 128, 256};
+    std::map<std::pair<bool, bool>, std::unique_ptr<MatmulRecorder>> recorders;
+    for (bool lane_per_row : {false, true})
+        for (bool texel : {false, true})
+            recorders[{lane_per_row, texel}] = std::make_unique<MatmulRecorder>(ctx, lane_per_row, 1e-5f);
     const int rows = 40, cols = 512;  // two 256-value super-blocks per row
+    size_t case_index = 0;
     for (const Case& c : cases) {
         for (int T : {1, 3, 8, 13})
-        for (bool lane_per_row : {false, true})  // both row layouts run on any device
+        for (bool lane_per_row : {false, true})
+        for (bool texel : {false, true})
         // An input row stride that is not a multiple of 4 takes the one-word-at-a-time path.
         for (int pad : {0, 1})
             for (uint32_t flags : {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu}) {
-                CAPTURE(dtype_name(c.type), T, lane_per_row, pad, flags);
+                const MatmulConfig config{texel, workgroups[case_index++ % workgroups.size()]};
+                CAPTURE(dtype_name(c.type), T, lane_per_row, config.name(), pad, flags);
                 const int x_stride = cols + pad;
                 std::vector<uint8_t> storage;
                 Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
                 GpuMatrix m = upload_matrix(ctx, {&w});
                 REQUIRE(m.variant() == c.variant);
-                const GpuMatrix::Segment& seg = m.only();
                 const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
                 auto x = random_floats(size_t(T) * x_stride, 11 + T);
                 auto gain = random_floats(cols, 5, 1.0f);
                 auto y0 = random_floats(size_t(T) * out_rows, 3);
                 auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
 
-                const MatmulGeometry g = matmul_geometry(ctx, uint32_t(out_rows), T, lane_per_row);
-                auto& k = kernels[seg.variant + std::to_string(g.spec[0]) + std::to_string(g.spec[1])];
-                if (!k) k = std::make_unique<gpu::Kernel>(ctx, "matmul_" + seg.variant, 5, sizeof(MatmulPush), g.spec);
+                MatmulRecorder& recorder = *recorders[{lane_per_row, texel}];
+                recorder.set_config(config);
+                const uint64_t texel_before = recorder.texel_dispatches();
                 gpu::CommandSequence seq(ctx);
                 seq.begin();
-                MatmulPush push{uint32_t(cols), uint32_t(out_rows), uint32_t(T), seg.group_shift(), flags,
-                                uint32_t(x_stride), uint32_t(out_rows), 1e-5f, uint32_t(out_rows)};
-                seq.dispatch(*k, {*seg.words, *seg.scales, *xb, *yb, *gb}, push, g.groups_x, g.groups_y);
+                recorder.record(seq, {.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = flags,
+                                      .out_rows = out_rows, .tokens = T, .x_stride = uint32_t(x_stride),
+                                      .y_stride = uint32_t(out_rows)});
                 seq.end();
+                CHECK(recorder.texel_dispatches() - texel_before == (texel ? 1u : 0u));
                 seq.run();
                 auto got = read(*yb, y0.size());
 

@@ -9,6 +9,7 @@
 #include "bench_charts.h"
 #include "bench_compare.h"
 #include "bench_dtypes.h"
+#include "bench_kernels.h"
 #include "commands.h"
 #include "context_size.h"
 #include "gpu/bandwidth_probe.h"
@@ -80,12 +81,13 @@ json timing_json(const Timing& t) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma"},
+    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels"},
               {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
                "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-               "--accept", "--typical-eps", "--typical-delta"});
+               "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
+    if (args.has("--tune-kernels")) return run_kernel_tuning(args);
     if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
     const LlamaConfig& c = file.config;

@@ -25,11 +25,27 @@ void check_fits(const Context& ctx, size_t bytes) {
 
 }  // namespace
 
+VkFormat vk_format(TexelFormat f) {
+    switch (f) {
+        case TexelFormat::U32: return VK_FORMAT_R32_UINT;
+        case TexelFormat::U32x2: return VK_FORMAT_R32G32_UINT;
+        case TexelFormat::U32x4: return VK_FORMAT_R32G32B32A32_UINT;
+        case TexelFormat::F32: return VK_FORMAT_R32_SFLOAT;
+        case TexelFormat::F32x4: return VK_FORMAT_R32G32B32A32_SFLOAT;
+    }
+    return VK_FORMAT_UNDEFINED;
+}
+
+uint32_t texel_bytes(TexelFormat f) {
+    return f == TexelFormat::U32x2 ? 8 : f == TexelFormat::U32x4 || f == TexelFormat::F32x4 ? 16 : 4;
+}
+
 Buffer::Buffer(Context& ctx, size_t bytes, MemoryKind kind) : ctx_(ctx), size_(bytes) {
     check_fits(ctx, bytes);
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = bytes ? bytes : 4;
-    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+               VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     vk_check(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer_), "vkCreateBuffer");
     VkMemoryRequirements req;
@@ -68,10 +84,28 @@ Buffer::Buffer(Context& ctx, size_t bytes, MemoryKind kind) : ctx_(ctx), size_(b
 }
 
 Buffer::~Buffer() {
+    for (VkBufferView v : views_)
+        if (v) vkDestroyBufferView(ctx_.device(), v, nullptr);
     if (mapped_) vkUnmapMemory(ctx_.device(), memory_);
     vkDestroyBuffer(ctx_.device(), buffer_, nullptr);
     vkFreeMemory(ctx_.device(), memory_, nullptr);
     ctx_.track_alloc(-int64_t(alloc_size_));
+}
+
+VkBufferView Buffer::texel_view(TexelFormat f) const {
+    std::lock_guard<std::mutex> lock(views_mutex_);
+    const size_t i = size_t(f);
+    if (view_tried_[i]) return views_[i];
+    view_tried_[i] = true;
+    const uint64_t texels = size_ / texel_bytes(f);
+    if (texels == 0 || texels > ctx_.limits().texel_elements) return VK_NULL_HANDLE;
+    VkBufferViewCreateInfo vi{VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+    vi.buffer = buffer_;
+    vi.format = vk_format(f);
+    vi.offset = 0;
+    vi.range = texels * texel_bytes(f);
+    vk_check(vkCreateBufferView(ctx_.device(), &vi, nullptr, &views_[i]), "vkCreateBufferView");
+    return views_[i];
 }
 
 void Buffer::upload(const void* src, size_t bytes, size_t offset) {

@@ -3,14 +3,24 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 namespace medusa::gpu {
 
 class Context;
 
 enum class MemoryKind { Device, Host };
+
+// How a shader may read a buffer as a uniform texel buffer ((u)samplerBuffer + texelFetch): CPU
+// drivers turn a texel fetch into one vector gather, where a storage-buffer load with per-lane
+// addresses is a loop over the lanes (lavapipe: 2.5x the bytes per second, see shaders/weights.glsl).
+enum class TexelFormat { U32, U32x2, U32x4, F32, F32x4 };
+constexpr size_t kTexelFormats = 5;
+VkFormat vk_format(TexelFormat f);
+uint32_t texel_bytes(TexelFormat f);
 
 class Buffer {
 public:
@@ -27,6 +37,9 @@ public:
     VkBuffer handle() const { return buffer_; }
     size_t size() const { return size_; }
     void* mapped() const { return mapped_; }  // null unless the memory is host-visible
+    // The whole buffer as texels of `f`, made on first use and kept while the buffer lives; null
+    // when it holds more texels than one view may span (maxTexelBufferElements).
+    VkBufferView texel_view(TexelFormat f) const;
 
 private:
     Context& ctx_;
@@ -35,6 +48,9 @@ private:
     size_t size_ = 0;
     size_t alloc_size_ = 0;
     void* mapped_ = nullptr;
+    mutable std::mutex views_mutex_;
+    mutable std::array<VkBufferView, kTexelFormats> views_{};
+    mutable std::array<bool, kTexelFormats> view_tried_{};
 };
 
 }  // namespace medusa::gpu

@@ -15,6 +15,14 @@ constexpr uint32_t kBuffersPerSet = 8;
 constexpr uint32_t kMaxQueries = 8192;
 }  // namespace
 
+BufferRef texel(const Buffer& b, TexelFormat f) {
+    BufferRef r(b);
+    r.view = b.texel_view(f);
+    if (!r.view)
+        throw DeviceLimitError("a texel view of " + format_bytes(b.size()) + " exceeds the device's maxTexelBufferElements");
+    return r;
+}
+
 CommandSequence::CommandSequence(Context& ctx, bool timestamps)
     : ctx_(ctx), timestamps_(timestamps && ctx.timestamps_supported()) {
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -46,11 +54,12 @@ CommandSequence::~CommandSequence() {
 }
 
 void CommandSequence::new_descriptor_pool() {
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet};
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kSetsPerPool * kBuffersPerSet}};
     VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = kSetsPerPool;
-    pi.poolSizeCount = 1;
-    pi.pPoolSizes = &size;
+    pi.poolSizeCount = 2;
+    pi.pPoolSizes = sizes;
     VkDescriptorPool pool;
     vk_check(vkCreateDescriptorPool(ctx_.device(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
     descriptor_pools_.push_back(pool);
@@ -94,7 +103,13 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
     if (buffers.size() != k.num_buffers() || push_size != k.push_bytes())
         throw VulkanError("dispatch of " + k.name() + ": expected " + std::to_string(k.num_buffers()) +
                           " buffers and " + std::to_string(k.push_bytes()) + " push bytes");
+    uint32_t index = 0;
     for (const auto& b : buffers) {
+        const bool texel = k.binding(index++) == BindingKind::Texel;
+        if (texel != (b.view != VK_NULL_HANDLE))
+            throw VulkanError("dispatch of " + k.name() + ": binding " + std::to_string(index - 1) +
+                              (texel ? " needs a texel view" : " is a storage buffer, not a texel view"));
+        if (texel) continue;  // its view was checked against maxTexelBufferElements when made
         // A binding past maxStorageBufferRange is undefined behaviour (lavapipe reads garbage).
         const uint64_t range = b.size == VK_WHOLE_SIZE ? b.buffer->size() - b.offset : b.size;
         if (range > ctx_.limits().storage_range)
@@ -114,15 +129,25 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
 
     std::vector<VkDescriptorBufferInfo> infos;
     infos.reserve(buffers.size());
-    for (const auto& b : buffers) infos.push_back({b.buffer->handle(), b.offset, b.size});
+    std::vector<VkBufferView> views;
+    views.reserve(buffers.size());
+    for (const auto& b : buffers) {
+        infos.push_back({b.buffer->handle(), b.offset, b.size});
+        views.push_back(b.view);
+    }
     std::vector<VkWriteDescriptorSet> writes(infos.size());
     for (uint32_t i = 0; i < writes.size(); ++i) {
         writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[i].dstSet = set;
         writes[i].dstBinding = i;
         writes[i].descriptorCount = 1;
-        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[i].pBufferInfo = &infos[i];
+        if (views[i]) {
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+            writes[i].pTexelBufferView = &views[i];
+        } else {
+            writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[i].pBufferInfo = &infos[i];
+        }
     }
     vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
 

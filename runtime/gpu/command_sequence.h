@@ -7,19 +7,25 @@
 #include <string>
 #include <vector>
 
+#include "gpu/buffer.h"
+
 namespace medusa::gpu {
 
 class Context;
-class Buffer;
 class Kernel;
 
+// A buffer bound to one binding: a storage buffer (a range of it), or for a texel binding the
+// whole buffer through a texel view (texel()).
 struct BufferRef {
     const Buffer* buffer;
     size_t offset = 0;
     size_t size = VK_WHOLE_SIZE;
+    VkBufferView view = VK_NULL_HANDLE;
     BufferRef(const Buffer& b) : buffer(&b) {}  // NOLINT: implicit on purpose, the common case
     BufferRef(const Buffer& b, size_t off, size_t sz) : buffer(&b), offset(off), size(sz) {}
 };
+// `b` read as texels of `f` (Buffer::texel_view); throws when the buffer has too many texels.
+BufferRef texel(const Buffer& b, TexelFormat f);
 
 struct StageTime {
     std::string stage;

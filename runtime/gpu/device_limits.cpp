@@ -35,6 +35,7 @@ DeviceLimits query_device_limits(VkPhysicalDevice physical) {
         if (memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
             l.heap_bytes = std::max<uint64_t>(l.heap_bytes, memory.memoryHeaps[i].size);
     l.storage_range = props.properties.limits.maxStorageBufferRange;
+    l.texel_elements = props.properties.limits.maxTexelBufferElements;
     l.max_allocation = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : UINT64_MAX;
     return l;
 }

@@ -16,6 +16,7 @@ struct DeviceLimits {
     uint64_t heap_bytes = 0;      // the largest device-local heap
     uint64_t storage_range = 0;   // maxStorageBufferRange
     uint64_t max_allocation = 0;  // maxMemoryAllocationSize (Vulkan 1.1 / maintenance3)
+    uint64_t texel_elements = 0;  // maxTexelBufferElements: texels one buffer view may span
 };
 
 DeviceLimits query_device_limits(VkPhysicalDevice physical);

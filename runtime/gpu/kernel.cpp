@@ -8,13 +8,21 @@ namespace medusa::gpu {
 
 Kernel::Kernel(Context& ctx, const std::string& shader, uint32_t num_buffers, uint32_t push_bytes,
                const std::vector<uint32_t>& spec_constants)
-    : ctx_(ctx), name_(shader), num_buffers_(num_buffers), push_bytes_(push_bytes) {
+    : Kernel(ctx, shader, std::vector<BindingKind>(num_buffers, BindingKind::Storage), push_bytes, spec_constants) {}
+
+Kernel::Kernel(Context& ctx, const std::string& shader, std::vector<BindingKind> kinds, uint32_t push_bytes,
+               const std::vector<uint32_t>& spec_constants)
+    : ctx_(ctx), name_(shader), bindings_(std::move(kinds)), push_bytes_(push_bytes) {
+    const uint32_t num_buffers = uint32_t(bindings_.size());
     auto code = embedded_shader(shader.c_str());
     if (code.empty()) throw VulkanError("no embedded shader named '" + shader + "'");
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(num_buffers);
     for (uint32_t i = 0; i < num_buffers; ++i)
-        bindings[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+        bindings[i] = {i,
+                       bindings_[i] == BindingKind::Texel ? VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER
+                                                          : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                       1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
     VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     dli.bindingCount = num_buffers;
     dli.pBindings = bindings.data();

@@ -28,7 +28,7 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(
     layer_.w13 = upload_matrix(ctx, {&gate, &up});
     layer_.w2 = upload_matrix(ctx, {&down});
     kv_ = std::make_unique<KvCache>(ctx, 1, cfg.seq_len, kv);
-    matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps);
+    matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps, target.matmuls().config());
     recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_);
     const size_t T = MAX_BLOCK_TOKENS;
     auto device = [&](size_t floats) { return std::make_unique<gpu::Buffer>(ctx, floats * 4, gpu::MemoryKind::Device); };

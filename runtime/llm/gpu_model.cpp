@@ -7,6 +7,7 @@
 #include "gpu/vk_check.h"
 #include "llm/block_encoding.h"
 #include "llm/kernel_params.h"
+#include "llm/kernel_tuning.h"
 #include "llm/model_memory.h"
 
 namespace medusa {
@@ -43,7 +44,16 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         layers_.push_back(std::move(L));
     }
     kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim);
-    matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps);
+    MatmulConfig matmul = default_matmul_config(ctx, cpu_layouts_, weight_bytes_);
+    matmul_source_ = "default";
+    if (options_.matmul) {
+        matmul = *options_.matmul;
+        matmul_source_ = "given";
+    } else if (auto tuned = load_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx), tuning_model_key(file))) {
+        matmul = *tuned;
+        matmul_source_ = "tuned";
+    }
+    matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps, matmul);
     layer_recorder_ = std::make_unique<DecoderLayerRecorder>(
         ctx,
         DecoderShape{cfg_.dim, cfg_.hidden_dim, cfg_.n_heads, cfg_.n_kv_heads, cfg_.seq_len, cfg_.rope_theta,
@@ -93,6 +103,14 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     seq.stage("argmax");
     seq.dispatch(*kernels_["argmax"], {*logits_, *argmax_}, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
                  uint32_t(T));
+}
+
+void GpuModel::set_matmul_config(const MatmulConfig& config) {
+    for (auto& [size, seq] : sequences_) seq->wait();
+    sequences_.clear();
+    last_ = nullptr;
+    matmuls_->set_config(config);
+    matmul_source_ = "given";
 }
 
 void GpuModel::write_block(const TokenBlock& block) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpu/buffer.h"
@@ -29,6 +30,9 @@ struct GpuModelOptions {
     // caller's choice (RoPE past the trained positions degrades the text; the CLI warns).
     int context = 0;
     KernelLayouts layouts = KernelLayouts::Auto;
+    // The matrix kernels' configuration; unset: the entry kernel_tuning_path() holds for this
+    // device and model (`bench --tune-kernels`), else default_matmul_config.
+    std::optional<MatmulConfig> matmul;
 };
 
 class GpuModel : public LanguageModel {
@@ -71,6 +75,10 @@ public:
     const gpu::Buffer& logits_buffer() const { return *logits_; }  // (block token, vocab), host-visible
     KvCache& kv_cache() { return *kv_; }
     MatmulRecorder& matmuls() { return *matmuls_; }
+    // Switches the matrix kernels' configuration (the kernel tuner); the forward passes are
+    // recorded again on next use. Where it came from: "tuned", "default" or "given".
+    void set_matmul_config(const MatmulConfig& config);
+    const std::string& matmul_config_source() const { return matmul_source_; }
     const GpuMatrix& classifier() const { return classifier_; }
 
 private:
@@ -96,6 +104,7 @@ private:
     uint64_t submits_ = 0, forwards_ = 0;
     size_t weight_bytes_ = 0;
     int block_size_ = 0;
+    std::string matmul_source_;
 };
 
 }  // namespace medusa

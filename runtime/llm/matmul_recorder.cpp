@@ -8,17 +8,22 @@ namespace medusa {
 
 using namespace kernels;
 
-MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps)
-    : ctx_(ctx), cpu_layouts_(cpu_layouts), rms_eps_(rms_eps) {
+MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config)
+    : ctx_(ctx), cpu_layouts_(cpu_layouts), config_(config), rms_eps_(rms_eps) {
     no_extra_ = std::make_unique<gpu::Buffer>(ctx, 16, gpu::MemoryKind::Device);
     no_extra_->fill_zero();
 }
 
-const gpu::Kernel& MatmulRecorder::kernel(const std::string& variant, const std::vector<uint32_t>& spec) {
-    std::string key = variant;
+const gpu::Kernel& MatmulRecorder::kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel) {
+    std::string key = variant + (texel ? "_texel" : "");
     for (uint32_t c : spec) key += "/" + std::to_string(c);
     auto& k = kernels_[key];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + variant, 5, sizeof(MatmulPush), spec);
+    if (!k) {
+        using gpu::BindingKind;
+        std::vector<BindingKind> kinds(5, BindingKind::Storage);
+        if (texel) kinds.resize(5 + 6, BindingKind::Texel);  // weights as R32/RG32/RGBA32, scales, inputs, gains
+        k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + key.substr(0, key.find('/')), kinds, sizeof(MatmulPush), spec);
+    }
     return *k;
 }
 
@@ -35,9 +40,22 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         MatmulPush push{uint32_t(w.cols), uint32_t(rows),  uint32_t(c.tokens), s.group_shift(),
                         c.flags,          c.x_stride,      c.y_stride,         rms_eps_,
                         uint32_t(c.block_rows > 0 ? c.block_rows : rows),      uint32_t(s.first_row)};
-        const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), c.tokens, cpu_layouts_);
-        seq.dispatch(kernel(s.variant, g.spec), {*s.words, *s.scales, *c.x, *c.y, c.extra ? *c.extra : *no_extra_},
-                     push, g.groups_x, g.groups_y);
+        const MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), c.tokens, cpu_layouts_, config_.workgroup);
+        const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
+        using gpu::TexelFormat;
+        const bool texel = config_.texel && s.words->texel_view(TexelFormat::U32) &&
+                           s.scales->texel_view(TexelFormat::F32) && c.x->texel_view(TexelFormat::F32x4);
+        texel_dispatches_ += texel ? 1 : 0;
+        if (texel)
+            seq.dispatch(kernel(s.variant, g.spec, true),
+                         {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
+                          gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
+                          gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
+                          gpu::texel(extra, TexelFormat::F32x4)},
+                         push, g.groups_x, g.groups_y);
+        else
+            seq.dispatch(kernel(s.variant, g.spec, false), {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x,
+                         g.groups_y);
     }
 }
 

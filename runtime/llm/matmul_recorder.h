@@ -28,17 +28,36 @@ struct MatmulCall {
     int block_rows = 0;
 };
 
+// The matrix kernels' choices that are measured per device and model (`bench --tune-kernels`,
+// llm/kernel_tuning.h) rather than guessed.
+struct MatmulConfig {
+    // Weights, inputs and gains read through texel views (weights.glsl's TEXEL variants), where
+    // the device's views can span them; storage-buffer loads otherwise.
+    bool texel = false;
+    uint32_t workgroup = 64;  // invocations per workgroup (a multiple of the subgroup size)
+    std::string name() const { return std::string(texel ? "texel" : "storage") + "/" + std::to_string(workgroup); }
+    bool operator==(const MatmulConfig&) const = default;
+};
+
 class MatmulRecorder {
 public:
     // cpu_layouts: one lane per output row (CPU drivers), else coalesced rows per subgroup.
-    MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps);
+    MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config = {});
     void record(gpu::CommandSequence& seq, const MatmulCall& call);
     bool cpu_layouts() const { return cpu_layouts_; }
+    const MatmulConfig& config() const { return config_; }
+    // Applies to what is recorded from now on; recorded sequences keep their pipelines.
+    void set_config(const MatmulConfig& config) { config_ = config; }
+    // Dispatches recorded with the TEXEL variants (a configuration that asks for them gets
+    // storage loads where a buffer is too large for a view).
+    uint64_t texel_dispatches() const { return texel_dispatches_; }
 
 private:
-    const gpu::Kernel& kernel(const std::string& variant, const std::vector<uint32_t>& spec);
+    const gpu::Kernel& kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel);
     gpu::Context& ctx_;
     bool cpu_layouts_;
+    MatmulConfig config_;
+    uint64_t texel_dispatches_ = 0;
     float rms_eps_;
     std::unique_ptr<gpu::Buffer> no_extra_;  // bound when a call has no gains or biases
     std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
