@@ -45,11 +45,13 @@ TEST_CASE("GPU forward equals the CPU reference on every shipped model file", "[
     const char* files[] = {"stories260K.bin", "llama2xs.bin", "stories260K_q80.bin", "gguf/stories260K-f32.gguf",
                            "gguf/stories260K-f16.gguf", "gguf/llama2xs-q8_0.gguf", "gguf/llama2xs-q4_0.gguf"};
     for (const char* name : files)
-    for (KernelLayouts layouts : {KernelLayouts::Gpu, KernelLayouts::Cpu}) {  // both, whatever the device
-        CAPTURE(name, layouts == KernelLayouts::Cpu);
+    for (KernelLayouts layouts : {KernelLayouts::Gpu, KernelLayouts::Cpu})  // both, whatever the device
+    for (bool texel : {false, true}) {  // both read paths, with workgroup sizes the tuner tries
+        const MatmulConfig matmul{texel, texel ? 128u : 32u};
+        CAPTURE(name, layouts == KernelLayouts::Cpu, matmul.name());
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
-        GpuModel gpu(gpu_context(), file, {.layouts = layouts});
+        GpuModel gpu(gpu_context(), file, {.layouts = layouts, .matmul = matmul});
         const std::vector<int> prompt = {1, 403, 407, 261, 378, 3, 81, 70};
         cpu.forward(TokenBlock::causal(0, prompt));
         gpu.forward(TokenBlock::causal(0, prompt));

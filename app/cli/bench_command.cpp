@@ -138,8 +138,9 @@ int run_bench(int argc, char** argv) {
         // What each extra submit of a step (a draft model's or EAGLE's levels) costs by itself.
         g["empty_submit_ms"] = gpu::measure_submit_ms(*gpu);
         g["weights"] = model.weight_variants();
-        // Block sizes up to 128 tokens; on a CPU driver a 1B model's 128-token block takes minutes.
-        const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 8 : 128);
+        g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
+        // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
+        const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 64 : 128);
         g["verify_latency_ms"] = bench_verify_latency(model, n_prompt, runs, max_block);
         g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
         // Decoding modes side by side: --compare's list, else plain against Medusa.
@@ -183,7 +184,9 @@ int run_bench(int argc, char** argv) {
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
     std::printf("measured bandwidth %.2f GB/s (%s): decode streams %.0f%% of it\n", bandwidth.gb_s,
                 bandwidth.method.c_str(), 100.0 * g["decode_bandwidth_fraction"].get<double>());
-    std::printf("an empty submit + wait: %.3f ms\n", g["empty_submit_ms"].get<double>());
+    std::printf("an empty submit + wait: %.3f ms; matmul configuration %s (%s)\n", g["empty_submit_ms"].get<double>(),
+                g["matmul_config"]["name"].get<std::string>().c_str(),
+                g["matmul_config"]["source"].get<std::string>().c_str());
     std::printf("forward(T)/forward(1):");
     for (const json& row : g["verify_latency_ms"]) {
         const std::string tokens = std::to_string(row["tokens"].get<int>());

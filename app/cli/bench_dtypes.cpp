@@ -32,7 +32,9 @@ DtypeTiming time_dtype(const Args& args, gpu::Context& gpu, const std::string& s
                        int tokens, int runs) {
     const ModelFile file = make_synthetic_model(synthetic, parse_dtype(dtype));
     GpuModel model(gpu, file, {.context = context_size(args, file, 1024)});
-    DtypeTiming t{dtype, model.weight_bytes(), 1e30, model.weight_variants()};
+    DtypeTiming t{dtype, model.weight_bytes(), 1e30,
+                  model.weight_variants() + "; matmul " + model.matmuls().config().name() + " (" +
+                      model.matmul_config_source() + ")"};
     for (int r = 0; r < runs; ++r) {
         model.forward(TokenBlock::causal(0, {1}));  // warms the recorded command buffer
         int token = model.argmax(0);
