@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Trains Medusa heads (self-distillation, on this machine's GPU), tunes a tree for this device and
+# Trains Medusa heads (self-distillation, on this machine's GPU), tunes the kernels and a tree for this device and
 # trains an EAGLE draft layer, for stories260K and llama2xs, into a cache folder (default
 # ~/.cache/medusa-vk, or $MEDUSA_CACHE):
 #   <cache>/<model>/heads/{medusa_lm_head.safetensors,config.json,accuracy.json}
 #   <cache>/<model>/tree.json   (medusa_choices + the budget/time table)
 #   <cache>/<model>/eagle/{model.safetensors,config.json,accuracy.json}   (EAGLE's layout)
+#   <cache>/kernel-tuning.json  (the matrix kernels' fastest configuration per device and model shape)
 # Usage: scripts/train_default_heads.sh [--steps N] [--eagle-steps N (0: no EAGLE)] [--resume]
 #        [--models "stories260K llama2xs"]   (MEDUSA_BIN picks the binary)
 set -euo pipefail
@@ -32,6 +33,9 @@ for model in $model_list; do
     echo "== $model: training 4 heads ($steps steps) into $out/heads" >&2
     "$bin" train-heads -m "$models/$model.bin" --tokenizer "$models/tok512.model" --heads 4 \
         --out "$out/heads" --steps "$steps" --sequences 256 --lr 0.01 "${resume[@]}"
+    echo "== $model: tuning the matrix kernels for this device into $cache/kernel-tuning.json" >&2
+    # Before the tree: the tree's timings use the kernels this device runs fastest.
+    MEDUSA_CACHE="$cache" "$bin" bench --tune-kernels -m "$models/$model.bin" --tune-out "$cache/kernel-tuning.json"
     echo "== $model: tuning the tree for this device into $out/tree.json" >&2
     # The measured optimum decides the tree, even where it is small (a CPU driver pays for every node).
     "$bin" tune-tree -m "$models/$model.bin" --tokenizer "$models/tok512.model" --heads "$out/heads" \

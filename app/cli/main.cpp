@@ -35,6 +35,8 @@ const char* kUsage =
     "        [--compare ar,medusa,draft,draft-tree,ngram] [-c|--ctx-size N] [drafter flags as for generate]\n"
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
     "      --synthetic NAME --dtype q4_0,q8_0,q4_k,...: decode speed and weight GB/s of each type\n"
+    "      --tune-kernels [--tune-out FILE]: time every matrix-kernel configuration (texel or storage reads,\n"
+    "      workgroup sizes) on this device and keep the fastest for this model's shapes (kernel-tuning.json)\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume] [--checkpoint-every N]\n"
     "      train K Medusa heads on the model's own text (self-distillation) on the GPU; Ctrl-C stops after a\n"
     "      step with a checkpoint in DIR/checkpoint that --resume goes on from\n"
