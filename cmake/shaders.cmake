@@ -1,7 +1,8 @@
 # Compiles shaders/*.comp with glslc, checks each with spirv-val and embeds the SPIR-V.
 # A shader whose first line is "// variants: A B C" is compiled once per variant with
-# -DVARIANT_A etc. and embedded as <name>_<a> (a variant "A+B" defines both, as <name>_<a>_<b>). One whose first line is "// keep-names" is compiled
-# without optimisation, so its SPIR-V keeps the names tests/test_layouts.cpp reads.
+# -DVARIANT_A etc. and embedded as <name>_<a> (a variant "A+B" defines both, as <name>_<a>_<b>).
+# One whose first line is "// keep-names" is compiled without optimisation, so its SPIR-V keeps
+# the names tests/test_layouts.cpp reads.
 file(GLOB SHADER_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.comp)
 file(GLOB SHADER_INCLUDES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/shaders/*.glsl ${CMAKE_SOURCE_DIR}/shaders/layouts/*.h)
 set(SPV_DIR ${CMAKE_BINARY_DIR}/spv)

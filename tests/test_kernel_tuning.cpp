@@ -87,7 +87,7 @@ TEST_CASE("the tuner's candidates fit the device and include the default", "[ker
     REQUIRE(!candidates.empty());
     for (const MatmulConfig& c : candidates) CHECK(c.workgroup % ctx.info().subgroup_size == 0);
     for (bool cpu_layouts : {false, true}) {
-        const MatmulConfig d = default_matmul_config(ctx, cpu_layouts, 1 << 20);
+        const MatmulConfig d = default_matmul_config(ctx, cpu_layouts);
         CHECK(std::find(candidates.begin(), candidates.end(), d) != candidates.end());
         CHECK(d.texel == cpu_layouts);
     }
@@ -100,7 +100,7 @@ TEST_CASE("a model uses the tuned configuration for its device and shapes, with 
     ModelFile file = load_model(model_path("stories260K.bin"));
     auto& ctx = gpu_context();
     // A configuration the default never is: the other read path, the largest workgroup.
-    const MatmulConfig def = default_matmul_config(ctx, ctx.info().type == "cpu", 1 << 20);
+    const MatmulConfig def = default_matmul_config(ctx, ctx.info().type == "cpu");
     const MatmulConfig tuned{!def.texel, 256};
     {
         GpuModel untuned(ctx, file);

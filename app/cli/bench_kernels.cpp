@@ -1,11 +1,11 @@
 #include "bench_kernels.h"
 
 #include <algorithm>
-#include <cmath>
-#include <stdexcept>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "context_size.h"
 #include "llm/gpu_model.h"
@@ -84,7 +84,7 @@ int run_kernel_tuning(const Args& args) {
         if (std::abs(a.decode_ms - b.decode_ms) > 0.02 * std::min(a.decode_ms, b.decode_ms)) return a.decode_ms < b.decode_ms;
         return a.block_ms < b.block_ms;
     });
-    const MatmulConfig fallback = default_matmul_config(*gpu, model.matmuls().cpu_layouts(), model.weight_bytes());
+    const MatmulConfig fallback = default_matmul_config(*gpu, model.matmuls().cpu_layouts());
     const auto untuned = std::find_if(rows.begin(), rows.end(), [&](const ConfigTiming& t) { return t.config == fallback; });
     if (untuned == rows.end()) throw std::logic_error("the default matmul configuration is not a candidate");
 

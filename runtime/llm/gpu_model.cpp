@@ -44,7 +44,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         layers_.push_back(std::move(L));
     }
     kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim);
-    MatmulConfig matmul = default_matmul_config(ctx, cpu_layouts_, weight_bytes_);
+    MatmulConfig matmul = default_matmul_config(ctx, cpu_layouts_);
     matmul_source_ = "default";
     if (options_.matmul) {
         matmul = *options_.matmul;

@@ -35,7 +35,7 @@ std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx) {
     return out;
 }
 
-MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts, size_t weight_bytes) {
+MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
     MatmulConfig c;
     c.texel = cpu_layouts;
     c.workgroup = std::max(64u, ctx.info().subgroup_size);

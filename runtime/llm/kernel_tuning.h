@@ -25,7 +25,7 @@ std::string tuning_model_key(const ModelFile& file);
 std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx);
 // Untuned: texel views with the CPU layouts (lavapipe: faster at every model size measured),
 // storage loads with the GPU layouts; 64 invocations (or the subgroup size, if larger).
-MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts, size_t weight_bytes);
+MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts);
 
 // The entry for this device and model in the file at `path`; nothing when there is none. A file
 // that is unreadable or malformed throws FormatError naming it.

@@ -15,14 +15,15 @@ MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_ep
 }
 
 const gpu::Kernel& MatmulRecorder::kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel) {
-    std::string key = variant + (texel ? "_texel" : "");
+    const std::string shader = "matmul_" + variant + (texel ? "_texel" : "");
+    std::string key = shader;
     for (uint32_t c : spec) key += "/" + std::to_string(c);
     auto& k = kernels_[key];
     if (!k) {
         using gpu::BindingKind;
         std::vector<BindingKind> kinds(5, BindingKind::Storage);
         if (texel) kinds.resize(5 + 6, BindingKind::Texel);  // weights as R32/RG32/RGBA32, scales, inputs, gains
-        k = std::make_unique<gpu::Kernel>(ctx_, "matmul_" + key.substr(0, key.find('/')), kinds, sizeof(MatmulPush), spec);
+        k = std::make_unique<gpu::Kernel>(ctx_, shader, kinds, sizeof(MatmulPush), spec);
     }
     return *k;
 }
