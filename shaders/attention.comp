@@ -1,3 +1,4 @@
+// variants: _ TEXEL
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -36,6 +37,18 @@ const uint HD4 = ONE_PASS_HEAD_DIM / 4;
 layout(std430, binding = 0) readonly buffer QKV4 { vec4 qkv4[]; };
 layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, binding = 2) readonly buffer VCache4 { vec4 vc4[]; };
+// The TEXEL variant reads the cache's keys and values as RGBA32F texels (bindings 6 and 7): a CPU
+// driver fetches a texel for every lane with one gather, where a storage load at per-lane
+// addresses is a loop over the lanes.
+#if defined(VARIANT_TEXEL)
+layout(binding = 6) uniform samplerBuffer KeyTexels;
+layout(binding = 7) uniform samplerBuffer ValueTexels;
+vec4 key4(uint i) { return texelFetch(KeyTexels, int(i)); }
+vec4 value4(uint i) { return texelFetch(ValueTexels, int(i)); }
+#else
+vec4 key4(uint i) { return kc4[i]; }
+vec4 value4(uint i) { return vc4[i]; }
+#endif
 
 void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, float scale) {
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
@@ -49,11 +62,11 @@ void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, f
         if (!visible(t, s, base)) continue;
         const uint k = (kv_off + s * p.kv_dim) / 4u;
         float score = 0.0;
-        [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], kc4[k + d]);
+        [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], key4(k + d));
         const float m_new = max(m, score);
         const float c = exp(m - m_new), e = exp(score - m_new);
         l = l * c + e;
-        [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * vc4[k + d];
+        [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * value4(k + d);
         m = m_new;
     }
     const float c = exp(m - subgroupMax(m));  // 0 for a lane that saw no key

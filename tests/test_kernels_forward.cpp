@@ -163,17 +163,26 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
                 want[size_t(t) * dim + h * hd + i] = float(acc / z);
             }
         }
-    for (uint32_t one_pass : {0u, uint32_t(hd)}) {
-        CAPTURE(one_pass);
+    // Three ways: the GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels.
+    for (const auto& [one_pass, texel] : {std::pair{0u, false}, {uint32_t(hd), false}, {uint32_t(hd), true}}) {
+        CAPTURE(one_pass, texel);
         auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
         auto params = block_params_buffer(block);
         gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
         gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
-        gpu::Kernel k(gpu_context(), "attention", 6, sizeof(AttentionPush), {one_pass});
+        using gpu::BindingKind;
+        std::vector<BindingKind> kinds(6, BindingKind::Storage);
+        if (texel) kinds.resize(8, BindingKind::Texel);
+        gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", kinds, sizeof(AttentionPush), {one_pass});
+        const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
+        const uint32_t groups = attention_groups(gpu_context(), uint32_t(heads * T));
         run_once([&](gpu::CommandSequence& s) {
-            s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out},
-                       AttentionPush{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0},
-                       attention_groups(gpu_context(), uint32_t(heads * T)));
+            if (texel)
+                s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),
+                               gpu::texel(*vc, gpu::TexelFormat::F32x4)},
+                           push, groups);
+            else
+                s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out}, push, groups);
         });
         CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
     }

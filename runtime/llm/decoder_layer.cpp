@@ -23,6 +23,14 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
     const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
     attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
+    // The one-pass layout can read the cache through texel views, where the matmuls do (blocks only).
+    if (one_pass) {
+        using gpu::BindingKind;
+        std::vector<BindingKind> kinds(6, BindingKind::Storage);
+        kinds.resize(8, BindingKind::Texel);  // keys and values as RGBA32F
+        attention_texel_ = std::make_unique<gpu::Kernel>(ctx, "attention_texel", kinds, sizeof(AttentionPush),
+                                                         std::vector<uint32_t>{one_pass});
+    }
 }
 
 DecoderLayerRecorder::~DecoderLayerRecorder() = default;
@@ -39,10 +47,20 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                  {*a.qkv, kv.keys(), kv.values(), params, w.qkv_bias ? *w.qkv_bias : *no_bias_, *rope_factors_},
                  RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
                  div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
-    seq.dispatch(*attention_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out},
-                 AttentionPush{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
-                               uint32_t(shape_.context), cache_offset},
-                 attention_groups(ctx_, uint32_t(shape_.n_heads * T)));
+    const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
+                            uint32_t(shape_.context), cache_offset};
+    const uint32_t att_groups = attention_groups(ctx_, uint32_t(shape_.n_heads * T));
+    using gpu::TexelFormat;
+    // Texel reads for blocks only: for a single token, binding the two views cost more than they
+    // saved at short contexts (stories260K, lavapipe: plain decoding 0.87x as fast).
+    if (attention_texel_ && T > 1 && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
+        kv.values().texel_view(TexelFormat::F32x4))
+        seq.dispatch(*attention_texel_,
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
+                      gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4)},
+                     att, att_groups);
+    else
+        seq.dispatch(*attention_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
     matmuls_.record(seq, {.w = &w.wo, .x = a.att_out, .y = a.x, .flags = kMatmulAccum, .out_rows = int(dim),
                           .tokens = T, .x_stride = dim, .y_stride = dim});
     seq.stage("ffn");

@@ -51,7 +51,7 @@ private:
     gpu::Context& ctx_;
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
-    std::unique_ptr<gpu::Kernel> rope_kv_, attention_;
+    std::unique_ptr<gpu::Kernel> rope_kv_, attention_, attention_texel_;
     std::unique_ptr<gpu::Buffer> rope_factors_, no_bias_;
 };
 
