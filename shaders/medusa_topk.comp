@@ -1,50 +1,58 @@
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 // One workgroup per Medusa head: its top-k tokens by logit (ties to the lower id) and their
 // softmax probabilities, written into the candidate list the tree is gathered from.
+// The workgroup's first subgroup does it alone, with subgroup reductions only: each round takes
+// the best token ranked after the previous round's pick, so there is no list of picked tokens
+// and no workgroup barrier (a CPU driver such as lavapipe switches between every subgroup of the
+// workgroup at each barrier). Lanes read four logits per load: a head's logits start at a
+// multiple of 4 floats (the host's stride).
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer HeadLogits { float L[]; };  // [heads][stride]
+layout(std430, binding = 0) readonly buffer HeadLogits { vec4 L4[]; };
 layout(std430, binding = 1) buffer Candidates { uint cand_token[]; };
 layout(std430, binding = 2) buffer CandidateProbs { float cand_prob[]; };
 layout(push_constant) uniform PushBlock { TopkPush p; };
-#include "reduce.glsl"
-shared uint picked[32];
-shared float best_v[64];
-shared uint best_i[64];
 
 void main() {
-    const uint k = gl_WorkGroupID.x, tid = gl_LocalInvocationID.x;
-    const uint off = k * p.stride;
+    if (gl_SubgroupID != 0) return;
+    const uint k = gl_WorkGroupID.x, lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+    const uint off = k * p.stride / 4u, quads = (p.vocab + 3u) / 4u;
     float m = -3.4e38;
-    for (uint i = tid; i < p.vocab; i += 64) m = max(m, L[off + i]);
-    m = workgroup_max(m);
+    for (uint i = lane; i < quads; i += S) {
+        const vec4 v = L4[off + i];
+        [[unroll]] for (uint c = 0; c < 4u; ++c)
+            if (4u * i + c < p.vocab) m = max(m, v[c]);
+    }
+    m = subgroupMax(m);
     float s = 0.0;
-    for (uint i = tid; i < p.vocab; i += 64) s += exp(L[off + i] - m);
-    const float z = workgroup_sum(s);
+    for (uint i = lane; i < quads; i += S) {
+        const vec4 v = L4[off + i];
+        [[unroll]] for (uint c = 0; c < 4u; ++c)
+            if (4u * i + c < p.vocab) s += exp(v[c] - m);
+    }
+    const float z = subgroupAdd(s);
+    float prev_v = 0.0;  // the last pick, in the order (logit descending, id ascending)
+    uint prev_i = 0u;
     for (uint r = 0; r < p.topk; ++r) {
         float v = -3.4e38;
         uint idx = 0xffffffffu;
-        for (uint i = tid; i < p.vocab; i += 64) {
-            bool taken = false;
-            for (uint q = 0; q < r; ++q) taken = taken || picked[q] == i;
-            const float x = L[off + i];
-            if (!taken && (x > v || (x == v && i < idx))) v = x, idx = i;
+        for (uint i = lane; i < quads; i += S) {
+            const vec4 q = L4[off + i];
+            [[unroll]] for (uint c = 0; c < 4u; ++c) {
+                const uint id = 4u * i + c;
+                const float x = q[c];
+                const bool after = r == 0u || x < prev_v || (x == prev_v && id > prev_i);
+                if (id < p.vocab && after && (x > v || (x == v && id < idx))) v = x, idx = id;
+            }
         }
-        const float sm = subgroupMax(v);
-        const uint si = subgroupMin(v == sm ? idx : 0xffffffffu);
-        if (subgroupElect()) best_v[gl_SubgroupID] = sm, best_i[gl_SubgroupID] = si;
-        barrier();
-        if (tid == 0) {
-            float bv = best_v[0];
-            uint bi = best_i[0];
-            for (uint g = 1; g < gl_NumSubgroups; ++g)
-                if (best_v[g] > bv || (best_v[g] == bv && best_i[g] < bi)) bv = best_v[g], bi = best_i[g];
-            picked[r] = bi;
-            cand_token[1 + k * p.topk + r] = bi;
-            cand_prob[1 + k * p.topk + r] = exp(bv - m) / z;
+        prev_v = subgroupMax(v);
+        prev_i = subgroupMin(v == prev_v ? idx : 0xffffffffu);
+        if (subgroupElect()) {
+            cand_token[1 + k * p.topk + r] = prev_i;
+            cand_prob[1 + k * p.topk + r] = exp(prev_v - m) / z;
         }
-        barrier();
     }
 }
