@@ -60,3 +60,24 @@ TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T 
     CHECK(r.out.find("forward(T)/forward(1):") != std::string::npos);
     CHECK(r.out.find("decode streams") != std::string::npos);
 }
+
+TEST_CASE("bench --position times the verify blocks that deep into the cache, within the context", "[bench][cli]") {
+    const fs::path path = fs::temp_directory_path() / ("medusa_bench_pos_" + std::to_string(getpid()) + ".json");
+    // stories260K's context is 512 positions: from 506, blocks of 1, 2 and 4 tokens fit and 8 does not.
+    const auto r = run_medusa("bench -m " + medusa::test::model_path("stories260K.bin") +
+                              " --runs 1 --tokens 2 --max-block 8 --no-cpu --no-medusa --position 506 --json " +
+                              path.string());
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json g = json::parse(slurp(path.string()))["vulkan"];
+    fs::remove(path);
+    CHECK(g["verify_position"].get<int>() == 506);
+    REQUIRE(g["verify_latency_ms"].size() == 3);
+    CHECK(g["verify_latency_ms"][2]["tokens"].get<int>() == 4);
+    CHECK(r.out.find("at cache position 506") != std::string::npos);
+
+    const auto bad = run_medusa("bench -m " + medusa::test::model_path("stories260K.bin") + " --position 600");
+    CHECK(bad.exit_code != 0);
+    CHECK(bad.err.find("--position must be 1..510") != std::string::npos);
+    CHECK(bad.err.find("600") != std::string::npos);
+}

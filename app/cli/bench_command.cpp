@@ -83,7 +83,7 @@ json timing_json(const Timing& t) {
 int run_bench(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels"},
               {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--compare",
+               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--position", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
@@ -108,6 +108,12 @@ int run_bench(int argc, char** argv) {
     const bool big = file.config.dim >= 1024;
     // Synthetic 7B shapes would need gigabytes of cache for their full context: 1024 positions.
     const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
+    // Where the timed verify blocks sit in the cache: after the prompt, or deeper (--position),
+    // where attention over the cached keys costs more.
+    const int position = args.integer("--position", n_prompt);
+    if (position < 1 || position + 1 >= context)
+        throw UsageError("--position must be 1.." + std::to_string(context - 2) + " (the context), got " +
+                         std::to_string(position));
     json out;
     out["model"] = file.path;
     out["synthetic"] = file.format == "synthetic";
@@ -141,7 +147,8 @@ int run_bench(int argc, char** argv) {
         g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
         // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
         const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 64 : 128);
-        g["verify_latency_ms"] = bench_verify_latency(model, n_prompt, runs, max_block);
+        g["verify_position"] = position;
+        g["verify_latency_ms"] = bench_verify_latency(model, position, runs, max_block);
         g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
         // Decoding modes side by side: --compare's list, else plain against Medusa.
         if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))

@@ -203,14 +203,14 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
     return out;
 }
 
-json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block) {
+json bench_verify_latency(GpuModel& model, int position, int runs, int max_block) {
     json out = json::array();
-    std::printf("verify forward latency by block size:");
+    std::printf("verify forward latency by block size at cache position %d:", position);
     for (int n : {1, 2, 4, 8, 16, 32, 64, 128}) {
-        if (prompt_len + n > model.config().seq_len || n > max_block) break;
+        if (position + n > model.config().seq_len || n > max_block) break;
         std::vector<int> tokens(n);
         for (int i = 0; i < n; ++i) tokens[i] = (i * 31 + 7) % model.config().vocab_size;
-        TokenBlock block = TokenBlock::causal(prompt_len, tokens);
+        TokenBlock block = TokenBlock::causal(position, tokens);
         model.forward(block);  // records this size's command buffer outside the timing
         std::vector<double> ms;
         for (int r = 0; r < std::max(3, runs); ++r) {

@@ -19,8 +19,8 @@ namespace medusa::cli {
 nlohmann::json bench_compare(const Args& args, GpuModel& model, const ModelFile& file,
                              const std::vector<int>& fallback_prompt, int n_tokens, int runs);
 
-// Median latency of one forward over blocks of 1, 8, ... 128 tokens after `prompt_len` cached ones.
-nlohmann::json bench_verify_latency(GpuModel& model, int prompt_len, int runs, int max_block);
+// Median latency of one forward over blocks of 1, 2, 4, ... 128 tokens after `position` cached ones.
+nlohmann::json bench_verify_latency(GpuModel& model, int position, int runs, int max_block);
 // forward(T)/forward(1) per block size T of a verify_latency table, keyed by T ("1", "2", ...).
 nlohmann::json forward_ratios(const nlohmann::json& latency);
 

@@ -34,6 +34,8 @@ const char* kUsage =
     "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--plot FILE.png|svg] [--runs N] [--tokens N]\n"
     "        [--compare ar,medusa,draft,draft-tree,ngram] [-c|--ctx-size N] [drafter flags as for generate]\n"
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
+    "      --position N: time the verify blocks (forward(T)/forward(1)) N positions into the cache (default:\n"
+    "      after the prompt), where attention over the cached keys weighs more\n"
     "      --synthetic NAME --dtype q4_0,q8_0,q4_k,...: decode speed and weight GB/s of each type\n"
     "      --tune-kernels [--tune-out FILE]: time every matrix-kernel configuration (texel or storage reads,\n"
     "      workgroup sizes) on this device and keep the fastest for this model's shapes (kernel-tuning.json)\n"
