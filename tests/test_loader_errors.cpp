@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "model/dequantize.h"
 #include "model/hf_loader.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
@@ -295,4 +296,17 @@ TEST_CASE("a tokenizer from another model is refused with both names", "[loader-
     const size_t key = find(b, "tokenizer.ggml.scores");
     put_u64(b, key + 21 + 4 + 4, 511);  // one score fewer: the rest of the file no longer parses either
     CHECK_THAT(load_error(b, "v.gguf"), Catch::StartsWith("v.gguf: "));
+}
+
+// Found by fuzz_torch_checkpoint: a tensor with a zero dimension has no bytes and may have no data
+// pointer; expanding it must give nothing rather than hand memcpy a null pointer (UBSan flags that).
+TEST_CASE("an empty tensor without data expands to no values", "[loader-errors]") {
+    for (DType type : {DType::F32, DType::F16, DType::Q8_G}) {
+        Tensor t;
+        t.name = "empty";
+        t.type = type;
+        t.shape = {0, 4};
+        t.group_size = type == DType::Q8_G ? 4 : 0;
+        CHECK(dequantize(t).empty());
+    }
 }

@@ -96,6 +96,8 @@ std::vector<float> dequantize(const Tensor& t) {
         throw FormatError("tensor '" + t.name + "' (" + dtype_name(t.type) + "): holds " + std::to_string(t.nbytes) +
                           " bytes, its shape needs " + std::to_string(want));
     std::vector<float> out(static_cast<size_t>(n));
+    // An empty tensor may have no data pointer at all, and memcpy from null is undefined even for 0 bytes.
+    if (n == 0) return out;
     const uint8_t* d = t.data;
     switch (t.type) {
         case DType::F32:
