@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/fuzz_*.cpp) with clang into build-fuzz/ and runs each for a
-# bounded time, seeded with copies of the real model files and the small corpus committed in
-# fuzz/corpus/<target>/. Exits non-zero when a target crashes; the crashing input is kept in
-# build-fuzz/crashes/, each target's log in build-fuzz/logs/.
+# Builds the libFuzzer targets (fuzz/fuzz_*.cpp) in the shared sanitizer build (build-asan/, see
+# scripts/sanitizer_build.sh) and runs each for a bounded time, seeded with copies of the real
+# model files and the small corpus committed in fuzz/corpus/<target>/. Exits non-zero when a
+# target crashes; the crashing input is kept in build-asan/crashes/, each target's log in
+# build-asan/logs/.
 #   usage: scripts/run_fuzzers.sh [seconds per target, default 20]
 #          scripts/run_fuzzers.sh --runs N [--max-time S] [--jobs J] [target ...]
 # --runs: N executions per target instead of a time (the long local runs of fuzz/RESULTS.md), or
 # S seconds if that comes first, J targets at a time; the corpus each run grew is kept in
-# build-fuzz/corpus/<target>/.
+# build-asan/corpus/<target>/.
 set -euo pipefail
 
 seconds=20 runs="" max_time=0 jobs=1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
-build="$root/build-fuzz"
+build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
          fuzz_sentencepiece_model fuzz_gguf_spm_vocab fuzz_chat_template)
@@ -33,12 +34,9 @@ elif [ $# -gt 0 ]; then
     seconds="$1"
 fi
 
-# The whole runtime gets coverage instrumentation (fuzzer-no-link), not just the fuzz entry points,
+# The whole runtime has coverage instrumentation (fuzzer-no-link), not just the fuzz entry points,
 # or libFuzzer could not see which parser branches an input reached.
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DMEDUSA_FUZZ=ON -DMEDUSA_APP=OFF \
-    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
-cmake --build "$build" -j2 --target "${targets[@]}"
+"$root/scripts/sanitizer_build.sh" "${targets[@]}"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -125,7 +123,7 @@ for t in "${targets[@]}"; do  # the committed seeds (fuzz/corpus/README.md says 
 done
 
 mkdir -p "$build/logs"
-# One target: its log in build-fuzz/logs/, a line of totals, and a file naming it when it crashed.
+# One target: its log in build-asan/logs/, a line of totals, and a file naming it when it crashed.
 run_one() {
     local t="$1" log="$build/logs/$1.log" limit=(-max_total_time="$seconds") corpus=("$work/$1") len=(-max_len=1400000)
     # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.

@@ -5,8 +5,8 @@
 #     calls the worker's controls, as the UI does (app/chat/tests/worker_handover_test.cpp).
 #  2. AddressSanitizer + LeakSanitizer + UBSan: medusa-chat --smoke under Xvfb (start, load the
 #     default model, generate, stop, clear, generate again, quit) with detect_leaks=1.
-# Both with the Vulkan validation layer on. Builds only those targets, in build-tsan/ and
-# build-asan/ (-O1 -g1; scripts/test.sh's loader tests share the latter). Races reported inside
+# Both with the Vulkan validation layer on. Builds only those targets, in build-tsan/ (-O1 -g1) and
+# build-asan/ (scripts/sanitizer_build.sh, shared with scripts/test.sh's loader tests and the fuzzers). Races reported inside
 # third-party libraries that are not built with ThreadSanitizer are suppressed by
 # scripts/tsan.supp (each entry says why); see below for the driver's process-lifetime blocks.
 set -euo pipefail
@@ -24,15 +24,14 @@ TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$
     build-tsan/app/chat/medusa_chat_tests "[step_log],[worker]" --use-colour no
 
 echo "== AddressSanitizer + LeakSanitizer: medusa-chat --smoke"
-cmake -S . -B build-asan "${flags[@]}" -DMEDUSA_SANITIZE=ON >/dev/null
-cmake --build build-asan -j"$jobs" --target medusa-chat
+scripts/sanitizer_build.sh medusa-chat
 mkdir -p build-asan/empty-cache  # as CTest runs it: the defaults must not depend on ~/.cache
 # The Vulkan loader dlclose()s the driver at vkDestroyInstance. Lavapipe keeps a few blocks for
 # the whole process in its globals (240 bytes in 3 blocks here, never freed); once the library is
 # unloaded they are unreachable and LeakSanitizer reports them from an "<unknown module>", which
 # no suppression can name. Preloading the driver keeps it mapped, so those blocks stay reachable
-# and every frame of any real leak can be symbolised. (The ASan runtime must come first.)
-preload=$(ldd build-asan/app/chat/medusa-chat | awk '/libasan\.so/ {print $3}')
+# and every frame of any real leak can be symbolised. (clang links the ASan runtime into the app.)
+preload=""
 for lib in /usr/lib/x86_64-linux-gnu/libvulkan_lvp.so /usr/lib/aarch64-linux-gnu/libvulkan_lvp.so; do
     [[ -e $lib ]] && preload="$preload $lib"
 done
