@@ -6,9 +6,10 @@
 #  2. AddressSanitizer + LeakSanitizer + UBSan: medusa-chat --smoke under Xvfb (start, load the
 #     default model, generate, stop, clear, generate again, quit) with detect_leaks=1.
 # Both with the Vulkan validation layer on. Builds only those targets, in build-tsan/ (-O1 -g1) and
-# build-asan/ (scripts/sanitizer_build.sh, shared with scripts/test.sh's loader tests and the fuzzers). Races reported inside
-# third-party libraries that are not built with ThreadSanitizer are suppressed by
-# scripts/tsan.supp (each entry says why); see below for the driver's process-lifetime blocks.
+# build-asan/ (scripts/sanitizer_build.sh, shared with scripts/test.sh's loader tests and the
+# fuzzers). Races reported inside third-party libraries that are not built with ThreadSanitizer
+# are suppressed by scripts/tsan.supp (each entry says why); see below for the driver's
+# process-lifetime blocks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -170,10 +170,8 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
         auto params = block_params_buffer(block);
         gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
         gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
-        using gpu::BindingKind;
-        std::vector<BindingKind> kinds(6, BindingKind::Storage);
-        if (texel) kinds.resize(8, BindingKind::Texel);
-        gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", kinds, sizeof(AttentionPush), {one_pass});
+        gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
+                      sizeof(AttentionPush), {one_pass});
         const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
         const uint32_t groups = attention_groups(gpu_context(), uint32_t(heads * T));
         run_once([&](gpu::CommandSequence& s) {

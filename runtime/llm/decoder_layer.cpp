@@ -22,15 +22,12 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     rope_kv_ = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
     const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
-    attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", 6, sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
+    attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", attention_bindings(false), sizeof(AttentionPush),
+                                               std::vector<uint32_t>{one_pass});
     // The one-pass layout can read the cache through texel views, where the matmuls do (blocks only).
-    if (one_pass) {
-        using gpu::BindingKind;
-        std::vector<BindingKind> kinds(6, BindingKind::Storage);
-        kinds.resize(8, BindingKind::Texel);  // keys and values as RGBA32F
-        attention_texel_ = std::make_unique<gpu::Kernel>(ctx, "attention_texel", kinds, sizeof(AttentionPush),
-                                                         std::vector<uint32_t>{one_pass});
-    }
+    if (one_pass)
+        attention_texel_ = std::make_unique<gpu::Kernel>(ctx, "attention_texel", attention_bindings(true),
+                                                         sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
 }
 
 DecoderLayerRecorder::~DecoderLayerRecorder() = default;

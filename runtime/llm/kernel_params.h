@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/context.h"
+#include "gpu/kernel.h"
 #include "layouts/push_constants.h"
 
 namespace medusa::kernels {
@@ -48,6 +49,14 @@ inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, in
         lane_per_row ? workgroup : std::max(1u, workgroup / std::max(1u, ctx.info().subgroup_size));
     return {{tile, lane_per_row ? 1u : 0u, workgroup}, std::min(div_up(rows, rows_per_group), 65535u),
             div_up(uint32_t(n_tokens), tile)};
+}
+
+// attention.comp's bindings: six storage buffers, then for its TEXEL variant the cached keys and
+// values as RGBA32F texel views.
+inline std::vector<gpu::BindingKind> attention_bindings(bool texel) {
+    std::vector<gpu::BindingKind> kinds(6, gpu::BindingKind::Storage);
+    if (texel) kinds.resize(8, gpu::BindingKind::Texel);
+    return kinds;
 }
 
 // attention.comp gives each (token, head) pair one subgroup of a 64-wide workgroup.
