@@ -89,7 +89,7 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     check_struct(spirv, "EagleInputs", {M(EagleInputs, store_base), M(EagleInputs, reserved), M(EagleInputs, source)});
     check_struct(spirv, "MatmulPush",
                  {M(MatmulPush, in_dim), M(MatmulPush, out_dim), M(MatmulPush, n_tokens), M(MatmulPush, group_shift),
-                  M(MatmulPush, flags), M(MatmulPush, x_stride), M(MatmulPush, y_stride), M(MatmulPush, eps),
+                  M(MatmulPush, x_stride), M(MatmulPush, y_stride), M(MatmulPush, eps),
                   M(MatmulPush, block_rows), M(MatmulPush, row_offset)});
     check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift)});
     check_struct(spirv, "RopePush", {M(RopePush, dim), M(RopePush, kv_dim), M(RopePush, head_dim), M(RopePush, theta),

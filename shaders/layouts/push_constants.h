@@ -12,7 +12,6 @@ struct MatmulPush {
     u32 out_dim;      // rows written (for SwiGLU: half the rows of W)
     u32 n_tokens;
     u32 group_shift;  // log2 of the quantization group size
-    u32 flags;        // kMatmul* fusions
     u32 x_stride;
     u32 y_stride;
     float eps;
