@@ -24,7 +24,7 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
     attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", attention_bindings(false), sizeof(AttentionPush),
                                                std::vector<uint32_t>{one_pass});
-    // The one-pass layout can read the cache through texel views, where the matmuls do (blocks only).
+    // The one-pass layout can read the cache through texel views, where the matmuls do.
     if (one_pass)
         attention_texel_ = std::make_unique<gpu::Kernel>(ctx, "attention_texel", attention_bindings(true),
                                                          sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
@@ -48,9 +48,9 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                             uint32_t(shape_.context), cache_offset};
     const uint32_t att_groups = attention_groups(ctx_, uint32_t(shape_.n_heads * T));
     using gpu::TexelFormat;
-    // Texel reads for blocks only: for a single token, binding the two views cost more than they
-    // saved at short contexts (stories260K, lavapipe: plain decoding 0.87x as fast).
-    if (attention_texel_ && T > 1 && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
+    // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
+    // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).
+    if (attention_texel_ && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
         kv.values().texel_view(TexelFormat::F32x4))
         seq.dispatch(*attention_texel_,
                      {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
