@@ -96,6 +96,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     // Both row layouts run on any device, each through storage loads and texel views; the
     // workgroup sizes the tuner tries take turns over the cases.
     const std::vector<uint32_t> workgroups = {32, 64, 128, 256};
+    const uint32_t fusions[] = {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu};
     std::map<std::pair<bool, bool>, std::unique_ptr<MatmulRecorder>> recorders;
     for (bool lane_per_row : {false, true})
         for (bool texel : {false, true})
@@ -113,7 +114,6 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
         // each type, in each layout, every fusion. Strides are push constants.
         const size_t i = pipeline_index++;
         const MatmulConfig config{texel, workgroups[(i + i / 4) % workgroups.size()]};
-        const uint32_t fusions[] = {0u, kMatmulNorm, kMatmulAccum, kMatmulNorm | kMatmulSwiglu};
         const uint32_t flags = fusions[(i / 4 * 2 + i % 2 + i / 12) % 4];
         // Rows of two 256-value super-blocks; an input row stride that is not a multiple of 4 takes
         // the one-word-at-a-time path; a row one quad (4 words) shorter leaves the lane-per-row
@@ -122,49 +122,49 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
         const std::pair<int, int> shapes[] = {{512, 0}, {512, 1}, {short_cols, 0}};  // (length, pad)
         for (auto [cols, pad] : shapes) {
             if (cols % c.block != 0) continue;
-                CAPTURE(dtype_name(c.type), T, lane_per_row, config.name(), cols, pad, flags);
-                const int x_stride = cols + pad;
-                std::vector<uint8_t> storage;
-                Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
-                GpuMatrix m = upload_matrix(ctx, {&w});
-                REQUIRE(m.variant() == c.variant);
-                const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
-                auto x = random_floats(size_t(T) * x_stride, 11 + T);
-                auto gain = random_floats(cols, 5, 1.0f);
-                auto y0 = random_floats(size_t(T) * out_rows, 3);
-                auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
+            CAPTURE(dtype_name(c.type), T, lane_per_row, config.name(), cols, pad, flags);
+            const int x_stride = cols + pad;
+            std::vector<uint8_t> storage;
+            Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
+            GpuMatrix m = upload_matrix(ctx, {&w});
+            REQUIRE(m.variant() == c.variant);
+            const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
+            auto x = random_floats(size_t(T) * x_stride, 11 + T);
+            auto gain = random_floats(cols, 5, 1.0f);
+            auto y0 = random_floats(size_t(T) * out_rows, 3);
+            auto xb = buffer_with(x), gb = buffer_with(gain), yb = buffer_with(y0);
 
-                MatmulRecorder& recorder = *recorders[{lane_per_row, texel}];
-                recorder.set_config(config);
-                const uint64_t texel_before = recorder.texel_dispatches();
-                gpu::CommandSequence seq(ctx);
-                seq.begin();
-                recorder.record(seq, {.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = flags,
-                                      .out_rows = out_rows, .tokens = T, .x_stride = uint32_t(x_stride),
-                                      .y_stride = uint32_t(out_rows)});
-                seq.end();
-                CHECK(recorder.texel_dispatches() - texel_before == (texel ? 1u : 0u));
-                seq.run();
-                auto got = read(*yb, y0.size());
+            MatmulRecorder& recorder = *recorders[{lane_per_row, texel}];
+            recorder.set_config(config);
+            const uint64_t texel_before = recorder.texel_dispatches();
+            gpu::CommandSequence seq(ctx);
+            seq.begin();
+            recorder.record(seq, {.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = flags,
+                                  .out_rows = out_rows, .tokens = T, .x_stride = uint32_t(x_stride),
+                                  .y_stride = uint32_t(out_rows)});
+            seq.end();
+            CHECK(recorder.texel_dispatches() - texel_before == (texel ? 1u : 0u));
+            seq.run();
+            auto got = read(*yb, y0.size());
 
-                auto wf = dequantize(w);
-                std::vector<float> want = y0, xn(cols), acc(rows);
-                for (int t = 0; t < T; ++t) {
-                    const float* xt = &x[size_t(t) * x_stride];
-                    if (flags & kMatmulNorm) rmsnorm(xn.data(), xt, gain.data(), cols, 1e-5f);
-                    else std::copy(xt, xt + cols, xn.begin());
-                    matvec(acc.data(), xn.data(), wf.data(), cols, rows);
-                    for (int o = 0; o < out_rows; ++o) {
-                        float v = acc[o];
-                        if (flags & kMatmulSwiglu) v = v / (1 + std::exp(-v)) * acc[o + out_rows];
-                        float& dst = want[size_t(t) * out_rows + o];
-                        dst = (flags & kMatmulAccum) ? dst + v : v;
-                    }
+            auto wf = dequantize(w);
+            std::vector<float> want = y0, xn(cols), acc(rows);
+            for (int t = 0; t < T; ++t) {
+                const float* xt = &x[size_t(t) * x_stride];
+                if (flags & kMatmulNorm) rmsnorm(xn.data(), xt, gain.data(), cols, 1e-5f);
+                else std::copy(xt, xt + cols, xn.begin());
+                matvec(acc.data(), xn.data(), wf.data(), cols, rows);
+                for (int o = 0; o < out_rows; ++o) {
+                    float v = acc[o];
+                    if (flags & kMatmulSwiglu) v = v / (1 + std::exp(-v)) * acc[o + out_rows];
+                    float& dst = want[size_t(t) * out_rows + o];
+                    dst = (flags & kMatmulAccum) ? dst + v : v;
                 }
-                float scale = 0;
-                for (float v : want) scale = std::max(scale, std::abs(v));
-                CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= c.tol * std::max(1.0f, scale) * 10);
             }
+            float scale = 0;
+            for (float v : want) scale = std::max(scale, std::abs(v));
+            CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= c.tol * std::max(1.0f, scale) * 10);
+        }
         }
     }
 }

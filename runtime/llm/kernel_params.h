@@ -36,19 +36,19 @@ inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // attention's ONE_PASS_HEAD_DIM); GPUs get layouts whose weight reads coalesce.
 inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().type == "cpu"; }
 
-// The pipeline's specialization constants (TILE, LANE_PER_ROW, the workgroup size, SUBGROUP) and
-// its workgroup grid: a lane per row, or a subgroup per row.
+// The pipeline's specialization constants (TILE, LANE_PER_ROW, the workgroup size, SUBGROUP, the
+// kMatmul* FUSIONS) and its workgroup grid: a lane per row, or a subgroup per row.
 struct MatmulGeometry {
     std::vector<uint32_t> spec;
     uint32_t groups_x, groups_y;
 };
-inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, int n_tokens,
+inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, int n_tokens, uint32_t fusions,
                                       bool lane_per_row, uint32_t workgroup = 64) {
     const uint32_t tile = matmul_tile(n_tokens);
-    const uint32_t rows_per_group =
-        lane_per_row ? workgroup : std::max(1u, workgroup / std::max(1u, ctx.info().subgroup_size));
-    return {{tile, lane_per_row ? 1u : 0u, workgroup, ctx.info().subgroup_size}, std::min(div_up(rows, rows_per_group), 65535u),
-            div_up(uint32_t(n_tokens), tile)};
+    const uint32_t subgroup = ctx.info().subgroup_size;
+    const uint32_t rows_per_group = lane_per_row ? workgroup : std::max(1u, workgroup / std::max(1u, subgroup));
+    return {{tile, lane_per_row ? 1u : 0u, workgroup, subgroup, fusions},
+            std::min(div_up(rows, rows_per_group), 65535u), div_up(uint32_t(n_tokens), tile)};
 }
 
 // attention.comp's bindings: six storage buffers, then for its TEXEL variant the cached keys and

@@ -40,8 +40,9 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         const int rows = w.segments.size() == 1 ? c.out_rows : s.rows;
         MatmulPush push{uint32_t(w.cols), uint32_t(rows), uint32_t(c.tokens), s.group_shift(), c.x_stride, c.y_stride,
                         rms_eps_, uint32_t(c.block_rows > 0 ? c.block_rows : rows), uint32_t(s.first_row)};
-        MatmulGeometry g = matmul_geometry(ctx_, uint32_t(rows), c.tokens, cpu_layouts_, config_.workgroup);
-        g.spec.push_back(c.flags);  // FUSIONS: each combination its own pipeline (matmul.comp says why)
+        // The fusions are a specialization constant: each combination its own pipeline (matmul.comp says why).
+        const MatmulGeometry g =
+            matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup);
         const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
         using gpu::TexelFormat;
         const bool texel = config_.texel && s.words->texel_view(TexelFormat::U32) &&

@@ -1,6 +1,6 @@
 // Records matrix products y = W x for any weight type into a command sequence, with the
-// pipelines (one per weight variant, geometry and set of fusions) built once per recorder. The model's layers,
-// its classifier and the Medusa heads all record through one of these.
+// pipelines (one per weight variant, geometry and set of fusions) built once per recorder. The
+// model's layers, its classifier and the Medusa heads all record through one of these.
 #pragma once
 #include <map>
 #include <memory>
