@@ -5,10 +5,13 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
-// One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix
-// [0, base) (the window's slots as its mask says) and the block tokens the mask lets this token see (itself and, in a tree, its
-// ancestors; in a prompt, everything before it). Subgroup reductions only: no workgroup
-// barriers, which CPU drivers such as lavapipe pay for dearly.
+#if BLOCK_MASK_WORDS != 4
+#error "mask rows are read as one uvec4"
+#endif
+// One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix [0, base)
+// (the window's slots as its mask says) and the block tokens the mask lets this token see (itself
+// and, in a tree, its ancestors; in a prompt, everything before it). Subgroup reductions only: no
+// workgroup barriers, which CPU drivers such as lavapipe pay for dearly.
 layout(local_size_x = 64) in;
 layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
 layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
@@ -18,10 +21,12 @@ layout(std430, binding = 4) buffer Scores { float att[]; };  // [T][n_heads][ctx
 layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
-bool visible(uint t, uint s, uint base) {
-    if (s < base - P.window) return true;
+// Slots before `free_end` (= base - window) are seen by every block token; the window's slots and
+// the block's own tokens only as the masks say. Callers load P.window once, outside their loops.
+bool visible(uint t, uint s, uint base, uint free_end) {
+    if (s < free_end) return true;
     if (s < base) {
-        const uint w = s - (base - P.window);
+        const uint w = s - free_end;
         return (P.window_mask[t * BLOCK_MASK_WORDS + (w >> 5)] & (1u << (w & 31u))) != 0;
     }
     const uint u = s - base;
@@ -37,37 +42,63 @@ const uint HD4 = ONE_PASS_HEAD_DIM / 4;
 layout(std430, binding = 0) readonly buffer QKV4 { vec4 qkv4[]; };
 layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, binding = 2) readonly buffer VCache4 { vec4 vc4[]; };
-// The TEXEL variant reads the cache's keys and values as RGBA32F texels (bindings 6 and 7): a CPU
-// driver fetches a texel for every lane with one gather, where a storage load at per-lane
-// addresses is a loop over the lanes.
+// The TEXEL variant reads the cache's keys and values, q and the mask rows as texels (bindings 6
+// to 9): a CPU driver fetches a texel for every lane with one gather, where a storage load at an
+// address it cannot prove uniform (anything derived from the workgroup) is a loop over the lanes.
 #if defined(VARIANT_TEXEL)
 layout(binding = 6) uniform samplerBuffer KeyTexels;
 layout(binding = 7) uniform samplerBuffer ValueTexels;
+layout(binding = 8) uniform samplerBuffer QkvTexels;
+layout(binding = 9) uniform usamplerBuffer ParamTexels;
 vec4 key4(uint i) { return texelFetch(KeyTexels, int(i)); }
 vec4 value4(uint i) { return texelFetch(ValueTexels, int(i)); }
+vec4 qkv4_at(uint i) { return texelFetch(QkvTexels, int(i)); }
+uvec4 mask_row(uint t) { return texelFetch(ParamTexels, int(BLOCK_MASK_TEXEL + t)); }
+uvec4 window_row(uint t) { return texelFetch(ParamTexels, int(BLOCK_WINDOW_MASK_TEXEL + t)); }
 #else
 vec4 key4(uint i) { return kc4[i]; }
 vec4 value4(uint i) { return vc4[i]; }
+vec4 qkv4_at(uint i) { return qkv4[i]; }
+uvec4 mask_row(uint t) {
+    const uint i = t * BLOCK_MASK_WORDS;
+    return uvec4(P.mask[i], P.mask[i + 1], P.mask[i + 2], P.mask[i + 3]);
+}
+uvec4 window_row(uint t) {
+    const uint i = t * BLOCK_MASK_WORDS;
+    return uvec4(P.window_mask[i], P.window_mask[i + 1], P.window_mask[i + 2], P.window_mask[i + 3]);
+}
 #endif
 
-void one_pass(uint t, uint h, uint base, uint n_keys, uint q_off, uint kv_off, float scale) {
+// The mask rows are read once, before the loops.
+void one_pass(uint t, uint h, uint base, uint free_end, uint n_keys, uint q_off, uint kv_off, float scale) {
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
+    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
     vec4 q[HD4 + 1], o[HD4 + 1];
     [[unroll]] for (uint d = 0; d < HD4; ++d) {
-        q[d] = qkv4[q_off / 4u + d] * scale;
+        q[d] = qkv4_at(q_off / 4u + d) * scale;
         o[d] = vec4(0.0);
     }
     float m = -3.0e38, l = 0.0;
-    for (uint s = lane; s < n_keys; s += S) {
-        if (!visible(t, s, base)) continue;
-        const uint k = (kv_off + s * p.kv_dim) / 4u;
-        float score = 0.0;
-        [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], key4(k + d));
-        const float m_new = max(m, score);
-        const float c = exp(m - m_new), e = exp(score - m_new);
-        l = l * c + e;
-        [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * value4(k + d);
-        m = m_new;
+    // Three passes: the slots every token sees (no mask), the window's, the block's own tokens.
+    [[unroll]] for (uint pass = 0; pass < 3; ++pass) {
+        const uint begin = pass == 0 ? 0 : pass == 1 ? free_end : base;
+        const uint end = pass == 0 ? free_end : pass == 1 ? base : n_keys;
+        for (uint s = begin + lane; s < end; s += S) {
+            if (pass > 0) {
+                const uint i = s - begin;
+                const uvec4 row = pass == 1 ? window_bits : block_bits;
+                const uint word = i < 64u ? (i < 32u ? row.x : row.y) : (i < 96u ? row.z : row.w);
+                if ((word & (1u << (i & 31u))) == 0) continue;
+            }
+            const uint k = (kv_off + s * p.kv_dim) / 4u;
+            float score = 0.0;
+            [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], key4(k + d));
+            const float m_new = max(m, score);
+            const float c = exp(m - m_new), e = exp(score - m_new);
+            l = l * c + e;
+            [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * value4(k + d);
+            m = m_new;
+        }
     }
     const float c = exp(m - subgroupMax(m));  // 0 for a lane that saw no key
     const float inv = 1.0 / subgroupAdd(l * c);
@@ -89,15 +120,16 @@ void main() {
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
     const uint a_off = (t * p.n_heads + h) * p.ctx;
     const float scale = inversesqrt(float(p.head_dim));
+    const uint free_end = base - P.window;
     if (ONE_PASS_HEAD_DIM != 0) {
-        one_pass(t, h, base, n_keys, q_off, kv_off, scale);
+        one_pass(t, h, base, free_end, n_keys, q_off, kv_off, scale);
         return;
     }
 
     float local_max = -3.0e38;
     for (uint s = lane; s < n_keys; s += S) {
         float score = -3.0e38;
-        if (visible(t, s, base)) {
+        if (visible(t, s, base, free_end)) {
             score = 0.0;
             for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[kv_off + s * p.kv_dim + d];
             score *= scale;
@@ -108,7 +140,7 @@ void main() {
     const float m = subgroupMax(local_max);
     float local_sum = 0.0;
     for (uint s = lane; s < n_keys; s += S) {
-        const float e = visible(t, s, base) ? exp(att[a_off + s] - m) : 0.0;
+        const float e = visible(t, s, base, free_end) ? exp(att[a_off + s] - m) : 0.0;
         att[a_off + s] = e;
         local_sum += e;
     }

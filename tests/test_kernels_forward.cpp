@@ -127,61 +127,67 @@ TEST_CASE("rope_kv adds the biases, rotates q in place and writes rotated k and 
 
 TEST_CASE("attention over the cache prefix and each node's ancestors matches the CPU, in both layouts", "[kernels]") {
     ValidationGuard guard;
-    const int dim = 64, kv = 32, hd = 8, heads = 8, kv_mul = heads / (kv / hd), ctx = 96, base = 41;
-    TokenBlock block = random_tree_block(base, 17, 100, 9);
-    // The last 12 cached slots are a window: each token sees a random subset of them.
-    block.window = 12;
-    std::mt19937 rng(4);
-    block.window_mask.assign(block.size(), std::vector<uint8_t>(block.window));
-    for (auto& row : block.window_mask)
-        for (auto& bit : row) bit = uint8_t(rng() % 2);
-    const int T = block.size(), stride = dim + 2 * kv;
-    const auto qkv = random_floats(size_t(T) * stride, 31, 1.0f);
-    const auto kcache = random_floats(size_t(ctx) * kv, 32, 1.0f), vcache = random_floats(size_t(ctx) * kv, 33, 1.0f);
-    // The CPU: softmax(q.k / sqrt(hd)) v over the visible slots.
-    std::vector<float> want(size_t(T) * dim);
-    for (int t = 0; t < T; ++t)
-        for (int h = 0; h < heads; ++h) {
-            const float* q = &qkv[size_t(t) * stride + h * hd];
-            const int kvh = h / kv_mul;
-            std::vector<double> w(base + T, 0.0);
-            double m = -1e30, z = 0;
-            for (int s = 0; s < base + T; ++s) {
-                if (!block.sees_slot(t, s)) continue;
-                double d = 0;
-                for (int i = 0; i < hd; ++i) d += double(q[i]) * kcache[size_t(s) * kv + kvh * hd + i];
-                w[s] = d / std::sqrt(double(hd));
-                m = std::max(m, w[s]);
+    const int dim = 64, kv = 32, hd = 8, heads = 8, kv_mul = heads / (kv / hd), ctx = 192, base = 41;
+    // A small tree, and a full block whose masks fill every word of a row (the texel variant
+    // reads a row as one uvec4): the last `window` cached slots are seen as a random subset.
+    for (const auto& [tokens, window] : {std::pair{17, 12}, {MAX_BLOCK_TOKENS, 40}}) {
+        CAPTURE(tokens, window);
+        TokenBlock block = random_tree_block(base, tokens, 100, 9);
+        block.window = window;
+        std::mt19937 rng(4);
+        block.window_mask.assign(block.size(), std::vector<uint8_t>(block.window));
+        for (auto& row : block.window_mask)
+            for (auto& bit : row) bit = uint8_t(rng() % 2);
+        const int T = block.size(), stride = dim + 2 * kv;
+        const auto qkv = random_floats(size_t(T) * stride, 31, 1.0f);
+        const auto kcache = random_floats(size_t(ctx) * kv, 32, 1.0f);
+        const auto vcache = random_floats(size_t(ctx) * kv, 33, 1.0f);
+        // The CPU: softmax(q.k / sqrt(hd)) v over the visible slots.
+        std::vector<float> want(size_t(T) * dim);
+        for (int t = 0; t < T; ++t)
+            for (int h = 0; h < heads; ++h) {
+                const float* q = &qkv[size_t(t) * stride + h * hd];
+                const int kvh = h / kv_mul;
+                std::vector<double> w(base + T, 0.0);
+                double m = -1e30, z = 0;
+                for (int s = 0; s < base + T; ++s) {
+                    if (!block.sees_slot(t, s)) continue;
+                    double d = 0;
+                    for (int i = 0; i < hd; ++i) d += double(q[i]) * kcache[size_t(s) * kv + kvh * hd + i];
+                    w[s] = d / std::sqrt(double(hd));
+                    m = std::max(m, w[s]);
+                }
+                for (int s = 0; s < base + T; ++s) {
+                    w[s] = block.sees_slot(t, s) ? std::exp(w[s] - m) : 0.0;
+                    z += w[s];
+                }
+                for (int i = 0; i < hd; ++i) {
+                    double acc = 0;
+                    for (int s = 0; s < base + T; ++s) acc += w[s] * vcache[size_t(s) * kv + kvh * hd + i];
+                    want[size_t(t) * dim + h * hd + i] = float(acc / z);
+                }
             }
-            for (int s = 0; s < base + T; ++s) {
-                w[s] = block.sees_slot(t, s) ? std::exp(w[s] - m) : 0.0;
-                z += w[s];
-            }
-            for (int i = 0; i < hd; ++i) {
-                double acc = 0;
-                for (int s = 0; s < base + T; ++s) acc += w[s] * vcache[size_t(s) * kv + kvh * hd + i];
-                want[size_t(t) * dim + h * hd + i] = float(acc / z);
-            }
+        // Three ways: the GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels.
+        for (const auto& [one_pass, texel] : {std::pair{0u, false}, {uint32_t(hd), false}, {uint32_t(hd), true}}) {
+            CAPTURE(one_pass, texel);
+            auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
+            auto params = block_params_buffer(block);
+            gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
+            gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
+            gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
+                          sizeof(AttentionPush), {one_pass});
+            const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
+            const uint32_t groups = attention_groups(gpu_context(), uint32_t(heads * T));
+            run_once([&](gpu::CommandSequence& s) {
+                if (texel)
+                    s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),
+                                   gpu::texel(*vc, gpu::TexelFormat::F32x4), gpu::texel(*qkvb, gpu::TexelFormat::F32x4),
+                                   gpu::texel(*params, gpu::TexelFormat::U32x4)},
+                               push, groups);
+                else
+                    s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out}, push, groups);
+            });
+            CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
         }
-    // Three ways: the GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels.
-    for (const auto& [one_pass, texel] : {std::pair{0u, false}, {uint32_t(hd), false}, {uint32_t(hd), true}}) {
-        CAPTURE(one_pass, texel);
-        auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
-        auto params = block_params_buffer(block);
-        gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
-        gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
-        gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
-                      sizeof(AttentionPush), {one_pass});
-        const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
-        const uint32_t groups = attention_groups(gpu_context(), uint32_t(heads * T));
-        run_once([&](gpu::CommandSequence& s) {
-            if (texel)
-                s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),
-                               gpu::texel(*vc, gpu::TexelFormat::F32x4)},
-                           push, groups);
-            else
-                s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out}, push, groups);
-        });
-        CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
     }
 }

@@ -51,10 +51,12 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
     // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
     // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).
     if (attention_texel_ && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
-        kv.values().texel_view(TexelFormat::F32x4))
+        kv.values().texel_view(TexelFormat::F32x4) && a.qkv->texel_view(TexelFormat::F32x4) &&
+        params.texel_view(TexelFormat::U32x4))
         seq.dispatch(*attention_texel_,
                      {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
-                      gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4)},
+                      gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4),
+                      gpu::texel(*a.qkv, TexelFormat::F32x4), gpu::texel(params, TexelFormat::U32x4)},
                      att, att_groups);
     else
         seq.dispatch(*attention_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);

@@ -52,10 +52,10 @@ inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, in
 }
 
 // attention.comp's bindings: six storage buffers, then for its TEXEL variant the cached keys and
-// values as RGBA32F texel views.
+// values and q (the qkv buffer) as RGBA32F texel views and the block's params as RGBA32UI.
 inline std::vector<gpu::BindingKind> attention_bindings(bool texel) {
     std::vector<gpu::BindingKind> kinds(6, gpu::BindingKind::Storage);
-    if (texel) kinds.resize(8, gpu::BindingKind::Texel);
+    if (texel) kinds.resize(10, gpu::BindingKind::Texel);
     return kinds;
 }
 

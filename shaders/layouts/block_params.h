@@ -18,4 +18,13 @@ struct BlockParams {
     u32 window_mask[MAX_BLOCK_TOKENS * BLOCK_MASK_WORDS];
 };
 LAYOUT_END
+// The masks' rows as RGBA32UI texels of the params buffer (attention's TEXEL variant reads a row
+// with one fetch): BLOCK_MASK_WORDS = 4 words a row, 16-byte aligned.
+#define BLOCK_MASK_TEXEL ((4 + 2 * MAX_BLOCK_TOKENS) / 4)
+#define BLOCK_WINDOW_MASK_TEXEL (BLOCK_MASK_TEXEL + MAX_BLOCK_TOKENS)
+#ifdef __cplusplus
+#include <cstddef>
+static_assert(BLOCK_MASK_WORDS == 4 && offsetof(medusa::layout::BlockParams, mask) == BLOCK_MASK_TEXEL * 16 &&
+              offsetof(medusa::layout::BlockParams, window_mask) == BLOCK_WINDOW_MASK_TEXEL * 16);
+#endif
 #endif
