@@ -193,23 +193,35 @@ TEST_CASE("matrices stack into one segment per run of equal types", "[kernels]")
 TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
     test::ValidationGuard guard;
     auto& ctx = gpu_context();
-    const int vocab = 1000, T = 5;
-    auto logits = random_floats(size_t(vocab) * T, 9);
-    logits[2 * vocab + 17] = 5.0f;  // a tie: the lower index must win
-    logits[2 * vocab + 900] = 5.0f;
-    auto lb = buffer_with(logits);
-    gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
-    gpu::Kernel k(ctx, "argmax", 2, sizeof(ArgmaxPush));
-    gpu::CommandSequence seq(ctx);
-    seq.begin();
-    seq.dispatch(k, {*lb, out}, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);
-    seq.end();
-    seq.run();
-    std::vector<uint32_t> got(T);
-    out.download(got.data(), T * 4);
-    for (int t = 0; t < T; ++t) {
-        std::span<const float> row(&logits[size_t(t) * vocab], vocab);
-        CHECK(int(got[t]) == int(std::max_element(row.begin(), row.end()) - row.begin()));
+    // Storage reads (any vocabulary) and texel reads (a multiple of 4), over more tokens than one
+    // workgroup's subgroups hold; ties within a lane's texel and across lanes.
+    const int T = 11;
+    for (const auto& [vocab, texel] : {std::pair{1001, false}, {1000, false}, {1000, true}}) {
+        CAPTURE(vocab, texel);
+        auto logits = random_floats(size_t(vocab) * T, 9);
+        logits[2 * vocab + 17] = 5.0f;  // a tie: the lower index must win
+        logits[2 * vocab + 900] = 5.0f;
+        logits[3 * vocab + 402] = 5.0f;  // a tie inside one texel
+        logits[3 * vocab + 403] = 5.0f;
+        auto lb = buffer_with(logits);
+        gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
+        using gpu::BindingKind;
+        gpu::Kernel k(ctx, texel ? "argmax_texel" : "argmax",
+                      texel ? std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel}
+                            : std::vector{BindingKind::Storage, BindingKind::Storage},
+                      sizeof(ArgmaxPush));
+        gpu::CommandSequence seq(ctx);
+        seq.begin();
+        record_logit_rows(seq, k, *lb, out, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);
+        seq.end();
+        seq.run();
+        std::vector<uint32_t> got(T);
+        out.download(got.data(), T * 4);
+        for (int t = 0; t < T; ++t) {
+            std::span<const float> row(&logits[size_t(t) * vocab], vocab);
+            CHECK(int(got[t]) == int(std::max_element(row.begin(), row.end()) - row.begin()));
+        }
+        CHECK(got[2] == 17);
+        CHECK(got[3] == 402);
     }
-    CHECK(got[2] == 17);
 }

@@ -177,7 +177,7 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
             gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
                           sizeof(AttentionPush), {one_pass});
             const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
-            const uint32_t groups = attention_groups(gpu_context(), uint32_t(heads * T));
+            const uint32_t groups = subgroup_item_groups(gpu_context(), uint32_t(heads * T));
             run_once([&](gpu::CommandSequence& s) {
                 if (texel)
                     s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),

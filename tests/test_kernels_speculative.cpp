@@ -89,29 +89,36 @@ TEST_CASE("medusa_gather lays candidates into the block and leaves the root to t
 
 TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at the temperature", "[kernels]") {
     ValidationGuard guard;
-    const int vocab = 700, T = 6;
-    const auto logits = random_floats(size_t(vocab) * T, 51, 6.0f);
-    auto lb = buffer_with(logits);
-    gpu::Buffer stats(gpu_context(), size_t(T) * 2 * 4, gpu::MemoryKind::Host);
-    for (float temperature : {1.0f, 0.6f}) {
-        CAPTURE(temperature);
-        gpu::Kernel k(gpu_context(), "node_stats", 2, sizeof(NodeStatsPush));
-        run_once([&](gpu::CommandSequence& s) {
-            s.dispatch(k, {*lb, stats}, NodeStatsPush{uint32_t(vocab), uint32_t(T), temperature}, T);
-        });
-        const auto got = read(stats, size_t(T) * 2);
-        for (int t = 0; t < T; ++t) {
-            const float* l = &logits[size_t(t) * vocab];
-            double m = -1e30, z = 0, h = 0;
-            for (int v = 0; v < vocab; ++v) m = std::max(m, double(l[v]) / temperature);
-            for (int v = 0; v < vocab; ++v) z += std::exp(double(l[v]) / temperature - m);
-            const double lse = m + std::log(z);
-            for (int v = 0; v < vocab; ++v) {
-                const double p = std::exp(double(l[v]) / temperature - lse);
-                h -= p * std::log(p + 1e-5);
+    // Storage reads (any vocabulary) and texel reads (a multiple of 4), over more tokens than one
+    // workgroup's subgroups hold.
+    const int T = 11;
+    for (const auto& [vocab, texel] : {std::pair{701, false}, {700, false}, {700, true}}) {
+        for (float temperature : {1.0f, 0.6f}) {
+            CAPTURE(vocab, texel, temperature);
+            const auto logits = random_floats(size_t(vocab) * T, 51, 6.0f);
+            auto lb = buffer_with(logits);
+            gpu::Buffer stats(gpu_context(), size_t(T) * 2 * 4, gpu::MemoryKind::Host);
+            using gpu::BindingKind;
+            gpu::Kernel k(gpu_context(), texel ? "node_stats_texel" : "node_stats",
+                          texel ? std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel}
+                                : std::vector{BindingKind::Storage, BindingKind::Storage},
+                          sizeof(NodeStatsPush));
+            const NodeStatsPush push{uint32_t(vocab), uint32_t(T), temperature};
+            run_once([&](gpu::CommandSequence& s) { record_logit_rows(s, k, *lb, stats, push, T); });
+            const auto got = read(stats, size_t(T) * 2);
+            for (int t = 0; t < T; ++t) {
+                const float* l = &logits[size_t(t) * vocab];
+                double m = -1e30, z = 0, h = 0;
+                for (int v = 0; v < vocab; ++v) m = std::max(m, double(l[v]) / temperature);
+                for (int v = 0; v < vocab; ++v) z += std::exp(double(l[v]) / temperature - m);
+                const double lse = m + std::log(z);
+                for (int v = 0; v < vocab; ++v) {
+                    const double p = std::exp(double(l[v]) / temperature - lse);
+                    h -= p * std::log(p + 1e-5);
+                }
+                CHECK(got[2 * t] == Approx(lse).epsilon(1e-5));
+                CHECK(got[2 * t + 1] == Approx(h).epsilon(1e-4));
             }
-            CHECK(got[2 * t] == Approx(lse).epsilon(1e-5));
-            CHECK(got[2 * t + 1] == Approx(h).epsilon(1e-4));
         }
     }
 }

@@ -57,6 +57,7 @@ public:
     void wait();
     void run() { submit(), wait(); }
 
+    Context& context() const { return ctx_; }
     uint32_t dispatch_count() const { return dispatches_; }
     uint64_t submit_count() const { return submits_; }
     // GPU time of the last finished submit, summed per stage label (empty without timestamps).

@@ -46,7 +46,7 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                  div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
     const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
                             uint32_t(shape_.context), cache_offset};
-    const uint32_t att_groups = attention_groups(ctx_, uint32_t(shape_.n_heads * T));
+    const uint32_t att_groups = subgroup_item_groups(ctx_, uint32_t(shape_.n_heads * T));
     using gpu::TexelFormat;
     // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
     // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).

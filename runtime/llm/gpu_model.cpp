@@ -72,7 +72,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
     kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 5, sizeof(RmsnormPush));
-    kernels_["argmax"] = std::make_unique<gpu::Kernel>(ctx, "argmax", 2, sizeof(ArgmaxPush));
+    kernels_["argmax"] = logit_rows_kernel(ctx, "argmax", uint32_t(cfg_.vocab_size), *logits_, sizeof(ArgmaxPush));
 }
 
 GpuModel::~GpuModel() = default;
@@ -101,8 +101,8 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
                            .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
-    seq.dispatch(*kernels_["argmax"], {*logits_, *argmax_}, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
-                 uint32_t(T));
+    record_logit_rows(seq, *kernels_["argmax"], *logits_, *argmax_, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
+                      uint32_t(T));
 }
 
 void GpuModel::set_matmul_config(const MatmulConfig& config) {

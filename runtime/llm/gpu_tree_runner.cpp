@@ -19,7 +19,8 @@ GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), 
     stats_ = std::make_unique<gpu::Buffer>(ctx, MAX_BLOCK_TOKENS * 2 * 4, gpu::MemoryKind::Host);
     probs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::DraftProbs), gpu::MemoryKind::Host);
     select_row_ = std::make_unique<gpu::Kernel>(ctx, "select_row", 3, sizeof(RowPush));
-    node_stats_ = std::make_unique<gpu::Kernel>(ctx, "node_stats", 2, sizeof(NodeStatsPush));
+    node_stats_ = logit_rows_kernel(ctx, "node_stats", uint32_t(model.config().vocab_size), model.logits_buffer(),
+                                    sizeof(NodeStatsPush));
 }
 
 GpuTreeRunner::~GpuTreeRunner() = default;
@@ -53,8 +54,9 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
     model_.record_forward(*seq, T);
     if (stats_temperature >= 0) {
         seq->stage("stats");
-        seq->dispatch(*node_stats_, {model_.logits_buffer(), *stats_},
-                      NodeStatsPush{uint32_t(model_.config().vocab_size), uint32_t(T), stats_temperature}, uint32_t(T));
+        record_logit_rows(*seq, *node_stats_, model_.logits_buffer(), *stats_,
+                          NodeStatsPush{uint32_t(model_.config().vocab_size), uint32_t(T), stats_temperature},
+                          uint32_t(T));
     }
     seq->end();
     return *seq;

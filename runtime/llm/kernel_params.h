@@ -3,9 +3,11 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "gpu/command_sequence.h"
 #include "gpu/context.h"
 #include "gpu/kernel.h"
 #include "layouts/push_constants.h"
@@ -59,9 +61,32 @@ inline std::vector<gpu::BindingKind> attention_bindings(bool texel) {
     return kinds;
 }
 
-// attention.comp gives each (token, head) pair one subgroup of a 64-wide workgroup.
-inline uint32_t attention_groups(const gpu::Context& ctx, uint32_t pairs) {
-    return div_up(pairs, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
+// Workgroups for shaders that give each item one subgroup of a 64-wide workgroup (attention.comp:
+// each (token, head) pair; node_stats.comp: each token).
+inline uint32_t subgroup_item_groups(const gpu::Context& ctx, uint32_t items) {
+    return div_up(items, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
+}
+
+// Shaders over rows of logits (argmax.comp, node_stats.comp, one subgroup a row): their TEXEL
+// variant where each row is whole RGBA32F texels and the device can view the buffer so.
+inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, const std::string& shader,
+                                                      uint32_t vocab, const gpu::Buffer& logits, uint32_t push_bytes) {
+    using gpu::BindingKind;
+    if (vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4))
+        return std::make_unique<gpu::Kernel>(
+            ctx, shader + "_texel", std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel},
+            push_bytes);
+    return std::make_unique<gpu::Kernel>(ctx, shader, 2, push_bytes);
+}
+// Records `k` (from logit_rows_kernel) over the first `rows` rows of `logits`, writing `out`.
+template <class Push>
+void record_logit_rows(gpu::CommandSequence& seq, const gpu::Kernel& k, const gpu::Buffer& logits,
+                       const gpu::Buffer& out, const Push& push, uint32_t rows) {
+    const uint32_t groups = subgroup_item_groups(seq.context(), rows);
+    if (k.num_buffers() == 3)
+        seq.dispatch(k, {logits, out, gpu::texel(logits, gpu::TexelFormat::F32x4)}, push, groups);
+    else
+        seq.dispatch(k, {logits, out}, push, groups);
 }
 
 // Elements per weight word of a shader variant (EPW in weights.glsl; GGUF block variants: 8).
