@@ -61,7 +61,7 @@ TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
 
 TEST_CASE("rmsnorm normalises every token's row, applies the gains and fills the feature cache", "[kernels]") {
     ValidationGuard guard;
-    const int dim = 96, T = 7, ctx = 40, base = 20;
+    const int dim = 96, T = 11, ctx = 40, base = 20;  // more tokens than one workgroup's subgroups
     const auto x = random_floats(size_t(T) * dim, 11, 2.0f), g = random_floats(dim, 12, 1.0f);
     auto xb = buffer_with(x), gb = buffer_with(g);
     gpu::Buffer y(gpu_context(), x.size() * 4, gpu::MemoryKind::Device);
@@ -69,7 +69,8 @@ TEST_CASE("rmsnorm normalises every token's row, applies the gains and fills the
     auto params = block_params_buffer(TokenBlock::causal(base, std::vector<int>(T, 3)));
     gpu::Kernel k(gpu_context(), "rmsnorm", 5, sizeof(RmsnormPush));
     run_once([&](gpu::CommandSequence& s) {
-        s.dispatch(k, {*xb, *gb, y, *features, *params}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f, 1u}, T);
+        s.dispatch(k, {*xb, *gb, y, *features, *params}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f, 1u},
+                   subgroup_item_groups(gpu_context(), T));
     });
     const auto got = read(y, x.size()), cache = read(*features, size_t(ctx) * dim);
     std::vector<float> want(dim);

@@ -30,34 +30,42 @@ std::unique_ptr<gpu::Buffer> host_struct(const T& v) {
 
 TEST_CASE("medusa_topk finds each head's top-k (ties to the lower id) and their probabilities", "[kernels]") {
     ValidationGuard guard;
-    const int vocab = 301, stride = 320, heads = 3, topk = 5;  // a vocabulary that ends inside a quad
-    auto logits = random_floats(size_t(heads) * stride, 41, 3.0f);
-    logits[stride + 7] = logits[stride + 250] = 9.0f;  // a tie for head 1's best: id 7 first
-    auto lb = buffer_with(logits);
-    const size_t n = 1 + heads * topk;
-    auto tokens = buffer_with(std::vector<uint32_t>(n, 0)), probs = buffer_with(std::vector<float>(n, 0));
-    gpu::Kernel k(gpu_context(), "medusa_topk", 3, sizeof(TopkPush));
-    run_once([&](gpu::CommandSequence& s) {
-        s.dispatch(k, {*lb, *tokens, *probs}, TopkPush{uint32_t(vocab), uint32_t(stride), uint32_t(topk)}, heads);
-    });
-    const auto got_t = read<uint32_t>(*tokens, n);
-    const auto got_p = read(*probs, n);
-    for (int h = 0; h < heads; ++h) {
-        const float* l = &logits[size_t(h) * stride];
-        std::vector<int> order(vocab);
-        for (int v = 0; v < vocab; ++v) order[v] = v;
-        std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return l[a] > l[b]; });
-        const double m = l[order[0]];
-        double z = 0;
-        for (int v = 0; v < vocab; ++v) z += std::exp(l[v] - m);
-        for (int r = 0; r < topk; ++r) {
-            CAPTURE(h, r);
-            CHECK(int(got_t[1 + h * topk + r]) == order[r]);
-            CHECK(got_p[1 + h * topk + r] == Approx(std::exp(l[order[r]] - m) / z).epsilon(1e-4));
+    for (bool texel : {false, true}) {
+        CAPTURE(texel);
+        const int vocab = 301, stride = 320, heads = 3, topk = 5;  // a vocabulary that ends inside a quad
+        auto logits = random_floats(size_t(heads) * stride, 41, 3.0f);
+        logits[stride + 7] = logits[stride + 250] = 9.0f;  // a tie for head 1's best: id 7 first
+        auto lb = buffer_with(logits);
+        const size_t n = 1 + heads * topk;
+        auto tokens = buffer_with(std::vector<uint32_t>(n, 0)), probs = buffer_with(std::vector<float>(n, 0));
+        gpu::Kernel k(gpu_context(), texel ? "medusa_topk_texel" : "medusa_topk", medusa_topk_bindings(texel),
+                      sizeof(TopkPush));
+        const TopkPush push{uint32_t(vocab), uint32_t(stride), uint32_t(topk)};
+        run_once([&](gpu::CommandSequence& s) {
+            if (texel)
+                s.dispatch(k, {*lb, *tokens, *probs, gpu::texel(*lb, gpu::TexelFormat::F32x4)}, push, heads);
+            else
+                s.dispatch(k, {*lb, *tokens, *probs}, push, heads);
+        });
+        const auto got_t = read<uint32_t>(*tokens, n);
+        const auto got_p = read(*probs, n);
+        for (int h = 0; h < heads; ++h) {
+            const float* l = &logits[size_t(h) * stride];
+            std::vector<int> order(vocab);
+            for (int v = 0; v < vocab; ++v) order[v] = v;
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return l[a] > l[b]; });
+            const double m = l[order[0]];
+            double z = 0;
+            for (int v = 0; v < vocab; ++v) z += std::exp(l[v] - m);
+            for (int r = 0; r < topk; ++r) {
+                CAPTURE(h, r);
+                CHECK(int(got_t[1 + h * topk + r]) == order[r]);
+                CHECK(got_p[1 + h * topk + r] == Approx(std::exp(l[order[r]] - m) / z).epsilon(1e-4));
+            }
         }
+        CHECK(got_t[1 + topk] == 7);
+        CHECK(got_t[2 + topk] == 250);
     }
-    CHECK(got_t[1 + topk] == 7);
-    CHECK(got_t[2 + topk] == 250);
 }
 
 TEST_CASE("medusa_gather lays candidates into the block and leaves the root to the CPU", "[kernels]") {

@@ -69,7 +69,10 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
     for (int i = 0; i < nodes_; ++i) map.candidate[i] = uint32_t(candidate[i]);
     map_ = device_buffer(ctx, sizeof map);
     map_->upload(&map, sizeof map);
-    topk_kernel_ = std::make_unique<gpu::Kernel>(ctx, "medusa_topk", 3, sizeof(TopkPush));
+    // The stride keeps each head's logits whole texels.
+    const bool texel = logits_->texel_view(gpu::TexelFormat::F32x4) != VK_NULL_HANDLE;
+    topk_kernel_ = std::make_unique<gpu::Kernel>(ctx, texel ? "medusa_topk_texel" : "medusa_topk",
+                                                 medusa_topk_bindings(texel), sizeof(TopkPush));
     gather_kernel_ = std::make_unique<gpu::Kernel>(ctx, "medusa_gather", 5, 0);
 }
 
@@ -97,8 +100,12 @@ void GpuMedusaHeads::record(gpu::CommandSequence& seq, const gpu::Buffer& last_h
         mm.record(seq, {.w = &w2_, .x = x, .y = logits_.get(), .out_rows = int(K * vocab), .tokens = 1,
                         .x_stride = x_stride, .y_stride = uint32_t(vocab_stride_), .block_rows = int(vocab)});
     seq.stage("topk");
-    seq.dispatch(*topk_kernel_, {*logits_, *cand_tokens_, *cand_probs_},
-                 TopkPush{vocab, uint32_t(vocab_stride_), uint32_t(topk_)}, K);
+    const TopkPush topk{vocab, uint32_t(vocab_stride_), uint32_t(topk_)};
+    if (topk_kernel_->num_buffers() == 4)
+        seq.dispatch(*topk_kernel_,
+                     {*logits_, *cand_tokens_, *cand_probs_, gpu::texel(*logits_, gpu::TexelFormat::F32x4)}, topk, K);
+    else
+        seq.dispatch(*topk_kernel_, {*logits_, *cand_tokens_, *cand_probs_}, topk, K);
     seq.stage("gather");
     seq.dispatch_raw(*gather_kernel_, {*map_, *cand_tokens_, *cand_probs_, block_params, probs}, nullptr, 0, 1);
 }

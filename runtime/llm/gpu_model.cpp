@@ -97,7 +97,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     for (size_t l = 0; l < layers_.size(); ++l) layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
     seq.stage("classifier");
     seq.dispatch(*kernels_["rmsnorm"], {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
-                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, 1u}, uint32_t(T));
+                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, 1u}, subgroup_item_groups(ctx_, uint32_t(T)));
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
                            .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");

@@ -53,6 +53,14 @@ inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, in
             std::min(div_up(rows, rows_per_group), 65535u), div_up(uint32_t(n_tokens), tile)};
 }
 
+// medusa_topk.comp's bindings: three storage buffers, then for its TEXEL variant the heads'
+// logits as RGBA32F texels.
+inline std::vector<gpu::BindingKind> medusa_topk_bindings(bool texel) {
+    std::vector<gpu::BindingKind> kinds(3, gpu::BindingKind::Storage);
+    if (texel) kinds.push_back(gpu::BindingKind::Texel);
+    return kinds;
+}
+
 // attention.comp's bindings: six storage buffers, then for its TEXEL variant the cached keys and
 // values and q (the qkv buffer) as RGBA32F texel views and the block's params as RGBA32UI.
 inline std::vector<gpu::BindingKind> attention_bindings(bool texel) {
