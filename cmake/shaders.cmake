@@ -11,6 +11,9 @@ set(SPV_FILES)
 set(SPV_NAMES)
 foreach(src ${SHADER_SOURCES})
   get_filename_component(base ${src} NAME_WE)
+  # The first line decides the variants: editing a shader re-runs this, so a new variant is built
+  # and embedded by an incremental build too.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${src})
   file(STRINGS ${src} first_line LIMIT_COUNT 1)
   set(variants "")
   set(optimize -O)
