@@ -21,18 +21,6 @@ layout(std430, binding = 4) buffer Scores { float att[]; };  // [T][n_heads][ctx
 layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
-// Slots before `free_end` (= base - window) are seen by every block token; the window's slots and
-// the block's own tokens only as the masks say. Callers load P.window once, outside their loops.
-bool visible(uint t, uint s, uint base, uint free_end) {
-    if (s < free_end) return true;
-    if (s < base) {
-        const uint w = s - free_end;
-        return (P.window_mask[t * BLOCK_MASK_WORDS + (w >> 5)] & (1u << (w & 31u))) != 0;
-    }
-    const uint u = s - base;
-    return (P.mask[t * BLOCK_MASK_WORDS + (u >> 5)] & (1u << (u & 31u))) != 0;
-}
-
 // CPU drivers: the head size (a multiple of 4), and one pass with a running (online) softmax
 // per lane, merged across the subgroup at the end: no scores buffer and no barrier, and q, K
 // and V read four floats per load (each load is an instruction per lane there). 0: GPUs,
@@ -69,10 +57,22 @@ uvec4 window_row(uint t) {
 }
 #endif
 
-// The mask rows are read once, before the loops.
-void one_pass(uint t, uint h, uint base, uint free_end, uint n_keys, uint q_off, uint kv_off, float scale) {
+// Bit i of a mask row (BLOCK_MASK_WORDS = 4 words).
+bool row_bit(uvec4 row, uint i) {
+    const uint word = i < 64u ? (i < 32u ? row.x : row.y) : (i < 96u ? row.z : row.w);
+    return (word & (1u << (i & 31u))) != 0;
+}
+
+// Slots before `free_end` (= base - window) are seen by every block token; the window's slots and
+// the block's own tokens as the token's mask rows (read once, before any loop) say.
+bool visible(uint s, uint base, uint free_end, uvec4 window_bits, uvec4 block_bits) {
+    if (s < free_end) return true;
+    return s < base ? row_bit(window_bits, s - free_end) : row_bit(block_bits, s - base);
+}
+
+void one_pass(uint t, uint h, uint base, uint free_end, uint n_keys, uvec4 window_bits, uvec4 block_bits, uint q_off,
+              uint kv_off, float scale) {
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
     vec4 q[HD4 + 1], o[HD4 + 1];
     [[unroll]] for (uint d = 0; d < HD4; ++d) {
         q[d] = qkv4_at(q_off / 4u + d) * scale;
@@ -84,12 +84,7 @@ void one_pass(uint t, uint h, uint base, uint free_end, uint n_keys, uint q_off,
         const uint begin = pass == 0 ? 0 : pass == 1 ? free_end : base;
         const uint end = pass == 0 ? free_end : pass == 1 ? base : n_keys;
         for (uint s = begin + lane; s < end; s += S) {
-            if (pass > 0) {
-                const uint i = s - begin;
-                const uvec4 row = pass == 1 ? window_bits : block_bits;
-                const uint word = i < 64u ? (i < 32u ? row.x : row.y) : (i < 96u ? row.z : row.w);
-                if ((word & (1u << (i & 31u))) == 0) continue;
-            }
+            if (pass > 0 && !row_bit(pass == 1 ? window_bits : block_bits, s - begin)) continue;
             const uint k = (kv_off + s * p.kv_dim) / 4u;
             float score = 0.0;
             [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], key4(k + d));
@@ -124,15 +119,16 @@ void main() {
     const uint a_off = (t * p.n_heads + h) * p.ctx;
     const float scale = inversesqrt(float(p.head_dim));
     const uint free_end = base - P.window;
+    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
     if (ONE_PASS_HEAD_DIM != 0) {
-        one_pass(t, h, base, free_end, n_keys, q_off, kv_off, scale);
+        one_pass(t, h, base, free_end, n_keys, window_bits, block_bits, q_off, kv_off, scale);
         return;
     }
 
     float local_max = -3.0e38;
     for (uint s = lane; s < n_keys; s += S) {
         float score = -3.0e38;
-        if (visible(t, s, base, free_end)) {
+        if (visible(s, base, free_end, window_bits, block_bits)) {
             score = 0.0;
             for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[kv_off + s * p.kv_dim + d];
             score *= scale;
@@ -143,7 +139,7 @@ void main() {
     const float m = subgroupMax(local_max);
     float local_sum = 0.0;
     for (uint s = lane; s < n_keys; s += S) {
-        const float e = visible(t, s, base, free_end) ? exp(att[a_off + s] - m) : 0.0;
+        const float e = visible(s, base, free_end, window_bits, block_bits) ? exp(att[a_off + s] - m) : 0.0;
         att[a_off + s] = e;
         local_sum += e;
     }

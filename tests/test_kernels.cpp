@@ -205,11 +205,7 @@ TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
         logits[3 * vocab + 403] = 5.0f;
         auto lb = buffer_with(logits);
         gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
-        using gpu::BindingKind;
-        gpu::Kernel k(ctx, texel ? "argmax_texel" : "argmax",
-                      texel ? std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel}
-                            : std::vector{BindingKind::Storage, BindingKind::Storage},
-                      sizeof(ArgmaxPush));
+        gpu::Kernel k(ctx, texel ? "argmax_texel" : "argmax", logit_rows_bindings(texel), sizeof(ArgmaxPush));
         gpu::CommandSequence seq(ctx);
         seq.begin();
         record_logit_rows(seq, k, *lb, out, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);

@@ -106,10 +106,7 @@ TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at t
             const auto logits = random_floats(size_t(vocab) * T, 51, 6.0f);
             auto lb = buffer_with(logits);
             gpu::Buffer stats(gpu_context(), size_t(T) * 2 * 4, gpu::MemoryKind::Host);
-            using gpu::BindingKind;
-            gpu::Kernel k(gpu_context(), texel ? "node_stats_texel" : "node_stats",
-                          texel ? std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel}
-                                : std::vector{BindingKind::Storage, BindingKind::Storage},
+            gpu::Kernel k(gpu_context(), texel ? "node_stats_texel" : "node_stats", logit_rows_bindings(texel),
                           sizeof(NodeStatsPush));
             const NodeStatsPush push{uint32_t(vocab), uint32_t(T), temperature};
             run_once([&](gpu::CommandSequence& s) { record_logit_rows(s, k, *lb, stats, push, T); });

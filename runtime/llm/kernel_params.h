@@ -53,21 +53,20 @@ inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, in
             std::min(div_up(rows, rows_per_group), 65535u), div_up(uint32_t(n_tokens), tile)};
 }
 
-// medusa_topk.comp's bindings: three storage buffers, then for its TEXEL variant the heads'
-// logits as RGBA32F texels.
-inline std::vector<gpu::BindingKind> medusa_topk_bindings(bool texel) {
-    std::vector<gpu::BindingKind> kinds(3, gpu::BindingKind::Storage);
-    if (texel) kinds.push_back(gpu::BindingKind::Texel);
+// A shader's bindings: `storage` storage buffers, then, for its TEXEL variant, `texels` texel views.
+inline std::vector<gpu::BindingKind> storage_then_texels(uint32_t storage, bool texel, uint32_t texels) {
+    std::vector<gpu::BindingKind> kinds(storage, gpu::BindingKind::Storage);
+    if (texel) kinds.resize(storage + texels, gpu::BindingKind::Texel);
     return kinds;
 }
-
-// attention.comp's bindings: six storage buffers, then for its TEXEL variant the cached keys and
-// values and q (the qkv buffer) as RGBA32F texel views and the block's params as RGBA32UI.
-inline std::vector<gpu::BindingKind> attention_bindings(bool texel) {
-    std::vector<gpu::BindingKind> kinds(6, gpu::BindingKind::Storage);
-    if (texel) kinds.resize(10, gpu::BindingKind::Texel);
-    return kinds;
-}
+// medusa_topk.comp: three storage buffers, then the heads' logits as RGBA32F texels.
+inline std::vector<gpu::BindingKind> medusa_topk_bindings(bool texel) { return storage_then_texels(3, texel, 1); }
+// attention.comp: six storage buffers, then the cached keys and values and q (the qkv buffer) as
+// RGBA32F texel views and the block's params as RGBA32UI.
+inline std::vector<gpu::BindingKind> attention_bindings(bool texel) { return storage_then_texels(6, texel, 4); }
+// argmax.comp and node_stats.comp (logit_rows.glsl): the logits and the output, then the logits as
+// RGBA32F texels.
+inline std::vector<gpu::BindingKind> logit_rows_bindings(bool texel) { return storage_then_texels(2, texel, 1); }
 
 // Workgroups for shaders that give each item one subgroup of a 64-wide workgroup (attention.comp:
 // each (token, head) pair; node_stats.comp: each token).
@@ -79,12 +78,9 @@ inline uint32_t subgroup_item_groups(const gpu::Context& ctx, uint32_t items) {
 // variant where each row is whole RGBA32F texels and the device can view the buffer so.
 inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, const std::string& shader,
                                                       uint32_t vocab, const gpu::Buffer& logits, uint32_t push_bytes) {
-    using gpu::BindingKind;
-    if (vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4))
-        return std::make_unique<gpu::Kernel>(
-            ctx, shader + "_texel", std::vector{BindingKind::Storage, BindingKind::Storage, BindingKind::Texel},
-            push_bytes);
-    return std::make_unique<gpu::Kernel>(ctx, shader, 2, push_bytes);
+    const bool texel = vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4);
+    return std::make_unique<gpu::Kernel>(ctx, texel ? shader + "_texel" : shader, logit_rows_bindings(texel),
+                                         push_bytes);
 }
 // Records `k` (from logit_rows_kernel) over the first `rows` rows of `logits`, writing `out`.
 template <class Push>
