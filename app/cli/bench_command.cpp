@@ -143,6 +143,8 @@ int run_bench(int argc, char** argv) {
         g["decode_bandwidth_fraction"] = g["weight_bandwidth_gb_s"].get<double>() / bandwidth.gb_s;
         // What each extra submit of a step (a draft model's or EAGLE's levels) costs by itself.
         g["empty_submit_ms"] = gpu::measure_submit_ms(*gpu);
+        // The same with a blocking wait from the start: what polling the fence first saves.
+        g["empty_submit_blocking_ms"] = gpu::measure_submit_ms(*gpu, 200, std::chrono::microseconds(0));
         g["weights"] = model.weight_variants();
         g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
         // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
@@ -191,7 +193,8 @@ int run_bench(int argc, char** argv) {
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
     std::printf("measured bandwidth %.2f GB/s (%s): decode streams %.0f%% of it\n", bandwidth.gb_s,
                 bandwidth.method.c_str(), 100.0 * g["decode_bandwidth_fraction"].get<double>());
-    std::printf("an empty submit + wait: %.3f ms; matmul configuration %s (%s)\n", g["empty_submit_ms"].get<double>(),
+    std::printf("an empty submit + wait: %.3f ms (%.3f ms with a blocking wait); matmul configuration %s (%s)\n",
+                g["empty_submit_ms"].get<double>(), g["empty_submit_blocking_ms"].get<double>(),
                 g["matmul_config"]["name"].get<std::string>().c_str(),
                 g["matmul_config"]["source"].get<std::string>().c_str());
     std::printf("forward(T)/forward(1):");

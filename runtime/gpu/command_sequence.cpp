@@ -4,6 +4,7 @@
 
 #include "gpu/buffer.h"
 #include "gpu/context.h"
+#include "gpu/fence_wait.h"
 #include "gpu/kernel.h"
 #include "gpu/vk_check.h"
 
@@ -188,9 +189,9 @@ void CommandSequence::submit() {
     pending_ = true;
 }
 
-void CommandSequence::wait() {
+void CommandSequence::wait(std::chrono::microseconds spin) {
     if (!pending_) return;
-    vk_check(vkWaitForFences(ctx_.device(), 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    vk_check(wait_for_fence(ctx_.device(), fence_, spin), "waiting for a submit's fence");
     pending_ = false;
 }
 

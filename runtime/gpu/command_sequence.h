@@ -3,11 +3,13 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gpu/buffer.h"
+#include "gpu/fence_wait.h"
 
 namespace medusa::gpu {
 
@@ -54,7 +56,8 @@ public:
     void end();
 
     void submit();  // one vkQueueSubmit
-    void wait();
+    // Polls the fence for up to `spin`, then blocks (fence_wait.h says why).
+    void wait(std::chrono::microseconds spin = kFenceSpinBudget);
     void run() { submit(), wait(); }
 
     Context& context() const { return ctx_; }

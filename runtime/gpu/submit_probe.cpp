@@ -8,7 +8,7 @@
 
 namespace medusa::gpu {
 
-double measure_submit_ms(Context& ctx, int runs) {
+double measure_submit_ms(Context& ctx, int runs, std::chrono::microseconds spin) {
     CommandSequence seq(ctx);
     seq.begin();
     seq.end();
@@ -16,7 +16,8 @@ double measure_submit_ms(Context& ctx, int runs) {
     std::vector<double> ms;
     for (int r = 0; r < std::max(1, runs); ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        seq.run();
+        seq.submit();
+        seq.wait(spin);
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
