@@ -5,12 +5,14 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
+#include "layouts/block_params.h"
 // Y[t][o] (+)= sum_i W[o][i] * X[t][i] for a tile of up to 8 tokens (one subgroup or one lane per
 // output row, see LANE_PER_ROW), so each weight word is loaded once and used for every token of
 // the tile (tree verification).
 // Fused options: RMSNorm of X with gain G (the norm before q/k/v, the FFN and the classifier),
 // accumulate into Y (residual adds), SwiGLU over rows o and o+out (w1 and w3 stacked), and the
-// Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G.
+// Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G, and (lane-per-row TEXEL variants) the
+// qkv matmul's biases, RoPE and k/v cache writes (rope_kv.comp's work).
 // Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
 // row b and write output row b, so K stacked Medusa heads run as one dispatch.
 // Invocations per workgroup: a specialization constant (id 2) the host sets from the tuned or
@@ -28,6 +30,13 @@ layout(binding = 9) uniform samplerBuffer InputTexels4;
 layout(binding = 10) uniform samplerBuffer GainTexels4;
 vec4 x4_at(uint i) { return texelFetch(InputTexels4, int(i)); }
 vec4 g4_at(uint i) { return texelFetch(GainTexels4, int(i)); }
+// The qkv matmul's RoPE and cache writes (FLAG_ROPE, rope_kv.comp's bindings): the q/k/v biases,
+// Llama 3's frequency factors, the block's positions and slots, and the layer's cache.
+layout(std430, binding = 11) writeonly buffer KCache { float kc[]; };
+layout(std430, binding = 12) writeonly buffer VCache { float vc[]; };
+layout(std430, binding = 13) readonly buffer Params { BlockParams P; };
+layout(std430, binding = 14) readonly buffer QkvBias { float qkv_bias[]; };
+layout(std430, binding = 15) readonly buffer RopeFactors { float rope_factors[]; };
 #else
 layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
@@ -40,6 +49,7 @@ layout(push_constant) uniform PushBlock { MatmulPush p; };
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
 #define FLAG_RESBLOCK 8u
+#define FLAG_ROPE 16u
 // The fusions (FLAG_* above, kMatmul* on the host) are a specialization constant, not a push
 // constant: CPU drivers run both sides of a branch under a lane mask, so a runtime flag made every
 // matmul decode and multiply the SwiGLU's second matrix too (twice the work for the plain ones).
@@ -74,6 +84,33 @@ void store(uint r, uint t, float v) {
     const uint yi = t * p.y_stride + p.row_offset + r;
     if ((FUSIONS & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
 }
+
+#if defined(VARIANT_TEXEL)
+// FLAG_ROPE (lane-per-row layout, TEXEL variants): what rope_kv.comp does after the qkv matmul,
+// one dispatch a layer fewer. `v` is row r of q|k|v for token t; its RoPE partner (rows 2i and
+// 2i+1) is the neighbouring lane, so every lane calls this (the shuffle) and `keep` says who stores.
+void rope_store(uint r, uint t, float v, bool keep) {
+    const uint g = p.row_offset + r, qd = p.rope_q_dim, kvd = p.rope_kv_dim, hd = p.rope_head_dim;
+    v += qkv_bias[g];
+    const float partner = subgroupShuffleXor(v, 1u);
+    if (!keep) return;
+    const uint slot = P.base + t;
+    if (g < qd + kvd) {
+        const bool is_q = g < qd;
+        const uint i = is_q ? g : g - qd, pair = i & ~1u;
+        const float pos = float(P.positions[t]) / p.rope_position_scale;
+        const float freq =
+            1.0 / pow(p.rope_theta, float(pair % hd) / float(hd)) / rope_factors[(pair % hd) / 2];
+        const float c = cos(pos * freq), s = sin(pos * freq);
+        // (v0, v1) -> (v0 c - v1 s, v0 s + v1 c), this lane holding v0 or v1.
+        const float rotated = (i & 1u) == 0u ? v * c - partner * s : partner * s + v * c;
+        if (is_q) Y[t * p.y_stride + g] = rotated;
+        else kc[p.rope_cache_offset + slot * kvd + i] = rotated;
+    } else {
+        vc[p.rope_cache_offset + slot * kvd + g - qd - kvd] = v;
+    }
+}
+#endif
 
 // Words of a quad in the first half (weight_quad's first (a, b)).
 #define HALF (EPW > 1 ? EPW / 2 : 1)
@@ -161,6 +198,13 @@ void lane_per_row() {
             }
         }
     }
+#if defined(VARIANT_TEXEL)
+    if ((FUSIONS & FLAG_ROPE) != 0) {
+        [[unroll]] for (uint j = 0; j < TILE; ++j)
+            rope_store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j), live && j < tokens);
+        return;
+    }
+#endif
     [[unroll]] for (uint j = 0; j < TILE; ++j)
         if (live && j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
 }

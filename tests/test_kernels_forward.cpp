@@ -11,6 +11,7 @@
 #include "llm/cpu_reference.h"
 #include "llm/gpu_matrix.h"
 #include "llm/kernel_params.h"
+#include "llm/matmul_recorder.h"
 #include "model/dequantize.h"
 
 using namespace medusa;
@@ -124,6 +125,70 @@ TEST_CASE("rope_kv adds the biases, rotates q in place and writes rotated k and 
         }
         CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
     }
+}
+
+TEST_CASE("the qkv matmul's fused RoPE writes what the matmul and rope_kv write", "[kernels]") {
+    ValidationGuard guard;
+    auto& ctx = gpu_context();
+    const int dim = 64, kv = 32, hd = 8, in = 64, ctx_len = 80, layers = 2, layer = 1, base = 30;
+    const float theta = 10000.0f, position_scale = 2.0f;
+    // 12 tokens: a whole tile of 8 and a partial one.
+    const TokenBlock block = random_tree_block(base, 12, 100, 9);
+    const int T = block.size(), stride = dim + 2 * kv;
+    // q|k in F32 and v in F16: two segments, so the second dispatch's rows start at row_offset.
+    const auto wqk = random_floats(size_t(dim + kv) * in, 41, 0.3f), wv32 = random_floats(size_t(kv) * in, 42, 0.3f);
+    std::vector<uint16_t> wv16(wv32.size());
+    for (size_t i = 0; i < wv32.size(); ++i) wv16[i] = float_to_half(wv32[i]);
+    Tensor tqk = f32_tensor("qk", wqk, {dim + kv, in}), tv;
+    tv.name = "v", tv.type = DType::F16, tv.shape = {kv, in};
+    tv.data = reinterpret_cast<const uint8_t*>(wv16.data()), tv.nbytes = wv16.size() * 2;
+    GpuMatrix m = upload_matrix(ctx, {&tqk, &tv});
+    REQUIRE(m.segments.size() == 2);
+    const auto x = random_floats(size_t(T) * in, 43), gain = random_floats(size_t(in), 44, 1.0f);
+    const auto bias = random_floats(size_t(stride), 45, 0.5f);
+    const std::vector<float> factors = {1.0f, 1.55f, 2.7f, 8.0f};
+    auto xb = buffer_with(x), gb = buffer_with(gain), biasb = buffer_with(bias), factorsb = buffer_with(factors);
+    auto yb = buffer_with(std::vector<float>(size_t(T) * stride, 0.0f));
+    std::vector<float> zeros(size_t(layers) * ctx_len * kv, 0.0f);
+    auto kc = buffer_with(zeros), vc = buffer_with(zeros);
+    auto params = block_params_buffer(block);
+    const uint32_t offset = uint32_t(layer * ctx_len * kv);
+
+    MatmulRecorder recorder(ctx, true, 1e-5f, MatmulConfig{.texel = true, .workgroup = 64});
+    const MatmulRope rope{.keys = kc.get(), .values = vc.get(), .params = params.get(), .bias = biasb.get(),
+                          .factors = factorsb.get(), .q_dim = dim, .kv_dim = kv, .head_dim = hd,
+                          .cache_offset = offset, .theta = theta, .position_scale = position_scale};
+    const MatmulCall call{.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = kMatmulNorm | kMatmulRope,
+                          .out_rows = stride, .tokens = T, .x_stride = in, .y_stride = uint32_t(stride), .rope = &rope};
+    REQUIRE(recorder.fuses_rope(call));
+    run_once([&](gpu::CommandSequence& s) { recorder.record(s, call); });
+    const auto y_got = read(*yb, size_t(T) * stride), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
+
+    std::vector<float> w(wqk);
+    for (uint16_t h : wv16) w.push_back(half_to_float(h));
+    std::vector<float> xn(in), qkv(stride);
+    for (int t = 0; t < T; ++t) {
+        CAPTURE(t);
+        rmsnorm(xn.data(), &x[size_t(t) * in], gain.data(), in, 1e-5f);
+        matvec(qkv.data(), xn.data(), w.data(), in, stride);
+        for (int i = 0; i < stride; ++i) qkv[i] += bias[i];
+        rope_rotate(qkv.data(), dim, hd, block.positions[t], theta, factors.data(), position_scale);
+        rope_rotate(qkv.data() + dim, kv, hd, block.positions[t], theta, factors.data(), position_scale);
+        const size_t slot = offset + size_t(base + t) * kv;
+        CHECK(max_abs_diff(&y_got[size_t(t) * stride], qkv.data(), dim) < 1e-4f);
+        CHECK(max_abs_diff(&k_got[slot], qkv.data() + dim, kv) < 1e-4f);
+        CHECK(max_abs_diff(&v_got[slot], qkv.data() + dim + kv, kv) < 1e-4f);
+    }
+    CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
+    CHECK(v_got[offset + size_t(base + T) * kv] == 0.0f);  // and the slots past the block
+
+    // The storage-read layouts cannot take it: the layer records rope_kv for them instead.
+    MatmulRecorder storage(ctx, true, 1e-5f, MatmulConfig{.texel = false, .workgroup = 64});
+    CHECK_FALSE(storage.fuses_rope(call));
+    gpu::CommandSequence seq(ctx);
+    seq.begin();
+    CHECK_THROWS_WITH(storage.record(seq, call), Catch::Contains("fused RoPE"));
+    seq.end();
 }
 
 TEST_CASE("attention over the cache prefix and each node's ancestors matches the CPU, in both layouts", "[kernels]") {

@@ -90,7 +90,9 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     check_struct(spirv, "MatmulPush",
                  {M(MatmulPush, in_dim), M(MatmulPush, out_dim), M(MatmulPush, n_tokens), M(MatmulPush, group_shift),
                   M(MatmulPush, x_stride), M(MatmulPush, y_stride), M(MatmulPush, eps),
-                  M(MatmulPush, block_rows), M(MatmulPush, row_offset)});
+                  M(MatmulPush, block_rows), M(MatmulPush, row_offset), M(MatmulPush, rope_q_dim),
+                  M(MatmulPush, rope_kv_dim), M(MatmulPush, rope_head_dim), M(MatmulPush, rope_theta),
+                  M(MatmulPush, rope_cache_offset), M(MatmulPush, rope_position_scale)});
     check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift)});
     check_struct(spirv, "RopePush", {M(RopePush, dim), M(RopePush, kv_dim), M(RopePush, head_dim), M(RopePush, theta),
                                      M(RopePush, cache_offset), M(RopePush, position_scale)});

@@ -14,7 +14,7 @@
 
 namespace medusa::kernels {
 
-constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8;
+constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8, kMatmulRope = 16;
 constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in matmul.comp) for blocks
 // Blocks smaller than a tile (plain decoding, small trees) get a pipeline specialised to their size.
 inline uint32_t matmul_tile(int n_tokens) { return n_tokens < int(kMatmulTile) ? uint32_t(n_tokens) : kMatmulTile; }

@@ -22,14 +22,31 @@ const gpu::Kernel& MatmulRecorder::kernel(const std::string& variant, const std:
     if (!k) {
         using gpu::BindingKind;
         std::vector<BindingKind> kinds(5, BindingKind::Storage);
-        if (texel) kinds.resize(5 + 6, BindingKind::Texel);  // weights as R32/RG32/RGBA32, scales, inputs, gains
+        // Weights as R32/RG32/RGBA32, scales, inputs, gains; then kMatmulRope's five buffers.
+        if (texel) kinds.resize(5 + 6, BindingKind::Texel), kinds.resize(5 + 6 + 5, BindingKind::Storage);
         k = std::make_unique<gpu::Kernel>(ctx_, shader, kinds, sizeof(MatmulPush), spec);
     }
     return *k;
 }
 
+bool MatmulRecorder::texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer& x) const {
+    using gpu::TexelFormat;
+    return config_.texel && s.words->texel_view(TexelFormat::U32) && s.scales->texel_view(TexelFormat::F32) &&
+           x.texel_view(TexelFormat::F32x4);
+}
+
+bool MatmulRecorder::fuses_rope(const MatmulCall& c) const {
+    if (!cpu_layouts_ || !c.w || !c.x) return false;
+    for (const GpuMatrix::Segment& s : c.w->segments)
+        if (!texel_reads(s, *c.x)) return false;
+    return true;
+}
+
 void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
     if (!c.w || !c.x || !c.y) throw std::invalid_argument("a matmul needs weights, inputs and outputs");
+    const MatmulRope* rope = c.flags & kMatmulRope ? c.rope : nullptr;
+    if ((c.flags & kMatmulRope) && (!rope || !fuses_rope(c) || c.block_rows > 0 || (c.flags & kMatmulSwiglu)))
+        throw std::invalid_argument("a fused RoPE needs its buffers, the lane-per-row layout and texel reads");
     if (c.block_rows > 0 && (c.tokens != 1 || c.out_rows % c.block_rows != 0))
         throw std::invalid_argument("row blocks need one token and a whole number of blocks");
     const GpuMatrix& w = *c.w;
@@ -40,20 +57,26 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         const int rows = w.segments.size() == 1 ? c.out_rows : s.rows;
         MatmulPush push{uint32_t(w.cols), uint32_t(rows), uint32_t(c.tokens), s.group_shift(), c.x_stride, c.y_stride,
                         rms_eps_, uint32_t(c.block_rows > 0 ? c.block_rows : rows), uint32_t(s.first_row)};
+        if (rope) {
+            push.rope_q_dim = rope->q_dim, push.rope_kv_dim = rope->kv_dim, push.rope_head_dim = rope->head_dim;
+            push.rope_theta = rope->theta, push.rope_cache_offset = rope->cache_offset;
+            push.rope_position_scale = rope->position_scale;
+        }
         // The fusions are a specialization constant: each combination its own pipeline (matmul.comp says why).
         const MatmulGeometry g =
             matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup);
         const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
         using gpu::TexelFormat;
-        const bool texel = config_.texel && s.words->texel_view(TexelFormat::U32) &&
-                           s.scales->texel_view(TexelFormat::F32) && c.x->texel_view(TexelFormat::F32x4);
+        const bool texel = texel_reads(s, *c.x);
         texel_dispatches_ += texel ? 1 : 0;
         if (texel)
             seq.dispatch(kernel(s.variant, g.spec, true),
                          {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
                           gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
                           gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
-                          gpu::texel(extra, TexelFormat::F32x4)},
+                          gpu::texel(extra, TexelFormat::F32x4), rope ? *rope->keys : *no_extra_,
+                          rope ? *rope->values : *no_extra_, rope ? *rope->params : *no_extra_,
+                          rope ? *rope->bias : *no_extra_, rope ? *rope->factors : *no_extra_},
                          push, g.groups_x, g.groups_y);
         else
             seq.dispatch(kernel(s.variant, g.spec, false), {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x,

@@ -14,6 +14,18 @@
 
 namespace medusa {
 
+// kMatmulRope: the qkv matmul also adds the q/k/v biases, rotates q and k by each token's position
+// and writes k and v into the layer's cache (rope_kv.comp's work), q staying in y.
+struct MatmulRope {
+    const gpu::Buffer* keys = nullptr;
+    const gpu::Buffer* values = nullptr;
+    const gpu::Buffer* params = nullptr;  // the block (layout::BlockParams): positions and slots
+    const gpu::Buffer* bias = nullptr;    // q|k|v biases (zeros where the model has none)
+    const gpu::Buffer* factors = nullptr;  // per pair of a head (ones where the model has none)
+    uint32_t q_dim = 0, kv_dim = 0, head_dim = 0, cache_offset = 0;
+    float theta = 10000.0f, position_scale = 1.0f;
+};
+
 struct MatmulCall {
     const GpuMatrix* w = nullptr;
     const gpu::Buffer* x = nullptr;  // inputs, one row of x_stride floats per token (or block)
@@ -26,6 +38,7 @@ struct MatmulCall {
     // > 0 (one token only): w stacks out_rows / block_rows matrices and block b reads x row b
     // and writes y row b (the Medusa heads' stacked layers).
     int block_rows = 0;
+    const MatmulRope* rope = nullptr;  // with kMatmulRope
 };
 
 // The matrix kernels' choices that are measured per device and model (`bench --tune-kernels`,
@@ -44,6 +57,8 @@ public:
     // cpu_layouts: one lane per output row (CPU drivers), else coalesced rows per subgroup.
     MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config = {});
     void record(gpu::CommandSequence& seq, const MatmulCall& call);
+    // Whether `call` can take kMatmulRope: the lane-per-row layout read through texel views.
+    bool fuses_rope(const MatmulCall& call) const;
     bool cpu_layouts() const { return cpu_layouts_; }
     const MatmulConfig& config() const { return config_; }
     // Applies to what is recorded from now on; recorded sequences keep their pipelines.
@@ -54,6 +69,7 @@ public:
 
 private:
     const gpu::Kernel& kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel);
+    bool texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer& x) const;
     gpu::Context& ctx_;
     bool cpu_layouts_;
     MatmulConfig config_;

@@ -17,6 +17,13 @@ struct MatmulPush {
     float eps;
     u32 block_rows;   // out_dim, or the rows of one stacked matrix (one input row per block)
     u32 row_offset;   // output row of the dispatch's first row (a stack stored in several types)
+    // The fused RoPE of the qkv matmul (kMatmulRope; rope_kv.comp's RopePush otherwise).
+    u32 rope_q_dim;          // rows of q; then kv_dim rows of k and of v
+    u32 rope_kv_dim;
+    u32 rope_head_dim;
+    float rope_theta;
+    u32 rope_cache_offset;   // first float of this layer in the all-layer cache
+    float rope_position_scale;
 };
 struct EmbedPush {
     u32 dim;
