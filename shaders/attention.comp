@@ -8,7 +8,8 @@
 #if BLOCK_MASK_WORDS != 4
 #error "mask rows are read as one uvec4"
 #endif
-// One subgroup per (block token, head): softmax(q.K / sqrt(d)) V over the cache prefix [0, base)
+// One subgroup per (block token, head) (CPU drivers: per head and run of TOKENS_PER_SUBGROUP
+// tokens): softmax(q.K / sqrt(d)) V over the cache prefix [0, base)
 // (the window's slots as its mask says) and the block tokens the mask lets this token see (itself
 // and, in a tree, its ancestors; in a prompt, everything before it). Subgroup reductions only: no
 // workgroup barriers, which CPU drivers such as lavapipe pay for dearly.
@@ -70,60 +71,92 @@ bool visible(uint s, uint base, uint free_end, uvec4 window_bits, uvec4 block_bi
     return s < base ? row_bit(window_bits, s - free_end) : row_bit(block_bits, s - base);
 }
 
-void one_pass(uint t, uint h, uint base, uint free_end, uint n_keys, uvec4 window_bits, uvec4 block_bits, uint q_off,
-              uint kv_off, float scale) {
-    const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
-    vec4 q[HD4 + 1], o[HD4 + 1];
-    [[unroll]] for (uint d = 0; d < HD4; ++d) {
-        q[d] = qkv4_at(q_off / 4u + d) * scale;
-        o[d] = vec4(0.0);
+// CPU drivers, blocks of tokens (trees, prompts): a subgroup takes this many tokens of one head,
+// so each key and value is fetched once for all of them (the fetches, not the arithmetic, cost
+// the most there). 1 for single tokens and for the GPU layout.
+layout(constant_id = 1) const uint TOKENS_PER_SUBGROUP = 1;
+const uint TB = TOKENS_PER_SUBGROUP;
+
+// Tokens [t0, t0 + TB) of head h (those past the block compute a copy of the last one and store
+// nothing).
+void one_pass(uint t0, uint h, uint base, uint free_end, uint n_keys, uint kv_off, float scale) {
+    const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, count = P.count;
+    vec4 q[TB * HD4 + 1], o[TB * HD4 + 1];
+    float m[TB + 1], l[TB + 1];
+    uvec4 window_bits[TB + 1], block_bits[TB + 1];
+    [[unroll]] for (uint j = 0; j < TB; ++j) {
+        const uint t = min(t0 + j, count - 1);
+        const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
+        [[unroll]] for (uint d = 0; d < HD4; ++d) {
+            q[j * HD4 + d] = qkv4_at(q_off / 4u + d) * scale;
+            o[j * HD4 + d] = vec4(0.0);
+        }
+        m[j] = -3.0e38;
+        l[j] = 0.0;
+        window_bits[j] = window_row(t);  // each token's mask rows read once, before any loop
+        block_bits[j] = mask_row(t);
     }
-    float m = -3.0e38, l = 0.0;
     // Three passes: the slots every token sees (no mask), the window's, the block's own tokens.
     [[unroll]] for (uint pass = 0; pass < 3; ++pass) {
         const uint begin = pass == 0 ? 0 : pass == 1 ? free_end : base;
         const uint end = pass == 0 ? free_end : pass == 1 ? base : n_keys;
         for (uint s = begin + lane; s < end; s += S) {
-            if (pass > 0 && !row_bit(pass == 1 ? window_bits : block_bits, s - begin)) continue;
+            bool sees[TB + 1];
+            bool any = pass == 0;
+            [[unroll]] for (uint j = 0; j < TB; ++j) {
+                sees[j] = pass == 0 || row_bit(pass == 1 ? window_bits[j] : block_bits[j], s - begin);
+                any = any || sees[j];
+            }
+            if (!any) continue;
             const uint k = (kv_off + s * p.kv_dim) / 4u;
-            float score = 0.0;
-            [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[d], key4(k + d));
-            // One exponential a key: exp(-|score - m|) rescales the old sums when the maximum
-            // grows, else weighs the new value (a CPU driver pays ~15 instructions an exp).
-            const float x = exp(-abs(score - m));
-            const bool grows = score > m;
-            const float c = grows ? x : 1.0, e = grows ? 1.0 : x;
-            l = l * c + e;
-            [[unroll]] for (uint d = 0; d < HD4; ++d) o[d] = o[d] * c + e * value4(k + d);
-            m = max(m, score);
+            vec4 keys[HD4 + 1], values[HD4 + 1];
+            [[unroll]] for (uint d = 0; d < HD4; ++d) {
+                keys[d] = key4(k + d);
+                values[d] = value4(k + d);
+            }
+            [[unroll]] for (uint j = 0; j < TB; ++j) {
+                float score = 0.0;
+                [[unroll]] for (uint d = 0; d < HD4; ++d) score += dot(q[j * HD4 + d], keys[d]);
+                // One exponential a key: exp(-|score - m|) rescales the old sums when the maximum
+                // grows, else weighs the new value (a CPU driver pays ~15 instructions an exp).
+                const float x = exp(-abs(score - m[j]));
+                const bool grows = score > m[j];
+                const float c = !sees[j] ? 1.0 : grows ? x : 1.0, e = !sees[j] ? 0.0 : grows ? 1.0 : x;
+                l[j] = l[j] * c + e;
+                [[unroll]] for (uint d = 0; d < HD4; ++d) o[j * HD4 + d] = o[j * HD4 + d] * c + e * values[d];
+                m[j] = sees[j] ? max(m[j], score) : m[j];
+            }
         }
     }
-    const float c = exp(m - subgroupMax(m));  // 0 for a lane that saw no key
-    const float inv = 1.0 / subgroupAdd(l * c);
-    [[unroll]] for (uint d = 0; d < HD4; ++d) {
-        const vec4 v = subgroupAdd(o[d] * c) * inv;
-        if (subgroupElect())
-            [[unroll]] for (uint i = 0; i < 4u; ++i) O[t * p.dim + h * p.head_dim + 4u * d + i] = v[i];
+    [[unroll]] for (uint j = 0; j < TB; ++j) {
+        const float c = exp(m[j] - subgroupMax(m[j]));  // 0 for a lane that saw no key
+        const float inv = 1.0 / subgroupAdd(l[j] * c);
+        const uint t = t0 + j;
+        [[unroll]] for (uint d = 0; d < HD4; ++d) {
+            const vec4 v = subgroupAdd(o[j * HD4 + d] * c) * inv;
+            if (t < count && subgroupElect())
+                [[unroll]] for (uint i = 0; i < 4u; ++i) O[t * p.dim + h * p.head_dim + 4u * d + i] = v[i];
+        }
     }
 }
 
 void main() {
     const uint pair = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
-    const uint t = pair / p.n_heads, h = pair % p.n_heads;
+    const uint h = pair % p.n_heads, t = pair / p.n_heads * TB;  // the (first) block token
     if (t >= P.count) return;  // uniform across the subgroup
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     const uint base = P.base;
     const uint n_keys = base + P.count;
-    const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
-    const uint a_off = (t * p.n_heads + h) * p.ctx;
     const float scale = inversesqrt(float(p.head_dim));
     const uint free_end = base - P.window;
-    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
     if (ONE_PASS_HEAD_DIM != 0) {
-        one_pass(t, h, base, free_end, n_keys, window_bits, block_bits, q_off, kv_off, scale);
+        one_pass(t, h, base, free_end, n_keys, kv_off, scale);
         return;
     }
+    const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
+    const uint a_off = (t * p.n_heads + h) * p.ctx;
+    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
 
     float local_max = -3.0e38;
     for (uint s = lane; s < n_keys; s += S) {

@@ -233,17 +233,28 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
                     want[size_t(t) * dim + h * hd + i] = float(acc / z);
                 }
             }
-        // Three ways: the GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels.
-        for (const auto& [one_pass, texel] : {std::pair{0u, false}, {uint32_t(hd), false}, {uint32_t(hd), true}}) {
-            CAPTURE(one_pass, texel);
+        // The GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels;
+        // the one-pass layouts with one token a subgroup and with runs of 3 (the block's last run
+        // partial) and 8 (each key fetched once for them).
+        struct Layout {
+            uint32_t one_pass;
+            bool texel;
+            uint32_t tokens_per_subgroup;
+        };
+        const uint32_t one = uint32_t(hd);
+        for (const Layout& l : {Layout{0u, false, 1u}, {one, false, 1u}, {one, true, 1u}, {one, false, 3u}, {one, true, 3u},
+                                {one, true, 8u}}) {
+            const auto [one_pass, texel, tokens_per_subgroup] = l;
+            CAPTURE(one_pass, texel, tokens_per_subgroup);
             auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
             auto params = block_params_buffer(block);
             gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
             gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
             gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
-                          sizeof(AttentionPush), {one_pass});
+                          sizeof(AttentionPush), {one_pass, tokens_per_subgroup});
             const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
-            const uint32_t groups = subgroup_item_groups(gpu_context(), uint32_t(heads * T));
+            const uint32_t groups =
+                subgroup_item_groups(gpu_context(), uint32_t(heads) * div_up(uint32_t(T), tokens_per_subgroup));
             run_once([&](gpu::CommandSequence& s) {
                 if (texel)
                     s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),

@@ -21,13 +21,17 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     no_bias_ = upload_floats(ctx, std::vector<float>(size_t(shape.dim + 2 * shape.kv_dim()), 0.0f));
     rope_kv_ = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
-    const uint32_t one_pass = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
-    attention_ = std::make_unique<gpu::Kernel>(ctx, "attention", attention_bindings(false), sizeof(AttentionPush),
-                                               std::vector<uint32_t>{one_pass});
-    // The one-pass layout can read the cache through texel views, where the matmuls do.
-    if (one_pass)
-        attention_texel_ = std::make_unique<gpu::Kernel>(ctx, "attention_texel", attention_bindings(true),
-                                                         sizeof(AttentionPush), std::vector<uint32_t>{one_pass});
+    one_pass_ = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
+    attention_kernel(false, 1);
+    if (one_pass_) attention_kernel(true, 1);
+}
+
+const gpu::Kernel& DecoderLayerRecorder::attention_kernel(bool texel, uint32_t tokens_per_subgroup) {
+    auto& k = attention_[{texel, tokens_per_subgroup}];
+    if (!k)
+        k = std::make_unique<gpu::Kernel>(ctx_, texel ? "attention_texel" : "attention", attention_bindings(texel),
+                                          sizeof(AttentionPush), std::vector<uint32_t>{one_pass_, tokens_per_subgroup});
+    return *k;
 }
 
 DecoderLayerRecorder::~DecoderLayerRecorder() = default;
@@ -56,20 +60,22 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                      div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
     const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
                             uint32_t(shape_.context), cache_offset};
-    const uint32_t att_groups = subgroup_item_groups(ctx_, uint32_t(shape_.n_heads * T));
+    const uint32_t tokens_per_subgroup = attention_tokens_per_subgroup(one_pass_, T);
+    const uint32_t att_groups = subgroup_item_groups(ctx_, uint32_t(shape_.n_heads) * div_up(T, tokens_per_subgroup));
     using gpu::TexelFormat;
     // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
     // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).
-    if (attention_texel_ && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
+    if (one_pass_ && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
         kv.values().texel_view(TexelFormat::F32x4) && a.qkv->texel_view(TexelFormat::F32x4) &&
         params.texel_view(TexelFormat::U32x4))
-        seq.dispatch(*attention_texel_,
+        seq.dispatch(attention_kernel(true, tokens_per_subgroup),
                      {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
                       gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4),
                       gpu::texel(*a.qkv, TexelFormat::F32x4), gpu::texel(params, TexelFormat::U32x4)},
                      att, att_groups);
     else
-        seq.dispatch(*attention_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
+        seq.dispatch(attention_kernel(false, tokens_per_subgroup),
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
     matmuls_.record(seq, {.w = &w.wo, .x = a.att_out, .y = a.x, .flags = kMatmulAccum, .out_rows = int(dim),
                           .tokens = T, .x_stride = dim, .y_stride = dim});
     seq.stage("ffn");

@@ -4,6 +4,7 @@
 // projection with the residual add, RMSNorm + gate|up + SwiGLU in one matmul, down with the
 // residual add. x holds the layer's input and, after it, its output.
 #pragma once
+#include <map>
 #include <memory>
 
 #include "gpu/buffer.h"
@@ -51,7 +52,11 @@ private:
     gpu::Context& ctx_;
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
-    std::unique_ptr<gpu::Kernel> rope_kv_, attention_, attention_texel_;
+    // attention.comp through storage loads or texel views, per tokens a subgroup takes.
+    const gpu::Kernel& attention_kernel(bool texel, uint32_t tokens_per_subgroup);
+    std::unique_ptr<gpu::Kernel> rope_kv_;
+    uint32_t one_pass_ = 0;  // attention's ONE_PASS_HEAD_DIM: the head size on CPU drivers, else 0
+    std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Kernel>> attention_;
     std::unique_ptr<gpu::Buffer> rope_factors_, no_bias_;
 };
 

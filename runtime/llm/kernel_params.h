@@ -68,6 +68,14 @@ inline std::vector<gpu::BindingKind> attention_bindings(bool texel) { return sto
 // RGBA32F texels.
 inline std::vector<gpu::BindingKind> logit_rows_bindings(bool texel) { return storage_then_texels(2, texel, 1); }
 
+// attention.comp's one-pass layout (CPU drivers, one_pass_head_dim > 0): block tokens per subgroup,
+// each key and value fetched once for all of them; fewer for large heads, whose sums per token
+// live in registers. Its workgroups: subgroup_item_groups(ctx, n_heads * div_up(T, this)).
+inline uint32_t attention_tokens_per_subgroup(uint32_t one_pass_head_dim, int n_tokens) {
+    if (one_pass_head_dim == 0) return 1;
+    return std::min({uint32_t(std::max(1, n_tokens)), 8u, std::max(1u, 256u / one_pass_head_dim)});
+}
+
 // Workgroups for shaders that give each item one subgroup of a 64-wide workgroup (attention.comp:
 // each (token, head) pair; node_stats.comp: each token).
 inline uint32_t subgroup_item_groups(const gpu::Context& ctx, uint32_t items) {
