@@ -6,6 +6,7 @@
 #include <map>
 
 #include "decode/medusa_drafter.h"
+#include "decode/speculative_decoder.h"
 #include "decode_support.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
@@ -34,6 +35,28 @@ TEST_CASE("the compacted cache continues exactly like a sequence recomputed from
         cpu.forward(TokenBlock::causal(0, seq));
         auto a = gpu.logits(0), b = cpu.logits(int(seq.size()) - 1);
         CHECK(test::max_abs_diff(a.data(), b.data(), a.size()) < 2e-3f);
+    }
+}
+
+TEST_CASE("a Medusa generation's steps build no pipeline: making the drafter and decoder built them", "[medusa]") {
+    test::ValidationGuard guard;
+    GpuTarget target("stories260K.bin");
+    auto& [file, gpu, runner] = target;
+    const MedusaHeads heads = random_heads(file, 4, 5);
+    // A prompt of two tokens prefills one, as the root-only first step runs one.
+    const std::vector<int> prompt = {kStoryPrompts[0][0], kStoryPrompts[0][1]};
+    for (const char* tree : {"mc_sim_7b_63", "chain:2"}) {
+        CAPTURE(tree);
+        MedusaDrafter medusa(runner, file, heads, build_tree_buffers(load_tree(tree), 10));
+        SpeculativeDecoder decoder(runner, medusa, greedy_options(100));
+        const uint64_t built = gpu.context().pipelines_built();
+        int steps = 0, trees = 0;
+        decoder.generate(prompt, [&](const StepTrace& st) {
+            trees += st.nodes.size() > 1 ? 1 : 0;
+            return ++steps < 6;  // well before the tree shrinks for the last tokens
+        });
+        CHECK(trees >= 4);
+        CHECK(gpu.context().pipelines_built() == built);
     }
 }
 

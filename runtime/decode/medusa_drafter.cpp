@@ -27,7 +27,10 @@ MedusaDrafter::MedusaDrafter(TreeRunner& runner, const ModelFile& file, const Me
         candidate.push_back(1 + (tree.depth[i] - 1) * topk + tree.rank[i]);
     }
     shape_.device_tokens = true;
-    if (n > 1) stage_ = runner.medusa_stage(file, heads, depth, topk, candidate);
+    if (n > 1) {
+        stage_ = runner.medusa_stage(file, heads, depth, topk, candidate);
+        runner.prepare(n, stage_.get());  // the whole tree's step, built while loading
+    }
 }
 
 CandidateTree MedusaDrafter::propose(const DraftContext& c) {

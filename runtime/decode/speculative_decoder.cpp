@@ -35,7 +35,9 @@ SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, Dec
       drafter_(drafter),
       options_(std::move(options)),
       rule_(make_acceptance_rule(options_.rule, options_.sampling.temperature, options_.typical)),
-      verifier_(runner, *rule_) {}
+      verifier_(runner, *rule_) {
+    runner_.prepare(1, nullptr);  // every generation's first step: the root alone
+}
 
 void SpeculativeDecoder::set_rule(std::unique_ptr<AcceptanceRule> rule) {
     rule_ = std::move(rule);

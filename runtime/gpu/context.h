@@ -88,6 +88,9 @@ public:
     void track_alloc(int64_t bytes);
     uint64_t peak_bytes() const { return peak_bytes_; }
     uint64_t live_bytes() const { return live_bytes_; }
+    // Compute pipelines built so far (each costs tens of ms on a CPU driver, which compiles it).
+    uint64_t pipelines_built() const { return pipelines_built_.load(); }
+    void count_pipeline() { ++pipelines_built_; }
 
 private:
     static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT,
@@ -109,6 +112,7 @@ private:
     std::mutex queue_mutex_;
     uint64_t live_bytes_ = 0;
     uint64_t peak_bytes_ = 0;
+    std::atomic<uint64_t> pipelines_built_{0};
 };
 
 }  // namespace medusa::gpu

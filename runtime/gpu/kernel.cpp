@@ -56,6 +56,7 @@ Kernel::Kernel(Context& ctx, const std::string& shader, std::vector<BindingKind>
     VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline_);
     vkDestroyShaderModule(ctx.device(), module, nullptr);
     vk_check(r, ("creating pipeline " + shader).c_str());
+    ctx.count_pipeline();
 }
 
 Kernel::~Kernel() {

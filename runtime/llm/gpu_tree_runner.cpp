@@ -62,6 +62,14 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
     return *seq;
 }
 
+void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
+    if (n_tokens < 1 || n_tokens > TokenBlock::kMaxTokens) throw std::invalid_argument("a block of 1 to 128 tokens");
+    if (stage && !dynamic_cast<const GpuMedusaHeads*>(stage)) throw std::invalid_argument("a drafting stage of another engine");
+    // The shape a greedy step runs (Verifier::step); sampling's temperature records its own
+    // sequence at first use, from these pipelines.
+    sequence({n_tokens, false, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
+}
+
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
     if (o.stage) {
         if (!dynamic_cast<const GpuMedusaHeads*>(o.stage)) throw std::invalid_argument("a drafting stage of another engine");

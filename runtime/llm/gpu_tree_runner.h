@@ -28,6 +28,7 @@ public:
     std::span<const int> cached_tokens() const override { return model_.kv_cache().valid_tokens(); }
     void prefill(int base, std::span<const int> tokens) override;
     void run(const TokenBlock& block, const TreeRunOptions& options) override;
+    void prepare(int n_tokens, const DraftStage* stage) override;
     std::span<const int> tokens() const override { return tokens_; }
     int argmax(int node) override { return model_.argmax(node); }
     std::span<const float> logits(int node) override { return model_.logits(node); }

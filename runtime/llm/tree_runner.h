@@ -45,6 +45,15 @@ public:
     // stage, the block's tokens 1.. are the stage's drafts, whatever the block says.
     virtual void run(const TokenBlock& block, const TreeRunOptions& options) = 0;
 
+    // Records, without running it, what a run of `n_tokens` after `stage` holds (with statistics
+    // where it has more than one token), so its pipelines are built now, before the first token,
+    // rather than in the first steps (a CPU driver compiles each for tens of milliseconds).
+    // Engines without pipelines have nothing to do.
+    virtual void prepare(int n_tokens, const DraftStage* stage) {
+        (void)n_tokens;
+        (void)stage;
+    }
+
     // Results of the last run(): the tokens it ran with, and per block node the greedy token,
     // the logits, the stats (when asked for) and the stage's probability of the node's token.
     virtual std::span<const int> tokens() const = 0;
