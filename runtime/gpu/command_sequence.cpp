@@ -11,8 +11,6 @@
 namespace medusa::gpu {
 
 namespace {
-constexpr uint32_t kSetsPerPool = 256;
-constexpr uint32_t kBuffersPerSet = 8;
 constexpr uint32_t kMaxQueries = 8192;
 }  // namespace
 
@@ -55,8 +53,8 @@ CommandSequence::~CommandSequence() {
 }
 
 void CommandSequence::new_descriptor_pool() {
-    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kSetsPerPool * kBuffersPerSet},
-                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kSetsPerPool * kBuffersPerSet}};
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, kDescriptorsPerPool}};
     VkDescriptorPoolCreateInfo pi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pi.maxSets = kSetsPerPool;
     pi.poolSizeCount = 2;
@@ -64,7 +62,8 @@ void CommandSequence::new_descriptor_pool() {
     VkDescriptorPool pool;
     vk_check(vkCreateDescriptorPool(ctx_.device(), &pi, nullptr, &pool), "vkCreateDescriptorPool");
     descriptor_pools_.push_back(pool);
-    sets_in_pool_ = 0;
+    sets_left_ = kSetsPerPool;
+    storage_left_ = texels_left_ = kDescriptorsPerPool;
 }
 
 void CommandSequence::begin() {
@@ -118,7 +117,13 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
                                    ctx_.info().name + "'s maxStorageBufferRange of " +
                                    format_bytes(ctx_.limits().storage_range));
     }
-    if (sets_in_pool_ == kSetsPerPool) new_descriptor_pool();
+    uint32_t texels = 0;
+    for (uint32_t i = 0; i < k.num_buffers(); ++i) texels += k.binding(i) == BindingKind::Texel ? 1 : 0;
+    const uint32_t storage = k.num_buffers() - texels;
+    if (sets_left_ == 0 || storage > storage_left_ || texels > texels_left_) new_descriptor_pool();
+    --sets_left_;
+    storage_left_ -= storage;
+    texels_left_ -= texels;
     VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
     ai.descriptorPool = descriptor_pools_.back();
     ai.descriptorSetCount = 1;
@@ -126,7 +131,6 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
     ai.pSetLayouts = &layout;
     VkDescriptorSet set;
     vk_check(vkAllocateDescriptorSets(ctx_.device(), &ai, &set), "vkAllocateDescriptorSets");
-    ++sets_in_pool_;
 
     std::vector<VkDescriptorBufferInfo> infos;
     infos.reserve(buffers.size());

@@ -60,6 +60,11 @@ public:
     void wait(std::chrono::microseconds spin = kFenceSpinBudget);
     void run() { submit(), wait(); }
 
+    // Each descriptor pool holds kSetsPerPool sets and kDescriptorsPerPool storage buffers and as
+    // many texel views; recording moves on to a new pool when any of the three runs out (a texel
+    // matmul's set holds 10 storage buffers, more than a pool's average per set).
+    static constexpr uint32_t kSetsPerPool = 256, kDescriptorsPerPool = 256 * 8;
+    size_t descriptor_pool_count() const { return descriptor_pools_.size(); }
     Context& context() const { return ctx_; }
     uint32_t dispatch_count() const { return dispatches_; }
     uint64_t submit_count() const { return submits_; }
@@ -74,7 +79,7 @@ private:
     VkCommandBuffer cb_ = VK_NULL_HANDLE;
     VkFence fence_ = VK_NULL_HANDLE;
     std::vector<VkDescriptorPool> descriptor_pools_;
-    uint32_t sets_in_pool_ = 0;
+    uint32_t sets_left_ = 0, storage_left_ = 0, texels_left_ = 0;  // in the newest pool
     bool timestamps_ = false;
     VkQueryPool queries_ = VK_NULL_HANDLE;
     uint32_t query_capacity_ = 0;
