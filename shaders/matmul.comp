@@ -45,6 +45,7 @@ vec4 g4_at(uint i) { return G4[i]; }
 #endif
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
+#include "rope.glsl"
 #define FLAG_NORM 1u
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
@@ -99,8 +100,7 @@ void rope_store(uint r, uint t, float v, bool keep) {
         const bool is_q = g < qd;
         const uint i = is_q ? g : g - qd, pair = i & ~1u;
         const float pos = float(P.positions[t]) / p.rope_position_scale;
-        const float freq =
-            1.0 / pow(p.rope_theta, float(pair % hd) / float(hd)) / rope_factors[(pair % hd) / 2];
+        const float freq = rope_frequency(pair, hd, p.rope_theta, rope_factors[(pair % hd) / 2]);
         const float c = cos(pos * freq), s = sin(pos * freq);
         // (v0, v1) -> (v0 c - v1 s, v0 s + v1 c), this lane holding v0 or v1.
         const float rotated = (i & 1u) == 0u ? v * c - partner * s : partner * s + v * c;

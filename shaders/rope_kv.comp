@@ -1,6 +1,7 @@
 #version 450
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
+#include "rope.glsl"
 // Adds the q/k/v biases (Qwen2; zeros otherwise), rotates q and k of every block token by its
 // position (llama2.c's adjacent-pair RoPE; pair i's frequency divided by Llama 3's rope_freqs[i],
 // ones otherwise) and writes k and v into the layer's cache at slot base + t, so attention reads
@@ -26,8 +27,7 @@ void main() {
     if (id < q_pairs + k_pairs) {
         const bool is_q = id < q_pairs;
         const uint i = is_q ? 2 * id : 2 * (id - q_pairs);
-        const float freq =
-            1.0 / pow(p.theta, float(i % p.head_dim) / float(p.head_dim)) / factors[(i % p.head_dim) / 2];
+        const float freq = rope_frequency(i, p.head_dim, p.theta, factors[(i % p.head_dim) / 2]);
         const float c = cos(pos * freq), s = sin(pos * freq);
         const uint off = (is_q ? 0 : p.dim) + i, src = row + off;
         const float v0 = qkv[src] + bias[off], v1 = qkv[src + 1] + bias[off + 1];

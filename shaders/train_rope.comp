@@ -1,5 +1,6 @@
 #version 450
 #include "layouts/push_constants.h"
+#include "rope.glsl"
 // RoPE over a batch of rows, in place: the first `width` columns of each row (q's heads, then
 // k's) rotated in llama2.c's adjacent-pair order by the row's position, as rope_kv.comp does in
 // the forward pass. direction -1 rotates back by the same angle: the rotation's transpose, so
@@ -13,7 +14,7 @@ void main() {
     const uint id = gl_GlobalInvocationID.x, pairs = p.width / 2;
     if (id >= p.rows * pairs) return;
     const uint r = id / pairs, i = 2 * (id % pairs);
-    const float freq = 1.0 / pow(p.theta, float(i % p.head_dim) / float(p.head_dim));
+    const float freq = rope_frequency(i, p.head_dim, p.theta, 1.0);
     const float angle = float(Pos[r]) * freq;
     const float c = cos(angle), s = p.direction * sin(angle);
     const uint at = r * p.stride + i;

@@ -103,9 +103,10 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
     if (buffers.size() != k.num_buffers() || push_size != k.push_bytes())
         throw VulkanError("dispatch of " + k.name() + ": expected " + std::to_string(k.num_buffers()) +
                           " buffers and " + std::to_string(k.push_bytes()) + " push bytes");
-    uint32_t index = 0;
+    uint32_t index = 0, texels = 0;
     for (const auto& b : buffers) {
         const bool texel = k.binding(index++) == BindingKind::Texel;
+        texels += texel ? 1 : 0;
         if (texel != (b.view != VK_NULL_HANDLE))
             throw VulkanError("dispatch of " + k.name() + ": binding " + std::to_string(index - 1) +
                               (texel ? " needs a texel view" : " is a storage buffer, not a texel view"));
@@ -117,8 +118,6 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
                                    ctx_.info().name + "'s maxStorageBufferRange of " +
                                    format_bytes(ctx_.limits().storage_range));
     }
-    uint32_t texels = 0;
-    for (uint32_t i = 0; i < k.num_buffers(); ++i) texels += k.binding(i) == BindingKind::Texel ? 1 : 0;
     const uint32_t storage = k.num_buffers() - texels;
     if (sets_left_ == 0 || storage > storage_left_ || texels > texels_left_) new_descriptor_pool();
     --sets_left_;

@@ -19,11 +19,8 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     // rope_kv always reads a bias and a factor per pair: zeros and ones where the model has none.
     if (!rope_factors_) rope_factors_ = upload_floats(ctx, std::vector<float>(size_t(shape.head_dim() / 2), 1.0f));
     no_bias_ = upload_floats(ctx, std::vector<float>(size_t(shape.dim + 2 * shape.kv_dim()), 0.0f));
-    rope_kv_ = std::make_unique<gpu::Kernel>(ctx, "rope_kv", 6, sizeof(RopePush));
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
     one_pass_ = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
-    attention_kernel(false, 1);
-    if (one_pass_) attention_kernel(true, 1);
 }
 
 const gpu::Kernel& DecoderLayerRecorder::attention_kernel(bool texel, uint32_t tokens_per_subgroup) {
@@ -54,10 +51,13 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
     const bool fused_rope = matmuls_.fuses_rope(qkv);
     if (fused_rope) qkv.flags |= kMatmulRope, qkv.rope = &rope;
     matmuls_.record(seq, qkv);
-    if (!fused_rope)
+    if (!fused_rope) {
+        // Built at first use: CPU drivers fuse it (each pipeline compiles for tens of ms there).
+        if (!rope_kv_) rope_kv_ = std::make_unique<gpu::Kernel>(ctx_, "rope_kv", 6, sizeof(RopePush));
         seq.dispatch(*rope_kv_, {*a.qkv, kv.keys(), kv.values(), params, bias, *rope_factors_},
                      RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
                      div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
+    }
     const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
                             uint32_t(shape_.context), cache_offset};
     const uint32_t tokens_per_subgroup = attention_tokens_per_subgroup(one_pass_, T);

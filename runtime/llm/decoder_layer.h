@@ -52,7 +52,8 @@ private:
     gpu::Context& ctx_;
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
-    // attention.comp through storage loads or texel views, per tokens a subgroup takes.
+    // attention.comp through storage loads or texel views, per tokens a subgroup takes (built at
+    // first use, like rope_kv_).
     const gpu::Kernel& attention_kernel(bool texel, uint32_t tokens_per_subgroup);
     std::unique_ptr<gpu::Kernel> rope_kv_;
     uint32_t one_pass_ = 0;  // attention's ONE_PASS_HEAD_DIM: the head size on CPU drivers, else 0

@@ -12,6 +12,15 @@ namespace medusa {
 
 using namespace kernels;
 
+namespace {
+// The stage as this engine's Medusa heads; another engine's stage is refused.
+const GpuMedusaHeads& medusa_heads(const DraftStage& stage) {
+    const auto* heads = dynamic_cast<const GpuMedusaHeads*>(&stage);
+    if (!heads) throw std::invalid_argument("a drafting stage of another engine");
+    return *heads;
+}
+}  // namespace
+
 GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), timestamps_(timestamps) {
     gpu::Context& ctx = model.context();
     last_hidden_ = std::make_unique<gpu::Buffer>(ctx, size_t(model.config().dim) * 4, gpu::MemoryKind::Device);
@@ -49,7 +58,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
         const uint32_t dim = model_.config().dim;
         seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, RowPush{dim},
                       div_up(dim, 64));
-        static_cast<const GpuMedusaHeads*>(stage)->record(*seq, *last_hidden_, model_.block_params(), *probs_);
+        medusa_heads(*stage).record(*seq, *last_hidden_, model_.block_params(), *probs_);
     }
     model_.record_forward(*seq, T);
     if (stats_temperature >= 0) {
@@ -64,7 +73,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
 
 void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     if (n_tokens < 1 || n_tokens > TokenBlock::kMaxTokens) throw std::invalid_argument("a block of 1 to 128 tokens");
-    if (stage && !dynamic_cast<const GpuMedusaHeads*>(stage)) throw std::invalid_argument("a drafting stage of another engine");
+    if (stage) medusa_heads(*stage);
     // The shape a greedy step runs (Verifier::step); sampling's temperature records its own
     // sequence at first use, from these pipelines.
     sequence({n_tokens, false, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
@@ -72,7 +81,7 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
     if (o.stage) {
-        if (!dynamic_cast<const GpuMedusaHeads*>(o.stage)) throw std::invalid_argument("a drafting stage of another engine");
+        medusa_heads(*o.stage);
         if (model_.forward_count() != own_forward_)
             throw std::logic_error("a drafting stage needs the hidden states of this runner's last verify pass");
         if (block.size() > o.stage->nodes()) throw std::invalid_argument("a block larger than the stage's tree");
