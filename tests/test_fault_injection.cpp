@@ -190,10 +190,11 @@ TEST_CASE("Ctrl-C while the model writes its training text stops at once, keeps 
     CHECK(broken_files(dir.path).empty());
 }
 
-TEST_CASE("a full disk fails bench --json and export-heads with the path and keeps the old files", "[fault-injection]") {
+TEST_CASE("a full disk fails bench --json, export-heads and export-gguf with the path and keeps the old files",
+          "[fault-injection]") {
     using medusa::test::model_path;
     TempDir dir("medusa-fault-full-outputs");
-    const fs::path json = dir.path / "bench.json", heads = dir.path / "heads";
+    const fs::path json = dir.path / "bench.json", heads = dir.path / "heads", gguf = dir.path / "model.gguf";
     std::ofstream(json) << "old\n";
     const std::string model = " -m " + model_path("stories260K.bin") + " --tokenizer " + model_path("tok512.model");
     const CliResult bench =
@@ -206,5 +207,11 @@ TEST_CASE("a full disk fails bench --json and export-heads with the path and kee
                                           shim_env("MEDUSA_FAULT_ENOSPC_AFTER=100"));
     CHECK(exported.exit_code == 1);
     CHECK_THAT(exported.err, Catch::Contains(heads.string()) && Catch::Contains("No space left on device"));
+    std::ofstream(gguf) << "old gguf\n";
+    const CliResult converted = run_medusa("export-gguf" + model + " --out " + gguf.string(),
+                                           shim_env("MEDUSA_FAULT_ENOSPC_AFTER=100000"));
+    CHECK(converted.exit_code == 1);
+    CHECK_THAT(converted.err, Catch::Contains(gguf.string()) && Catch::Contains("No space left on device"));
+    CHECK(slurp(gguf.string()) == "old gguf\n");
     CHECK(broken_files(dir.path).empty());
 }

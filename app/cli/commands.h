@@ -21,4 +21,5 @@ int run_plot(int argc, char** argv);
 void write_plot(const std::vector<charts::Chart>& charts, const std::string& what, const std::string& path);
 int run_tokenize(int argc, char** argv);
 int run_export_heads(int argc, char** argv);
+int run_export_gguf(int argc, char** argv);
 }  // namespace medusa::cli

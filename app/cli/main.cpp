@@ -53,7 +53,10 @@ const char* kUsage =
     "  plot BENCH.json|TREE.json OUT.png|OUT.svg\n"
     "      charts of a saved benchmark (tokens/s and tau per mode, forward(T)/forward(1)) or of a tuned tree\n"
     "  export-heads -m MODEL --heads FILE|DIR --out DIR [--layout medusa|tgi --base-model HF_ID]\n"
-    "      Medusa heads of any layout read here (.safetensors, Medusa's .pt, legacy, vLLM) written for another tool\n";
+    "      Medusa heads of any layout read here (.safetensors, Medusa's .pt, legacy, vLLM) written for another tool\n"
+    "  export-gguf -m MODEL | --synthetic NAME [--dtype TYPE] [--tokenizer FILE.model] --out FILE.gguf\n"
+    "      the model as a GGUF llama file with its sentencepiece vocabulary, byte for byte: llama.cpp runs the\n"
+    "      same weights (compare engines on one file)\n";
 
 }  // namespace
 
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
         if (cmd == "plot") return medusa::cli::run_plot(argc, argv);
         if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
         if (cmd == "export-heads") return medusa::cli::run_export_heads(argc, argv);
+        if (cmd == "export-gguf") return medusa::cli::run_export_gguf(argc, argv);
         std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {

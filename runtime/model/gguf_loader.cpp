@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <list>
-#include <map>
 #include <set>
 
 #include "model/block_format.h"
@@ -37,24 +36,46 @@ struct GgufStorage {
 
 }  // namespace
 
-std::string gguf_canonical_name(const std::string& g) {
-    static const std::map<std::string, std::string> top = {
+namespace {
+
+// GGUF tensor names and their canonical names (model_file.h): the model-wide ones, then the
+// per-layer ones after "blk.N." / "layers.N.".
+const std::vector<std::pair<std::string, std::string>>& top_level_names() {
+    static const std::vector<std::pair<std::string, std::string>> v = {
         {"token_embd.weight", "tok_embeddings"}, {"output_norm.weight", "norm"}, {"output.weight", "output"},
         {"rope_freqs.weight", "rope_freqs"}};
-    static const std::map<std::string, std::string> per_layer = {
+    return v;
+}
+const std::vector<std::pair<std::string, std::string>>& per_layer_names() {
+    static const std::vector<std::pair<std::string, std::string>> v = {
         {"attn_norm.weight", "attention_norm"}, {"attn_q.weight", "wq"},       {"attn_k.weight", "wk"},
         {"attn_v.weight", "wv"},                {"attn_output.weight", "wo"},  {"ffn_norm.weight", "ffn_norm"},
         {"ffn_gate.weight", "w1"},              {"ffn_down.weight", "w2"},     {"ffn_up.weight", "w3"},
         {"attn_q.bias", "bq"},                  {"attn_k.bias", "bk"},         {"attn_v.bias", "bv"}};
-    if (auto it = top.find(g); it != top.end()) return it->second;
-    if (g.rfind("blk.", 0) == 0) {
-        const size_t dot = g.find('.', 4);
-        if (dot != std::string::npos)
-            if (auto it = per_layer.find(g.substr(dot + 1)); it != per_layer.end())
-                return "layers." + g.substr(4, dot - 4) + "." + it->second;
-    }
-    return "";  // ignored
+    return v;
 }
+
+// A GGUF name's canonical name (to_canonical) or a canonical name's GGUF name; "" when none.
+std::string translate_name(const std::string& name, bool to_canonical) {
+    auto side = [&](const std::pair<std::string, std::string>& p, bool canonical) -> const std::string& {
+        return canonical ? p.second : p.first;
+    };
+    for (const auto& p : top_level_names())
+        if (side(p, !to_canonical) == name) return side(p, to_canonical);
+    const std::string from_prefix = to_canonical ? "blk." : "layers.", to_prefix = to_canonical ? "layers." : "blk.";
+    if (name.rfind(from_prefix, 0) != 0) return "";
+    const size_t dot = name.find('.', from_prefix.size());
+    if (dot == std::string::npos) return "";
+    const std::string layer = name.substr(from_prefix.size(), dot - from_prefix.size()), rest = name.substr(dot + 1);
+    for (const auto& p : per_layer_names())
+        if (side(p, !to_canonical) == rest) return to_prefix + layer + "." + side(p, to_canonical);
+    return "";
+}
+
+}  // namespace
+
+std::string gguf_canonical_name(const std::string& g) { return translate_name(g, true); }
+std::string gguf_tensor_name(const std::string& canonical) { return translate_name(canonical, false); }
 
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
     ModelFile m;

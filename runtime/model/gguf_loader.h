@@ -11,4 +11,6 @@ namespace medusa {
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
 // The canonical name (model_file.h) of a GGUF tensor name, "" for tensors the engine ignores.
 std::string gguf_canonical_name(const std::string& gguf_name);
+// The GGUF name of a canonical tensor name ("layers.3.w1" -> "blk.3.ffn_gate.weight"), "" when none.
+std::string gguf_tensor_name(const std::string& canonical);
 }  // namespace medusa

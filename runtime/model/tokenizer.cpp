@@ -166,6 +166,24 @@ bool Tokenizer::is_control(int id) const {
     return sp_->IsControl(id);
 }
 
+float Tokenizer::score(int id) const {
+    if (bpe_ || id < 0 || id >= vocab_size()) return 0.0f;
+    return sp_->GetScore(id);
+}
+
+int32_t Tokenizer::token_type(int id) const {
+    if (id < 0 || id >= vocab_size()) return kTokenUnused;
+    if (bpe_) {
+        const auto& types = bpe_->vocab().types;
+        return types.empty() || types[size_t(id)] <= 0 ? kTokenNormal : types[size_t(id)];
+    }
+    if (sp_->IsUnknown(id)) return kTokenUnknown;
+    if (sp_->IsControl(id)) return kTokenControl;
+    if (sp_->IsUnused(id)) return kTokenUnused;
+    if (sp_->IsByte(id)) return kTokenByte;
+    return kTokenNormal;
+}
+
 std::string Tokenizer::piece_text(int prev, int token) const {
     if (token < 0 || token >= vocab_size() || is_control(token)) return "";
     if (bpe_) return bpe_->token_bytes(token);

@@ -41,6 +41,10 @@ public:
     std::string piece(int id) const;             // the token as the vocabulary spells it
     int find_piece(const std::string& piece) const;  // the id spelt `piece`, or -1
     bool is_control(int id) const;
+    // A sentencepiece piece's score and llama.cpp token type (model/bpe_vocab.h's TokenType), for
+    // writing the vocabulary out; byte-level BPE tokens score 0.
+    float score(int id) const;
+    int32_t token_type(int id) const;
     int vocab_size() const;
     int bos_id() const;
     int eos_id() const;

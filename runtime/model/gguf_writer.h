@@ -1,0 +1,22 @@
+// Writes a model as a GGUF v3 file of the "llama" architecture, the format llama.cpp reads: so a
+// llama2.c checkpoint or a synthetic model of real shapes can be run by both engines, from the
+// same bytes, and compared.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+
+namespace medusa {
+
+// Hyper-parameters as llama.* keys, every tensor byte for byte under its GGUF name (in the
+// model's order, 32-byte aligned) and `vocab` as a "llama" (sentencepiece) vocabulary. The file
+// appears whole or not at all. `progress(bytes written, total)` is called as tensors are written.
+// Throws std::invalid_argument naming the model or the tokenizer for what GGUF's llama
+// architecture cannot hold: q/k/v biases, llama2.c's grouped int8 (Q8_G), rows that are not whole
+// blocks of their type, a byte-level vocabulary, or a vocabulary whose size is not the model's.
+void write_gguf(const ModelFile& model, const Tokenizer& vocab, const std::string& path,
+                const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace medusa
