@@ -118,7 +118,14 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
         specs.push_back({p + "w3", c.hidden_dim, c.dim, true});
     }
     size_t total = 0;
-    for (const auto& s : specs) total += s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
+    for (const auto& s : specs) {
+        // ggml quantizes row by row: a block never spans two rows.
+        if (s.matrix && gguf_format(dtype) && s.cols % gguf_format(dtype)->values)
+            throw std::invalid_argument("synthetic " + name + "'s " + s.name + " has rows of " + std::to_string(s.cols) +
+                                        " values, not whole " + std::to_string(gguf_format(dtype)->values) +
+                                        "-value " + gguf_format(dtype)->ggml_name + " blocks");
+        total += s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
+    }
     auto storage = std::shared_ptr<uint8_t[]>(new uint8_t[total]);
     Rng rng{seed * 0x9E3779B97F4A7C15ull | 1};
     size_t off = 0;
