@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "config_checks.h"
 #include "model/gguf_writer.h"
 #include "model/synthetic_model.h"
 #include "temp_dir.h"
@@ -35,13 +36,7 @@ void require_same_tensors(const ModelFile& want, const ModelFile& got) {
 }
 
 void require_same_config(const LlamaConfig& a, const LlamaConfig& b) {
-    CHECK(a.dim == b.dim);
-    CHECK(a.hidden_dim == b.hidden_dim);
-    CHECK(a.n_layers == b.n_layers);
-    CHECK(a.n_heads == b.n_heads);
-    CHECK(a.n_kv_heads == b.n_kv_heads);
-    CHECK(a.vocab_size == b.vocab_size);
-    CHECK(a.seq_len == b.seq_len);
+    test::check_same_shapes(a, b);
     CHECK(a.rope_theta == b.rope_theta);
     CHECK(a.rms_eps == b.rms_eps);
 }

@@ -13,6 +13,7 @@
 #include "model/hf_loader.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
+#include "config_checks.h"
 #include "test_paths.h"
 
 using namespace medusa;
@@ -199,13 +200,7 @@ TEST_CASE("GGUF f32 files equal the llama2.c files bit for bit", "[loaders]") {
         const ModelFile f = load_model(model_path(std::string(model) + ".bin"));
         CHECK(g.format == "gguf");
         const LlamaConfig &a = g.config, &b = f.config;
-        CHECK(a.dim == b.dim);
-        CHECK(a.hidden_dim == b.hidden_dim);
-        CHECK(a.n_layers == b.n_layers);
-        CHECK(a.n_heads == b.n_heads);
-        CHECK(a.n_kv_heads == b.n_kv_heads);
-        CHECK(a.vocab_size == b.vocab_size);
-        CHECK(a.seq_len == b.seq_len);
+        medusa::test::check_same_shapes(a, b);
         CHECK(a.rope_theta == 10000.0f);
         CHECK(a.rms_eps == 1e-5f);
         CHECK_FALSE(a.tied_classifier);  // the converter writes output.weight, a copy of the embedding

@@ -58,4 +58,10 @@ std::string supported_gguf_types() {
     return s;
 }
 
+std::string split_block_problem(const BlockFormat& f, int64_t cols) {
+    if (cols > 0 && cols % f.values == 0) return "";
+    return "has rows of " + std::to_string(cols) + " values, not a multiple of the " + std::to_string(f.values) +
+           "-value " + f.ggml_name + " block";
+}
+
 }  // namespace medusa

@@ -30,5 +30,8 @@ std::string ggml_type_name(uint32_t ggml_id);
 const BlockFormat* gguf_format_by_name(const std::string& name);
 // "F32, F16, ..., IQ4_XS": for error messages.
 std::string supported_gguf_types();
+// ggml quantizes row by row, so a block never spans two rows: "" when rows of `cols` values are
+// whole blocks of `f`, else "has rows of N values, not a multiple of the V-value X block".
+std::string split_block_problem(const BlockFormat& f, int64_t cols);
 
 }  // namespace medusa

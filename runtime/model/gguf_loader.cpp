@@ -20,10 +20,8 @@ uint64_t tensor_bytes(const std::string& file, const GgufTensorInfo& t, uint64_t
     if (!f)
         throw FormatError(file + ": tensor '" + t.name + "' has GGML type " + ggml_type_name(t.type) +
                           ", which is not supported (" + supported_gguf_types() + " are)");
-    if (t.dims[0] % uint64_t(f->values))  // ggml quantizes row by row
-        throw FormatError(file + ": tensor '" + t.name + "' has rows of " + std::to_string(t.dims[0]) +
-                          " values, not a multiple of the " + std::to_string(f->values) + "-value " + f->ggml_name +
-                          " block");
+    if (const std::string problem = split_block_problem(*f, int64_t(t.dims[0])); !problem.empty())
+        throw FormatError(file + ": tensor '" + t.name + "' " + problem);
     dtype = f->type;
     return n / uint64_t(f->values) * uint64_t(f->bytes);
 }
@@ -33,10 +31,6 @@ struct GgufStorage {
     std::shared_ptr<const std::vector<uint8_t>> bytes;
     std::list<std::vector<uint8_t>> owned;  // a list: its buffers never move
 };
-
-}  // namespace
-
-namespace {
 
 // GGUF tensor names and their canonical names (model_file.h): the model-wide ones, then the
 // per-layer ones after "blk.N." / "layers.N.".
@@ -57,7 +51,7 @@ const std::vector<std::pair<std::string, std::string>>& per_layer_names() {
 
 // A GGUF name's canonical name (to_canonical) or a canonical name's GGUF name; "" when none.
 std::string translate_name(const std::string& name, bool to_canonical) {
-    auto side = [&](const std::pair<std::string, std::string>& p, bool canonical) -> const std::string& {
+    auto side = [](const std::pair<std::string, std::string>& p, bool canonical) -> const std::string& {
         return canonical ? p.second : p.first;
     };
     for (const auto& p : top_level_names())

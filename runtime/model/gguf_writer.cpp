@@ -36,12 +36,13 @@ public:
     void f32(const std::string& k, float v) { key(k, F32), raw(v); }
     void boolean(const std::string& k, bool v) { key(k, BOOL), raw<uint8_t>(v ? 1 : 0); }
     void text(const std::string& k, const std::string& v) { key(k, STRING), string(v); }
-    template <typename T, typename Write>
-    void array(const std::string& k, GgufType item, const std::vector<T>& items, Write write) {
+    // `write(i)` writes item i of `count`.
+    template <typename Write>
+    void array(const std::string& k, GgufType item, int count, Write write) {
         key(k, ARRAY);
         raw<uint32_t>(item);
-        raw<uint64_t>(items.size());
-        for (const T& x : items) write(x);
+        raw<uint64_t>(uint64_t(count));
+        for (int i = 0; i < count; ++i) write(i);
     }
     void pad_to(uint64_t alignment) { out_.resize((out_.size() + alignment - 1) / alignment * alignment, '\0'); }
     std::string& bytes() { return out_; }
@@ -73,15 +74,14 @@ void write_hyperparameters(HeaderBytes& h, const ModelFile& m) {
 }
 
 void write_vocabulary(HeaderBytes& h, const Tokenizer& tok) {
-    std::vector<int> ids(size_t(tok.vocab_size()));
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = int(i);
+    const int n = tok.vocab_size();
     int unknown = 0;
-    for (int id : ids)
+    for (int id = 0; id < n; ++id)
         if (tok.token_type(id) == kTokenUnknown) unknown = id;
     h.text("tokenizer.ggml.model", "llama");
-    h.array("tokenizer.ggml.tokens", STRING, ids, [&](int id) { h.string(tok.piece(id)); });
-    h.array("tokenizer.ggml.scores", F32, ids, [&](int id) { h.raw(tok.score(id)); });
-    h.array("tokenizer.ggml.token_type", I32, ids, [&](int id) { h.raw(tok.token_type(id)); });
+    h.array("tokenizer.ggml.tokens", STRING, n, [&](int id) { h.string(tok.piece(id)); });
+    h.array("tokenizer.ggml.scores", F32, n, [&](int id) { h.raw(tok.score(id)); });
+    h.array("tokenizer.ggml.token_type", I32, n, [&](int id) { h.raw(tok.token_type(id)); });
     if (tok.bos_id() >= 0) h.u32("tokenizer.ggml.bos_token_id", uint32_t(tok.bos_id()));
     if (tok.eos_id() >= 0) h.u32("tokenizer.ggml.eos_token_id", uint32_t(tok.eos_id()));
     h.u32("tokenizer.ggml.unknown_token_id", uint32_t(unknown));
@@ -102,12 +102,9 @@ void check_writable(const ModelFile& m, const Tokenizer& tok) {
         if (!gguf_format(t.type))
             throw std::invalid_argument(m.path + ": tensor '" + t.name + "' is " + dtype_name(t.type) +
                                         ", which GGUF cannot hold (its types are " + supported_gguf_types() + ")");
-        const BlockFormat& f = *gguf_format(t.type);
-        if (t.shape.empty() || t.shape.back() % f.values)  // ggml quantizes row by row
-            throw std::invalid_argument(m.path + ": tensor '" + t.name + "' has rows of " +
-                                        std::to_string(t.shape.empty() ? 0 : t.shape.back()) +
-                                        " values, not whole " + std::to_string(f.values) + "-value " + f.ggml_name +
-                                        " blocks, which GGUF cannot hold");
+        const std::string problem = split_block_problem(*gguf_format(t.type), t.shape.empty() ? 0 : t.shape.back());
+        if (!problem.empty())
+            throw std::invalid_argument(m.path + ": tensor '" + t.name + "' " + problem + ", which GGUF cannot hold");
         if (gguf_tensor_name(t.name).empty())
             throw std::invalid_argument(m.path + ": tensor '" + t.name + "' has no GGUF name");
     }

@@ -119,11 +119,9 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     }
     size_t total = 0;
     for (const auto& s : specs) {
-        // ggml quantizes row by row: a block never spans two rows.
-        if (s.matrix && gguf_format(dtype) && s.cols % gguf_format(dtype)->values)
-            throw std::invalid_argument("synthetic " + name + "'s " + s.name + " has rows of " + std::to_string(s.cols) +
-                                        " values, not whole " + std::to_string(gguf_format(dtype)->values) +
-                                        "-value " + gguf_format(dtype)->ggml_name + " blocks");
+        if (const BlockFormat* f = gguf_format(dtype); s.matrix && f)
+            if (const std::string problem = split_block_problem(*f, s.cols); !problem.empty())
+                throw std::invalid_argument("synthetic " + name + "'s " + s.name + " " + problem);
         total += s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
     }
     auto storage = std::shared_ptr<uint8_t[]>(new uint8_t[total]);
