@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 
 #include "cli_rusage.h"
 #include "temp_dir.h"
@@ -176,6 +177,47 @@ std::vector<Case> make_cases(const fs::path& dir) {
     tree_case("tree truncated", "cut.json", "[[0], [0, ");
     tree_case("tree file of 65 MiB", "huge.json", "[[0]]");
     fs::resize_file(dir / "huge.json", 65u << 20);  // sparse: refused by its size before any read
+    // 32 MB of real paths: parsed, JSON would take some 35 times that before the node limit applies.
+    std::string paths = "[[0]";
+    for (int i = 0; paths.size() < (32u << 20); ++i) paths += ", [" + std::to_string(i % 3) + ", " + std::to_string(i % 7) + "]";
+    tree_case("tree of 32 MB of paths", "paths.json", paths + "]");
+
+    // Files of gigabytes (sparse: no disk is used) behind a first few bytes that are no model, or a
+    // header that does not describe them: refused from the head, not after reading it all.
+    const fs::path zeros = dir / "zeros.bin";
+    write_all(zeros, {});
+    fs::resize_file(zeros, uint64_t(3) << 30);
+    cases.push_back({"3 GiB of zeros as model", {"info", "-m", zeros.string()}, zeros.string()});
+    const fs::path padded = dir / "l2c-padded.bin";
+    write_all(padded, l2c);
+    fs::resize_file(padded, uint64_t(3) << 30);
+    cases.push_back({"llama2.c checkpoint followed by 3 GiB", {"info", "-m", padded.string()}, padded.string()});
+    // A GGUF vocabulary of two million one-byte tokens: 18 MB of file, hundreds of MB as strings.
+    Bytes vocab = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
+    auto u32 = [&](uint32_t v) { vocab.insert(vocab.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 4); };
+    auto u64 = [&](uint64_t v) { vocab.insert(vocab.end(), reinterpret_cast<uint8_t*>(&v), reinterpret_cast<uint8_t*>(&v) + 8); };
+    auto str = [&](const std::string& t) { u64(t.size()), vocab.insert(vocab.end(), t.begin(), t.end()); };
+    u64(0), u64(2);  // no tensors, two keys
+    str("tokenizer.ggml.model"), u32(8), str("llama");
+    str("tokenizer.ggml.tokens"), u32(9), u32(8), u64(2'000'000);
+    for (int i = 0; i < 2'000'000; ++i) u64(1), vocab.push_back(uint8_t('a' + i % 26));
+    const fs::path big_vocab = dir / "vocab-2m.gguf";
+    write_all(big_vocab, vocab);
+    cases.push_back({"GGUF vocabulary of 2 million tokens", {"tokenize", "--tokenizer", big_vocab.string(), "-p", "hi"},
+                     big_vocab.string()});
+    // Medusa heads of 50 GB: a valid header, then nothing the header describes.
+    const fs::path heads = dir / "heads.safetensors";
+    const std::string header = R"({"0.0.linear.weight": {"dtype": "F32", "shape": [64, 64], "data_offsets": [0, 16384]}})";
+    Bytes st(8);
+    const uint64_t header_len = header.size();
+    std::memcpy(st.data(), &header_len, 8);
+    st.insert(st.end(), header.begin(), header.end());
+    write_all(heads, st);
+    fs::resize_file(heads, uint64_t(50) << 30);
+    cases.push_back({"Medusa heads file of 50 GB",
+                     {"export-heads", "-m", model_path("stories260K.bin"), "--heads", heads.string(), "--out",
+                      (dir / "heads-out").string()},
+                     heads.string()});
     return cases;
 }
 
@@ -184,12 +226,26 @@ std::vector<Case> make_cases(const fs::path& dir) {
 TEST_CASE("hostile files give one line naming the file, a non-zero exit and bounded memory", "[hostile-files]") {
     TempDir tmp("medusa-hostile");
     const std::vector<Case> cases = make_cases(tmp.path);
-    REQUIRE(cases.size() == 57);
+    REQUIRE(cases.size() == 62);
     // Memory is bounded relative to a valid model's run: sanitizer builds start several hundred
     // MB higher (shadow memory, the preloaded driver), and a hostile file must add little to it.
-    const auto baseline = medusa::test::run_medusa_limited({"info", "-m", model_path("stories260K.bin")});
-    REQUIRE(baseline.exit_code == 0);
-    const long bound_kb = baseline.max_rss_kb + 256 * 1024;
+    // Memory is bounded by what the same command takes on a valid file of the kind, plus 32 MB:
+    // the most a hostile file of these may make the program hold is a 1 MiB tree JSON, parsed.
+    // (Sanitizer builds start several hundred MB higher, shadow memory and the preloaded driver,
+    // which the baselines include.)
+    // Each command's baseline, on a valid file of the kind its hostile cases give it.
+    const std::map<std::string, std::vector<std::string>> valid = {
+        {"info", {"info", "-m", model_path("stories260K.bin")}},
+        {"tokenize", {"tokenize", "--tokenizer", model_path("llama2-tokenizer.model"), "-p", "hi"}},
+        {"tree", {"tree", "mc_sim_7b_63"}},
+        {"export-heads", {"export-heads", "-m", model_path("stories260K.bin"), "--heads", "init", "--out",
+                          (tmp.path / "valid-heads").string()}}};
+    std::map<std::string, long> baseline_kb;
+    for (const auto& [command, args] : valid) {
+        const auto r = medusa::test::run_medusa_limited(args);
+        REQUIRE(r.exit_code == 0);
+        baseline_kb[command] = r.max_rss_kb;
+    }
     for (const Case& c : cases) {
         CAPTURE(c.what);
         const auto r = medusa::test::run_medusa_limited(c.args);
@@ -198,6 +254,8 @@ TEST_CASE("hostile files give one line naming the file, a non-zero exit and boun
         CHECK(r.exit_code < 128);  // not killed by a signal (a crash, or the time limit)
         CHECK(r.err.find(c.file) != std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-        CHECK(r.max_rss_kb < bound_kb);
+        const long valid_kb = baseline_kb.at(c.args[0]);
+        CAPTURE(r.max_rss_kb, valid_kb);
+        CHECK(r.max_rss_kb < valid_kb + 32 * 1024);
     }
 }

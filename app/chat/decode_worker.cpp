@@ -340,6 +340,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
                     (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
                     std::to_string(L->tree.num_nodes) + "-node tree" +
                     (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree);
+            if (const std::string note = L->heads->non_finite_note(); !note.empty()) line += "; warning: " + note;
             break;
         }
     }

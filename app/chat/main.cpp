@@ -14,6 +14,9 @@
 
 #include "chat_app.h"
 #include "interrupt.h"
+#include "number_text.h"
+#include "terminal_text.h"
+#include "model/output_path.h"
 #include "png_file.h"
 #include "settings_store.h"
 #include "step_explain.h"
@@ -57,17 +60,11 @@ int whole_number(const std::string& flag, const std::string& v, int lo, int hi) 
 }
 
 float real_number(const std::string& flag, const std::string& v, float lo, float hi) {
-    size_t used = 0;
-    float x = 0;
-    try {
-        x = std::stof(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || v.empty() || !std::isfinite(x) || x < lo || x > hi)
+    const std::optional<float> x = parse_finite_float(v);
+    if (!x || *x < lo || *x > hi)
         throw std::runtime_error(flag + " expects a number from " + std::to_string(lo).substr(0, 4) + " to " +
                                  std::to_string(hi).substr(0, 4) + ", got '" + v + "'");
-    return x;
+    return *x;
 }
 
 // `start`: the settings to begin from (the saved ones in interactive use); flags override them.
@@ -307,10 +304,14 @@ int main(int argc, char** argv) {
                     restored = true;
                 }
             } catch (const std::exception& e) {
-                std::fprintf(stderr, "medusa-chat: ignoring the saved settings: %s\n", e.what());
+                std::fprintf(stderr, "medusa-chat: ignoring the saved settings: %s\n", terminal_safe(e.what()).c_str());
             }
         }
         Options o = parse(argc, argv, start);
+        if (!o.screenshot.empty()) {  // before the window and the decoding, not after them
+            check_output_path(o.screenshot);
+            check_output_path(o.screenshot + ".json");
+        }
         GLFWwindow* window = create_window(o.width, o.height, "medusa-chat");
         int rc = 0;
         {
@@ -354,7 +355,8 @@ int main(int argc, char** argv) {
                         try {
                             save_state(state_path, st);
                         } catch (const std::exception& e) {
-                            std::fprintf(stderr, "medusa-chat: the settings were not saved: %s\n", e.what());
+                            std::fprintf(stderr, "medusa-chat: the settings were not saved: %s\n",
+                                         terminal_safe(e.what()).c_str());
                         }
                     }
                     if (interrupt_requested()) {
@@ -374,7 +376,7 @@ int main(int argc, char** argv) {
         glfwTerminate();
         return rc;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "medusa-chat: %s\n", e.what());
+        std::fprintf(stderr, "medusa-chat: %s\n", terminal_safe(e.what()).c_str());
         return 1;
     }
 }

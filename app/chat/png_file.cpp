@@ -6,12 +6,19 @@
 #include <stdexcept>
 
 #include "model/atomic_file.h"
+#include "model/json_file.h"
 
 namespace medusa::chat {
 
 void write_png(const std::string& path, const Image& image) {
-    if (!stbi_write_png(path.c_str(), image.width, image.height, 4, image.rgba.data(), image.width * 4))
-        throw std::runtime_error("cannot write " + path);
+    // Encoded in memory, then written as every other output is: whole, and never through a link.
+    std::string bytes;
+    auto append = [](void* out, void* data, int size) {
+        static_cast<std::string*>(out)->append(static_cast<const char*>(data), size_t(size));
+    };
+    if (!stbi_write_png_to_func(append, &bytes, image.width, image.height, 4, image.rgba.data(), image.width * 4))
+        throw std::runtime_error("cannot encode " + path + " as PNG");
+    write_file_atomically(path, bytes);
 }
 
 void write_layout_json(const std::string& path, const Image& image, const ChatApp& app) {
@@ -24,7 +31,7 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
-    write_file_atomically(path, j.dump(2) + "\n");
+    write_file_atomically(path, json_text(j));
 }
 
 }  // namespace medusa::chat

@@ -125,7 +125,7 @@ void save_state(const std::string& path, const SavedState& state) {
     std::error_code ec;
     fs::create_directories(p.parent_path(), ec);
     if (ec) throw std::runtime_error(p.parent_path().string() + ": cannot create the folder: " + ec.message());
-    write_file_atomically(path, to_json(state).dump(2) + "\n");
+    write_file_atomically(path, json_text(to_json(state)));
 }
 
 }  // namespace medusa::chat

@@ -1,6 +1,6 @@
 #include "args.h"
 
-#include <cmath>
+#include "number_text.h"
 
 namespace medusa::cli {
 
@@ -52,14 +52,8 @@ int Args::integer(const std::string& name, int fallback) const {
 
 float Args::number(const std::string& name, float fallback) const {
     if (!has(name)) return fallback;
-    try {
-        size_t used = 0;
-        float v = std::stof(str(name), &used);
-        if (used != str(name).size() || !std::isfinite(v)) throw std::invalid_argument("");
-        return v;
-    } catch (const std::exception&) {
-        throw UsageError(name + " expects a finite number, got '" + str(name) + "'");
-    }
+    if (const auto v = parse_finite_float(str(name))) return *v;
+    throw UsageError(name + " expects a finite number, got '" + str(name) + "'");
 }
 
 }  // namespace medusa::cli

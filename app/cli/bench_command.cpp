@@ -18,6 +18,7 @@
 #include "model/atomic_file.h"
 #include "llm/gpu_model.h"
 #include "session.h"
+#include "model/json_file.h"
 
 namespace medusa::cli {
 
@@ -87,6 +88,7 @@ int run_bench(int argc, char** argv) {
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
                "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
+    check_output_flags(args, {"--json", "--plot", "--tune-out"});
     if (args.has("--tune-kernels")) return run_kernel_tuning(args);
     if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);
@@ -204,7 +206,7 @@ int run_bench(int argc, char** argv) {
     }
     std::printf("\n");
     if (args.has("--json")) {
-        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
+        write_file_atomically(args.str("--json"), json_text(out));
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());
     }
     if (args.has("--plot"))

@@ -16,6 +16,7 @@
 #include "model/atomic_file.h"
 #include "model/synthetic_model.h"
 #include "session.h"
+#include "model/json_file.h"
 
 namespace medusa::cli {
 
@@ -100,7 +101,7 @@ int run_bench_dtypes(const Args& args) {
                                  {"bandwidth_vs_q4_0", ratio}});
     }
     if (args.has("--json")) {
-        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
+        write_file_atomically(args.str("--json"), json_text(out));
     }
     return gpu->validation_messages() > 0 ? 3 : 0;
 }

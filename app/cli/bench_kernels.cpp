@@ -12,6 +12,7 @@
 #include "llm/kernel_tuning.h"
 #include "model/atomic_file.h"
 #include "session.h"
+#include "model/json_file.h"
 
 namespace medusa::cli {
 
@@ -112,7 +113,7 @@ int run_kernel_tuning(const Args& args) {
                               {"configs", table}, {"best", best->config.name()},
                               {"default", untuned->config.name()},
                               {"default_decode_ms_per_token", untuned->decode_ms}};
-        write_file_atomically(args.str("--json"), out.dump(2) + "\n");
+        write_file_atomically(args.str("--json"), json_text(out));
     }
     return gpu->validation_messages() > 0 ? 3 : 0;
 }

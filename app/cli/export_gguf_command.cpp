@@ -12,6 +12,7 @@ namespace medusa::cli {
 int run_export_gguf(int argc, char** argv) {
     Args args(argc, argv, 2, {}, {"--model", "--synthetic", "--dtype", "--tokenizer", "--out"});
     if (!args.has("--out")) throw UsageError("pass --out FILE.gguf");
+    check_output_flags(args, {"--out"});
     const ModelFile model = open_model(args);
     const Tokenizer tok = open_tokenizer(args, model);
     int shown = -1;

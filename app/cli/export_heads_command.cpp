@@ -5,17 +5,19 @@
 
 #include "commands.h"
 #include "llm/medusa_heads_io.h"
+#include "model/output_path.h"
 #include "session.h"
 
 namespace medusa::cli {
 
 int run_export_heads(int argc, char** argv) {
-    Args args(argc, argv, 2, {}, {"--model", "--heads", "--out", "--layout", "--base-model"});
+    Args args(argc, argv, 2, {}, {"--model", "--heads", "--num-heads", "--out", "--layout", "--base-model"});
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("pass --heads FILE|DIR and --out DIR");
     const std::string layout = args.str("--layout", "medusa");
     if (layout != "medusa" && layout != "tgi") throw UsageError("--layout must be medusa or tgi, not '" + layout + "'");
     if (layout == "tgi" && !args.has("--base-model"))
         throw UsageError("--layout tgi needs --base-model ID: the base model's Hugging Face id, which TGI loads");
+    check_output_folder(args.str("--out"));
     const ModelFile model = open_model(args);
     MedusaHeads heads = open_heads(args, model);
     // TGI serves heads without their own projection only with one residual block (its MedusaHeadV2);

@@ -20,6 +20,7 @@ int run_generate(int argc, char** argv) {
                "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--eagle",
                "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--system",
                "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n", "--ctx-size"});
+    const auto trace_file = open_trace(args);  // first: a path that cannot be written fails before any work
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
@@ -32,7 +33,6 @@ int run_generate(int argc, char** argv) {
     const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
     options.stop_tokens.insert(options.stop_tokens.end(), chat.stop_tokens.begin(), chat.stop_tokens.end());
     StopStringFilter stop_strings(chat.stop_strings);
-    const auto trace_file = open_trace(args);
 
     // The cache holds the prompt, the new tokens and one verified block past them: all this run
     // reaches, so a model claiming a huge context costs no more than a small one.

@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "terminal_text.h"
 
 namespace {
 
@@ -82,16 +83,20 @@ int main(int argc, char** argv) {
         if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
         if (cmd == "export-heads") return medusa::cli::run_export_heads(argc, argv);
         if (cmd == "export-gguf") return medusa::cli::run_export_gguf(argc, argv);
-        std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+        std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", medusa::terminal_safe(cmd).c_str(), kUsage);
         return 2;
     } catch (const medusa::cli::UsageError& e) {
-        std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), e.what());
+        std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), medusa::terminal_safe(e.what()).c_str());
         return 2;
     } catch (const medusa::Interrupted&) {
         std::fprintf(stderr, "medusa %s: interrupted\n", cmd.c_str());
         return medusa::kInterruptedExit;
+    } catch (const std::bad_alloc&) {
+        // Readers refuse what would not fit before allocating it; this is the last resort.
+        std::fprintf(stderr, "medusa %s: error: out of memory\n", cmd.c_str());
+        return 1;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "medusa %s: error: %s\n", cmd.c_str(), e.what());
+        std::fprintf(stderr, "medusa %s: error: %s\n", cmd.c_str(), medusa::terminal_safe(e.what()).c_str());
         return 1;
     }
 }

@@ -5,6 +5,7 @@
 #include "bench_charts.h"
 #include "chart_file.h"
 #include "commands.h"
+#include "model/output_path.h"
 
 namespace medusa::cli {
 
@@ -12,6 +13,7 @@ int run_plot(int argc, char** argv) {
     Args args(argc, argv, 2, {}, {});
     if (args.positional().size() != 2) throw UsageError("usage: medusa plot IN.json OUT.png|OUT.svg");
     const std::string in = args.positional()[0], out = args.positional()[1];
+    check_output_path(out);
     write_plot(charts::charts_from_file(in), in, out);
     return 0;
 }

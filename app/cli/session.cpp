@@ -1,10 +1,13 @@
 #include "session.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 
 #include "llm/medusa_heads_io.h"
 #include "model/block_format.h"
+#include "model/output_path.h"
+#include "terminal_text.h"
 #include "model/synthetic_model.h"
 
 namespace medusa::cli {
@@ -65,6 +68,11 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
     }
 }
 
+void check_output_flags(const Args& args, std::initializer_list<const char*> file_flags) {
+    for (const char* flag : file_flags)
+        if (args.has(flag)) check_output_path(args.str(flag));
+}
+
 std::unique_ptr<AtomicFileWriter> open_trace(const Args& args) {
     if (!args.has("--trace")) return nullptr;
     return std::make_unique<AtomicFileWriter>(args.str("--trace"));  // appears when decoding ends
@@ -98,7 +106,10 @@ MedusaHeads open_heads(const Args& args, const ModelFile& model) {
     const std::string spec = args.str("--heads", "init");
     const int depth = build_tree_buffers(load_tree(args.str("--tree", "mc_sim_7b_63"))).max_depth;
     if (spec == "init") return MedusaHeads::init_from_model(model, args.integer("--num-heads", std::max(1, depth)));
-    return load_medusa_heads(spec, model.config);
+    MedusaHeads heads = load_medusa_heads(spec, model.config);
+    if (const std::string note = heads.non_finite_note(); !note.empty())
+        std::fprintf(stderr, "warning: %s\n", terminal_safe(note).c_str());
+    return heads;
 }
 
 }  // namespace medusa::cli

@@ -1,5 +1,6 @@
 // What every subcommand sets up from its flags: the model file, its tokenizer, the GPU.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@ std::optional<Tokenizer> try_open_tokenizer(const Args& args, const ModelFile& m
 MedusaHeads open_heads(const Args& args, const ModelFile& model);
 // --tree NAME|FILE|dense:W,..|chain:N (default: mc_sim_7b_63)
 TreeBuffers open_tree(const Args& args);
+// The output files these flags name (those given), checked before any work, so that minutes of
+// decoding or measuring never end in "cannot write": throws naming the path (model/output_path.h).
+void check_output_flags(const Args& args, std::initializer_list<const char*> file_flags);
 // --trace FILE.jsonl: the file each step's trace is written to (null when the flag is absent); it
 // appears, whole, when commit() is called after decoding. A path that cannot be written throws.
 std::unique_ptr<AtomicFileWriter> open_trace(const Args& args);

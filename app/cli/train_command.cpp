@@ -14,6 +14,11 @@
 #include "model/atomic_file.h"
 #include "session.h"
 #include "train/head_training.h"
+#include "model/json_file.h"
+#include "model/folder_lock.h"
+#include "model/output_path.h"
+#include "train/checkpoint_identity.h"
+#include "train/training_progress.h"
 
 namespace medusa::cli {
 
@@ -40,14 +45,18 @@ int run_train_heads(int argc, char** argv) {
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
     const std::string out = args.str("--out");
+    check_output_folder(out);  // before minutes of work, not after them
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
     const int K = args.integer("--heads", 4);
     if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
     TrainOptions o;
     apply_training_flags(args, out, 2000, o);
+    const int layers = args.integer("--layers", 1);
+    o.identity = checkpoint_identity(file, std::to_string(K) + " Medusa heads of " + std::to_string(layers) + " blocks");
+    if (o.resume) check_resumable(o.checkpoint_dir, o.identity);  // before the GPU and the training text
     auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    fs::create_directories(out);
+    const FolderLock lock(out);  // one trainer per folder
     // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
     GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
@@ -56,7 +65,7 @@ int run_train_heads(int argc, char** argv) {
     const DistillData& train = text.train;
     const DistillData& held = text.held;
 
-    MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
+    MedusaHeads init = MedusaHeads::init_from_model(file, K, layers);
     init.source = file.path;
     const HeadAccuracy before = evaluate_heads(*gpu, init, held);
     const TrainResult r = train_heads(*gpu, init, train, o, [](const std::string& line) {
@@ -78,7 +87,7 @@ int run_train_heads(int argc, char** argv) {
                              {"heldout_tokens", held.num_tokens()}, {"init", accuracy_json(before)},
                              {"trained", accuracy_json(after)},    {"train_positions_per_s", r.positions_per_s},
                              {"train_wall_s", r.wall_s},           {"total_wall_s", wall}};
-    write_file_atomically((fs::path(out) / "accuracy.json").string(), report.dump(2) + "\n");
+    write_file_atomically((fs::path(out) / "accuracy.json").string(), json_text(report));
     return 0;
 }
 

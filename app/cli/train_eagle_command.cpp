@@ -16,6 +16,11 @@
 #include "session.h"
 #include "train/eagle_draft_accuracy.h"
 #include "train/eagle_training.h"
+#include "model/json_file.h"
+#include "model/folder_lock.h"
+#include "model/output_path.h"
+#include "train/checkpoint_identity.h"
+#include "train/training_progress.h"
 
 namespace medusa::cli {
 
@@ -54,10 +59,13 @@ int run_train_eagle(int argc, char** argv) {
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
     const std::string out = args.str("--out");
+    check_output_folder(out);  // before minutes of work, not after them
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
     EagleTrainOptions o;
     apply_training_flags(args, out, o.steps, o);
+    o.identity = checkpoint_identity(file, "an EAGLE layer");
+    if (o.resume) check_resumable(o.checkpoint_dir, o.identity);  // before the GPU and the training text
     o.noise = args.number("--noise", o.noise);
     o.loss.token = args.number("--token-weight", o.loss.token);
     const int depth = args.integer("--depth", 5);
@@ -65,7 +73,7 @@ int run_train_eagle(int argc, char** argv) {
     if (depth < 1 || eval_positions < 1) throw UsageError("--depth and --eval-positions must be positive");
     if (o.noise < 0 || o.loss.token < 0) throw UsageError("--noise and --token-weight must not be negative");
     auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    fs::create_directories(out);
+    const FolderLock lock(out);  // one trainer per folder
     // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
     GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
@@ -119,7 +127,7 @@ int run_train_eagle(int argc, char** argv) {
                                    {"train_wall_s", r.wall_s},
                                    {"step_stage_ms", stage_ms},
                                    {"total_wall_s", wall}};
-    write_file_atomically((fs::path(out) / "accuracy.json").string(), report.dump(2) + "\n");
+    write_file_atomically((fs::path(out) / "accuracy.json").string(), json_text(report));
     return 0;
 }
 

@@ -20,6 +20,10 @@
 #include "session.h"
 #include "train/backbone_weights.h"
 #include "train/joint_training.h"
+#include "model/folder_lock.h"
+#include "model/output_path.h"
+#include "train/checkpoint_identity.h"
+#include "train/training_progress.h"
 
 namespace medusa::cli {
 
@@ -34,6 +38,7 @@ int run_train_joint(int argc, char** argv) {
     if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
     const std::string out = args.str("--out");
+    check_output_folder(out);  // before minutes of work, not after them
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
     const int K = args.integer("--heads", 4);
@@ -49,9 +54,14 @@ int run_train_joint(int argc, char** argv) {
     jo.sequences = args.integer("--batch-seqs", jo.sequences);
     if (jo.lora.rank < 1 || jo.seq_len < 4 || jo.sequences < 1 || jo.seq_len > file.config.seq_len)
         throw UsageError("--lora-rank, --batch-seqs must be positive and --seq-len 4 to the model's context");
+    jo.schedule.identity = checkpoint_identity(file, std::to_string(K) + " Medusa heads of " +
+                                                         std::to_string(args.integer("--layers", 1)) +
+                                                         " blocks and LoRA rank " + std::to_string(jo.lora.rank));
+    if (jo.schedule.resume)  // before the GPU and the training text
+        check_resumable((fs::path(jo.schedule.checkpoint_dir) / "heads").string(), jo.schedule.identity);
     const BackboneWeights base = BackboneWeights::from_model(file);
     auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    fs::create_directories(out);
+    const FolderLock lock(out);  // one trainer per folder
     // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
     GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
     std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
@@ -106,7 +116,7 @@ int run_train_joint(int argc, char** argv) {
     config["original_model"] = file.path;
     config["lora_rank"] = jo.lora.rank;
     config["lora_alpha"] = jo.lora.alpha;
-    write_file_atomically((fs::path(heads_dir) / "config.json").string(), config.dump(2) + "\n");
+    write_file_atomically((fs::path(heads_dir) / "config.json").string(), json_text(config));
 
     const JointReport& h = r.heldout;
     std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
@@ -140,7 +150,7 @@ int run_train_joint(int argc, char** argv) {
                              {"medusa1_head_loss", medusa1.head_loss},
                              {"train_tokens_per_s", r.tokens_per_s},
                              {"train_wall_s", r.wall_s}};
-    write_file_atomically((fs::path(out) / "medusa2_report.json").string(), report.dump(2) + "\n");
+    write_file_atomically((fs::path(out) / "medusa2_report.json").string(), json_text(report));
     return 0;
 }
 

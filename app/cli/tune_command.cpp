@@ -54,6 +54,7 @@ int run_tune_tree(int argc, char** argv) {
     Args args(argc, argv, 2, {"--validate"},
               {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes", "--plot", "--ctx-size"});
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
+    check_output_flags(args, {"--out", "--plot"});
     ModelFile file = open_model(args);
     Tokenizer tok = open_tokenizer(args, file);
     auto gpu = open_gpu(args, &file);

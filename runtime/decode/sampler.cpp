@@ -13,7 +13,20 @@ int argmax(std::span<const float> v) {
     return int(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-Sampler::Sampler(SamplingParams params) : params_(params), state_(params.seed * 0x9E3779B97F4A7C15ull + 1) {}
+namespace {
+// Positive temperatures below this act as this one: 1/T of a denormal such as 1e-45 is infinite in
+// float (the GPU's statistics multiply logits by it), and at 1e-6 the distribution is already the
+// argmax's for any logit gap above 1e-4.
+constexpr float kMinTemperature = 1e-6f;
+
+SamplingParams with_usable_temperature(SamplingParams p) {
+    if (p.temperature > 0 && p.temperature < kMinTemperature) p.temperature = kMinTemperature;
+    return p;
+}
+}  // namespace
+
+Sampler::Sampler(SamplingParams params)
+    : params_(with_usable_temperature(params)), state_(params.seed * 0x9E3779B97F4A7C15ull + 1) {}
 
 void Sampler::reseed(uint64_t seed) {
     params_.seed = seed;

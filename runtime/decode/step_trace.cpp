@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
+
 namespace medusa {
 
 std::string StepTrace::to_json() const {
@@ -25,7 +27,7 @@ std::string StepTrace::to_json() const {
                               {"accepted", n.accepted}});
     auto& st = j["gpu_ms"] = nlohmann::json::object();
     for (const auto& [name, ms] : stage_ms) st[name] = ms;
-    return j.dump();
+    return json_text(j, -1);
 }
 
 }  // namespace medusa

@@ -133,10 +133,17 @@ MedusaTree parse_tree_json(const std::string& text, const std::string& source, T
     }
 }
 
+namespace {
+constexpr uint64_t kMaxTreeFileBytes = uint64_t(1) << 20;
+}  // namespace
+
 MedusaTree read_tree_file(const std::string& path, TreeLimits limits) {
     std::string text;
     try {
-        text = read_text_file(path);  // a regular file of bounded size
+        // A tree of the 128 nodes allowed, with tune-tree's budgets beside it, is tens of KB; parsed,
+        // JSON takes some 35 times its text, so a file of 64 MB would take gigabytes before the
+        // node limit could refuse it.
+        text = read_text_file(path, kMaxTreeFileBytes);
     } catch (const FormatError& e) {
         bad(e.what());
     }

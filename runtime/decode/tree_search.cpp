@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "model/json_file.h"
+
 namespace medusa {
 
 double GreedyTree::expected_accept(int n) const {
@@ -77,7 +79,7 @@ std::string tree_search_json(const GreedyTree& tree, const std::vector<BudgetRow
               {"device", device},
               {"head_rank_accuracy", accuracy},
               {"table", table}};
-    return j.dump(1);
+    return json_text(j, 1);
 }
 
 std::string tree_search_table(const std::vector<BudgetRow>& rows, int chosen) {

@@ -1,8 +1,11 @@
 #include "llm/cpu_reference.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
+#include "gpu/device_limits.h"
 #include "model/dequantize.h"
 
 namespace medusa {
@@ -58,8 +61,28 @@ void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const floa
     }
 }
 
+namespace {
+
+// The reference holds every weight as f32 and a cache of every position: refused when that is more
+// than the machine's memory, with the context that would fit, rather than ending in std::bad_alloc.
+void check_fits_host_memory(const ModelFile& file, const LlamaConfig& c) {
+    uint64_t weights = 0;
+    for (const Tensor& t : file.tensors) weights += uint64_t(t.numel()) * 4;
+    const uint64_t per_position = (2 * uint64_t(c.n_layers) * uint64_t(c.kv_dim()) + uint64_t(c.dim)) * 4;
+    const uint64_t memory = uint64_t(::sysconf(_SC_PHYS_PAGES)) * uint64_t(::sysconf(_SC_PAGESIZE));
+    const uint64_t need = weights + per_position * uint64_t(c.seq_len);
+    if (need <= memory) return;
+    const uint64_t fits = memory > weights ? (memory - weights) / per_position / 256 * 256 : 0;
+    throw FormatError(file.path + ": the CPU reference needs " + gpu::format_bytes(need) + " for " +
+                      std::to_string(c.seq_len) + " positions, more than this machine's " + gpu::format_bytes(memory) +
+                      (fits > 0 ? ": use --ctx-size " + std::to_string(fits) + " or less" : ""));
+}
+
+}  // namespace
+
 CpuReferenceModel::CpuReferenceModel(const ModelFile& file, int context) : cfg_(file.config) {
     if (context > 0) cfg_.seq_len = context;
+    check_fits_host_memory(file, cfg_);
     embeddings_ = dequantize(file.get("tok_embeddings"));
     final_norm_ = dequantize(file.get("norm"));
     classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));

@@ -134,7 +134,11 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
     // config.json first: its errors name what is wrong before the weights are read.
     bool bias = true;
     EagleLayer e = layer_of_config(read_text_file(config_path.string()), config_path.string(), target, bias);
-    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string()), target);
+    // At most an EAGLE layer of this shape with an embedding beside it, as f32 (some published
+    // checkpoints keep embed_tokens): a file of gigabytes more is refused by its size.
+    const uint64_t d = uint64_t(e.dim), h = uint64_t(e.hidden_dim), v = uint64_t(target.vocab_size);
+    const uint64_t most = (2 * d * d + 4 * d * d + 3 * d * h + v * d + 8 * d) * 4 + (uint64_t(64) << 20);
+    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string(), most), target);
 }
 
 EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
@@ -163,7 +167,6 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
     add(kLayer + "mlp.up_proj.weight", e.w_up, {h, d});
     add(kLayer + "mlp.down_proj.weight", e.w_down, {d, h});
     add(kLayer + "post_attention_layernorm.weight", e.post_norm, {d});
-    write_safetensors((fs::path(folder) / kWeights).string(), tensors, {{"format", "pt"}});
     const json config = {{"architectures", {"LlamaForCausalLM"}},
                          {"model_type", "llama"},
                          {"hidden_size", e.dim},
@@ -177,7 +180,12 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
                          {"bias", true},
                          {"torch_dtype", "float32"},
                          {"base_model_name_or_path", base_model}};
-    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
+    // One unit: new weights never sit beside the previous config.json.
+    const std::vector<uint8_t> weights = serialize_safetensors(tensors, {{"format", "pt"}});
+    const std::string config_text = json_text(config);
+    const std::string_view weight_bytes(reinterpret_cast<const char*>(weights.data()), weights.size());
+    write_files_atomically({{(fs::path(folder) / kWeights).string(), weight_bytes},
+                            {(fs::path(folder) / "config.json").string(), config_text}});
 }
 
 }  // namespace medusa

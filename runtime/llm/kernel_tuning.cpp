@@ -81,7 +81,7 @@ void save_tuned_matmul(const std::string& path, const std::string& device_key, c
     if (!j.contains(device_key) || !j[device_key].is_object()) j[device_key] = json::object();
     j[device_key][model_key] = e;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    write_file_atomically(path, j.dump(2) + "\n");
+    write_file_atomically(path, json_text(j));
 }
 
 }  // namespace medusa

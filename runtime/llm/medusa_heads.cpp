@@ -1,5 +1,6 @@
 #include "llm/medusa_heads.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "llm/cpu_reference.h"
@@ -63,6 +64,26 @@ void MedusaHeads::copy_shared_classifier(const ModelFile& model) {
             if (classifier.empty()) classifier = dequantize(model.classifier());
             head.w2 = classifier;
         }
+}
+
+std::string MedusaHeads::non_finite_note() const {
+    auto finite = [](const std::vector<float>& v) {
+        return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+    };
+    std::vector<int> bad;
+    for (int k = 0; k < count(); ++k) {
+        const MedusaHead& h = heads[k];
+        bool ok = finite(h.w2);
+        for (size_t l = 0; ok && l < h.w1.size(); ++l) ok = finite(h.w1[l]) && finite(h.b1[l]);
+        if (!ok) bad.push_back(k + 1);
+    }
+    if (bad.empty()) return "";
+    std::string which;
+    for (size_t i = 0; i < bad.size(); ++i)
+        which += (i == 0 ? "" : i + 1 == bad.size() ? " and " : ", ") + std::to_string(bad[i]);
+    return source + ": " + (bad.size() == 1 ? "head " + which + " holds" : "heads " + which + " hold") +
+           " NaN or infinite weights: " + (bad.size() == 1 ? "it never guesses" : "they never guess") +
+           " a token that is accepted";
 }
 
 }  // namespace medusa

@@ -36,6 +36,9 @@ struct MedusaHeads {
     void check_fits(const LlamaConfig& cfg) const;
     // True when head k's W2 is the model classifier, shared or equal (the GPU then shares its buffer).
     bool w2_is_classifier(int k, const ModelFile& model) const;
+    // "SOURCE: heads 1 and 3 hold NaN or infinite weights: they never guess a token that is
+    // accepted" when some do (a head of NaN drafts nothing, silently), else "".
+    std::string non_finite_note() const;
 };
 
 }  // namespace medusa

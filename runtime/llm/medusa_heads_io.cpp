@@ -21,6 +21,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kFileName = "medusa_lm_head.safetensors";
+constexpr int kMaxHeads = 8, kMaxBlocks = 16;  // what a head file may hold
 
 // The named tensors of a head file, whatever its container; keys without the "medusa_head." or
 // "medusa_heads." prefix some exporters add.
@@ -140,7 +141,11 @@ fs::path find_head_file(const std::string& path) {
 
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model) {
     const fs::path file = find_head_file(path);
-    auto bytes = read_file_bytes(file.string());
+    // No more than the most heads this reads could take, as f32: a file of 50 GB is refused by its
+    // size, not by the allocation that would hold it.
+    const uint64_t d = uint64_t(model.dim), v = uint64_t(model.vocab_size);
+    const uint64_t most = kMaxHeads * (kMaxBlocks * (d * d + d) + v * d) * 4 + (uint64_t(64) << 20);
+    auto bytes = read_file_bytes(file.string(), most);
     const fs::path config = config_path(file);
     std::error_code ec;
     std::optional<std::string> config_text;
@@ -161,13 +166,13 @@ MedusaHeads load_medusa_heads_from_parts(std::shared_ptr<const std::vector<uint8
         throw FormatError(name + ": no Medusa heads in it (neither '0.0.linear.weight' nor vLLM's "
                                  "'blocks.0.layers.0.weight')");
     // config.json, when present, says how many heads and blocks to expect.
-    int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, 1, 8, where);
-    int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, 1, 16, where);
+    int num_heads = config_int(config, vllm ? "num_heads" : "medusa_num_heads", -1, 1, kMaxHeads, where);
+    int num_layers = config_int(config, vllm ? "num_hidden_layers" : "medusa_num_layers", -1, 1, kMaxBlocks, where);
     if (num_heads < 0) num_heads = count_keys(f, [&](int k) { return lay.w1(k, 0); });
     if (num_layers < 0) num_layers = count_keys(f, [&](int l) { return lay.w1(0, l); });
-    if (num_heads < 1 || num_heads > 8)
+    if (num_heads < 1 || num_heads > kMaxHeads)
         throw FormatError(name + ": holds " + std::to_string(num_heads) + " Medusa heads (1 to 8 are supported)");
-    if (num_layers < 1 || num_layers > 16)
+    if (num_layers < 1 || num_layers > kMaxBlocks)
         throw FormatError(name + ": Medusa heads with " + std::to_string(num_layers) + " residual blocks");
     if (f.unsupported.count("token_map"))
         throw FormatError(name + ": heads over a truncated vocabulary (vLLM's token_map) are not supported");
@@ -239,13 +244,17 @@ void save_medusa_heads(const MedusaHeads& heads, const std::string& folder, cons
         }
         if (!head.w2.empty()) add(kMedusa.w2(k, heads.layers), head.w2, {v, d});
     }
-    write_safetensors((fs::path(folder) / kFileName).string(), tensors, {{"format", "pt"}});
     const json config = {{"medusa_num_heads", heads.count()},
                          {"medusa_num_layers", heads.layers},
                          {"hidden_size", heads.dim},
                          {"vocab_size", heads.vocab},
                          {"base_model_name_or_path", how.layout == HeadsExport::Tgi ? how.base_model : heads.source}};
-    write_file_atomically((fs::path(folder) / "config.json").string(), config.dump(2) + "\n");
+    // One unit: new weights never sit beside the previous config.json.
+    const std::vector<uint8_t> weights = serialize_safetensors(tensors, {{"format", "pt"}});
+    const std::string config_text = json_text(config);
+    const std::string_view weight_bytes(reinterpret_cast<const char*>(weights.data()), weights.size());
+    write_files_atomically({{(fs::path(folder) / kFileName).string(), weight_bytes},
+                            {(fs::path(folder) / "config.json").string(), config_text}});
 }
 
 }  // namespace medusa

@@ -103,6 +103,10 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
 
     for (const auto& info : header.tensors) {
         const std::string canon = gguf_canonical_name(info.name);
+        if (canon.empty() && info.name.size() > 5 && info.name.compare(info.name.size() - 5, 5, ".bias") == 0)
+            throw FormatError(name + ": tensor '" + info.name +
+                              "' is a bias this engine does not apply (it applies those of attn_q, attn_k and attn_v): "
+                              "refused rather than decoded without it");
         if (canon.empty()) continue;
         uint64_t n = 1;
         for (uint64_t d : info.dims) {
@@ -128,6 +132,9 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
         throw FormatError(name + ": tensor 'token_embd.weight' is not a {vocab, dim} matrix of a sane size");
     c.vocab_size = int(emb->shape[0]);
     c.tied_classifier = m.find("output") == nullptr;  // convert-llama2c-to-ggml writes a copy: untied
+    // llama files may carry q/k/v biases too (llama.cpp applies them when present): then every
+    // layer must have all three, which validate_llama_tensors checks.
+    if (m.find("layers.0.bq") || m.find("layers.0.bk") || m.find("layers.0.bv")) c.qkv_bias = true;
     validate_config(c, name);
     // Variants of the architecture this engine does not run: partial RoPE, mixture of experts.
     if (meta.integer(k + "rope.dimension_count", c.head_dim(), false) != c.head_dim())

@@ -8,7 +8,11 @@ namespace medusa {
 
 namespace {
 
-constexpr uint64_t kMaxCount = 1u << 24;      // no real file has more keys, tensors or array items
+constexpr uint64_t kMaxCount = 1u << 24;      // no real file has more keys or tensors
+// Nor array items: the largest vocabularies have 262,144 tokens, the largest merge lists under
+// 300,000. Checked before anything is allocated, this keeps a vocabulary of 10 million tiny tokens
+// (90 MB of file, a gigabyte as strings) from being read at all.
+constexpr uint64_t kMaxArrayItems = 1u << 20;
 constexpr uint64_t kMaxString = 1u << 20;     // nor longer strings
 
 size_t scalar_size(uint32_t type) {
@@ -59,9 +63,12 @@ GgufValue read_value(ByteReader& r, uint32_t type, const std::string& key) {
             throw FormatError(r.name() + ": metadata array '" + key + "' has item type " + std::to_string(v.item_type) +
                               " (nested arrays and unknown types are not supported)");
         // Checked before allocating: every item needs at least item_min bytes of the file.
-        if (n > kMaxCount || n > (r.size() - r.pos()) / item_min)
+        if (n > r.remaining() / item_min)
             throw FormatError(r.name() + ": metadata array '" + key + "' claims " + std::to_string(n) +
                               " items, more than the file can hold");
+        if (n > kMaxArrayItems)
+            throw FormatError(r.name() + ": metadata array '" + key + "' has " + std::to_string(n) + " items (at most " +
+                              std::to_string(kMaxArrayItems) + " are read: no vocabulary is that large)");
         if (v.item_type == STRING) v.texts.reserve(size_t(n));
         else v.numbers.reserve(size_t(n));
         for (uint64_t i = 0; i < n; ++i) {
@@ -122,7 +129,23 @@ bool GgufMetadata::boolean(const std::string& key, bool fallback) const {
 }
 
 GgufHeader read_gguf_header(const std::vector<uint8_t>& bytes, const std::string& name) {
-    ByteReader r(bytes.data(), bytes.size(), name);
+    return read_gguf_header(bytes.data(), bytes.size(), name, bytes.size());
+}
+
+GgufHeader read_gguf_header_of_file(const std::string& path) {
+    // Growing heads: a vocabulary's metadata is a few MB, a model's tensors are gigabytes.
+    for (uint64_t head = uint64_t(1) << 20;; head *= 4) {
+        const FileHead h = read_file_head(path, head);
+        try {
+            return read_gguf_header(h.bytes.data(), h.bytes.size(), path, h.file_size);
+        } catch (const HeadTooShort&) {
+            if (h.whole()) throw;  // cannot happen: a whole file is never too short, only truncated
+        }
+    }
+}
+
+GgufHeader read_gguf_header(const uint8_t* data, size_t size, const std::string& name, uint64_t file_size) {
+    ByteReader r(data, size, name, file_size);
     if (r.read<uint32_t>("magic") != 0x46554747) throw FormatError(name + ": not a GGUF file (bad magic)");
     const uint32_t version = r.read<uint32_t>("version");
     if (version != 2 && version != 3)
@@ -130,10 +153,10 @@ GgufHeader read_gguf_header(const std::vector<uint8_t>& bytes, const std::string
     const uint64_t n_tensors = r.read<uint64_t>("tensor count");
     const uint64_t n_kv = r.read<uint64_t>("metadata count");
     // Each key or tensor description takes at least 8 bytes: reject counts the file cannot hold.
-    const uint64_t room = (r.size() - r.pos()) / 8;
+    const uint64_t room = r.remaining() / 8;
     if (n_tensors > kMaxCount || n_kv > kMaxCount || n_tensors > room || n_kv > room)
         throw FormatError(name + ": absurd counts (" + std::to_string(n_tensors) + " tensors, " +
-                          std::to_string(n_kv) + " metadata keys) for a file of " + std::to_string(r.size()) + " bytes");
+                          std::to_string(n_kv) + " metadata keys) for a file of " + std::to_string(r.file_size()) + " bytes");
     std::map<std::string, GgufValue> kv;
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = read_gguf_string(r, "metadata key");
@@ -172,8 +195,8 @@ GgufHeader read_gguf_header(const std::vector<uint8_t>& bytes, const std::string
     }
     // A file without tensors (a vocabulary) may end right after its header, before the padding.
     const uint64_t data_start = std::min<uint64_t>((r.pos() + alignment - 1) / alignment * alignment,
-                                                   infos.empty() ? bytes.size() : UINT64_MAX);
-    if (data_start > bytes.size()) throw FormatError(name + ": truncated before the tensor data");
+                                                   infos.empty() ? r.file_size() : UINT64_MAX);
+    if (data_start > r.file_size()) throw FormatError(name + ": truncated before the tensor data");
     h.data_start = data_start;
     return h;
 }

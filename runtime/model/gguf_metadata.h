@@ -59,5 +59,11 @@ struct GgufHeader {
 
 // Parses everything before the tensor data; throws FormatError "<name>: <problem>".
 GgufHeader read_gguf_header(const std::vector<uint8_t>& bytes, const std::string& name);
+// The same from the first `size` bytes of a file of `file_size` bytes: throws HeadTooShort when the
+// header runs past them (model/file_bytes.h).
+GgufHeader read_gguf_header(const uint8_t* data, size_t size, const std::string& name, uint64_t file_size);
+// The header of the GGUF file at `path`, reading no more of it than the header needs: a
+// vocabulary comes out of a model file of gigabytes without its tensors being read.
+GgufHeader read_gguf_header_of_file(const std::string& path);
 
 }  // namespace medusa

@@ -90,8 +90,6 @@ void write_vocabulary(HeaderBytes& h, const Tokenizer& tok) {
 }
 
 void check_writable(const ModelFile& m, const Tokenizer& tok) {
-    if (m.config.qkv_bias)
-        throw std::invalid_argument(m.path + ": q/k/v biases (Qwen2) cannot be written as a GGUF llama model");
     if (tok.byte_level())
         throw std::invalid_argument(tok.source() +
                                     ": a byte-level BPE vocabulary cannot be written (sentencepiece ones can)");

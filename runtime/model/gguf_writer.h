@@ -13,9 +13,10 @@ namespace medusa {
 // Hyper-parameters as llama.* keys, every tensor byte for byte under its GGUF name (in the
 // model's order, 32-byte aligned) and `vocab` as a "llama" (sentencepiece) vocabulary. The file
 // appears whole or not at all. `progress(bytes written, total)` is called as tensors are written.
+// q/k/v biases are written as attn_q/k/v.bias, which llama.cpp's llama architecture applies.
 // Throws std::invalid_argument naming the model or the tokenizer for what GGUF's llama
-// architecture cannot hold: q/k/v biases, llama2.c's grouped int8 (Q8_G), rows that are not whole
-// blocks of their type, a byte-level vocabulary, or a vocabulary whose size is not the model's.
+// architecture cannot hold: llama2.c's grouped int8 (Q8_G), rows that are not whole blocks of
+// their type, a byte-level vocabulary, or a vocabulary whose size is not the model's.
 void write_gguf(const ModelFile& model, const Tokenizer& vocab, const std::string& path,
                 const std::function<void(size_t, size_t)>& progress = {});
 

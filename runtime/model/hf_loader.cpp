@@ -104,6 +104,9 @@ LlamaConfig parse_config(const json& j, const std::string& name) {
         bad("hidden_act " + shown(*it) + " is not supported (only \"silu\")");
     if (auto it = j.find("attention_bias"); model_type == "llama" && it != j.end() && *it == true)
         bad("attention_bias (biases on every attention projection, o_proj's too) is not supported for llama");
+    if (auto it = j.find("mlp_bias"); it != j.end() && *it == true)
+        bad("mlp_bias (biases on the gate, up and down projections) is not supported: refused rather than decoded "
+            "without them");
     LlamaConfig c;
     c.dim = integer("hidden_size", 0, true);
     c.hidden_dim = integer("intermediate_size", 0, true);
@@ -163,12 +166,17 @@ std::vector<SafetensorsFile> open_shards(const fs::path& dir, const fs::path& in
     }
     if (files.size() > 4096) throw FormatError(name + ": too many shards");
     std::vector<SafetensorsFile> shards;
-    for (const auto& f : files) shards.push_back(SafetensorsFile::open((dir / f).string()));
+    std::map<std::string, size_t> shard_of_file;
+    for (const auto& f : files) {
+        shard_of_file[f] = shards.size();
+        shards.push_back(SafetensorsFile::open((dir / f).string()));
+    }
+    // One look-up per entry (no scan of the shards or of their tensors): an index of a quarter of a
+    // million entries is checked in well under a second.
     for (const auto& [tensor, file] : map->items()) {
-        const std::string f = file.get<std::string>();
-        for (const auto& s : shards)
-            if (fs::path(s.path()).filename() == f && !s.find(tensor))
-                throw FormatError(name + ": tensor '" + tensor + "' is not in its shard " + f);
+        const std::string& f = file.get_ref<const std::string&>();
+        if (!shards[shard_of_file.at(f)].find(tensor))
+            throw FormatError(name + ": tensor '" + tensor + "' is not in its shard " + f);
     }
     return shards;
 }
@@ -191,12 +199,21 @@ ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::str
         m.tensors.push_back({"rope_freqs", DType::F32, {int64_t(factors.size())}, 0, bytes.data(), bytes.size()});
     }
     validate_config(m.config, name);  // again: rope_scaling may have set a factor
+    std::set<std::string> seen;  // not m.find(): a scan per tensor is quadratic in a hostile shard
     for (const auto& shard : shards) {
         for (const Tensor& t : shard.tensors()) {
             const std::string canon = canonical_name(t.name);
+            if (canon.empty() && t.name.rfind("model.layers.", 0) == 0 && t.name.size() > 5 &&
+                t.name.compare(t.name.size() - 5, 5, ".bias") == 0)
+                throw FormatError(shard.path() + ": tensor '" + t.name +
+                                  "' is a bias this engine does not apply (it applies those of q_proj, k_proj and "
+                                  "v_proj): refused rather than decoded without it");
             if (canon.empty()) continue;
-            if (m.find(canon))
+            if (!seen.insert(canon).second)
                 throw FormatError(shard.path() + ": tensor '" + t.name + "' appears more than once in " + name);
+            if (canon.rfind("layers.", 0) == 0 && std::stoll(canon.substr(7)) >= m.config.n_layers)
+                throw FormatError(shard.path() + ": tensor '" + t.name + "' belongs to a layer past the " +
+                                  std::to_string(m.config.n_layers) + " of " + name + "'s config.json");
             Tensor c = t;
             c.name = canon;
             m.tensors.push_back(std::move(c));
@@ -208,6 +225,8 @@ ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::str
     } else if (!m.find("output")) {
         c.tied_classifier = true;  // no lm_head saved: the embedding is the classifier
     }
+    // Biases of q/k/v beside a llama config that does not declare them are applied, not skipped.
+    if (m.find("layers.0.bq") || m.find("layers.0.bk") || m.find("layers.0.bv")) c.qkv_bias = true;
     validate_llama_tensors(m);
     // HF stores q/k rows for rotate_half: back to adjacent pairs like every other format.
     reorder_rotate_half_rows(m, storage->owned);

@@ -43,6 +43,10 @@ nlohmann::json read_json_file(const std::string& path) {
     return parse_json_text(p, p + bytes->size(), path);
 }
 
+std::string json_text(const nlohmann::json& value, int indent) {
+    return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + (indent >= 0 ? "\n" : "");
+}
+
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
     // Depth is bounded by parse_json_text, so dump() cannot recurse far; replace: invalid UTF-8
     // in a string must not throw from inside an error message.

@@ -19,6 +19,11 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& name)
 // A regular file of at most 64 MiB, depth-checked and parsed.
 nlohmann::json read_json_file(const std::string& path);
 
+// The text of a JSON value to write to a file: `indent` as dump() takes it, a newline after an
+// indented document. Bytes that are not UTF-8 (a path from a Latin-1 file system) become U+FFFD
+// instead of throwing after the work that produced the document.
+std::string json_text(const nlohmann::json& value, int indent = 2);
+
 // A JSON value for an error message: at most `max_chars` characters of its text.
 std::string json_excerpt(const nlohmann::json& value, size_t max_chars = 60);
 

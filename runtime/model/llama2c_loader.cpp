@@ -8,11 +8,13 @@ namespace {
 
 constexpr uint32_t kMagicV2 = 0x616b3432;  // "ak42"
 
-// Lays out consecutive tensors of one type, checking each fits in the file.
+// Lays out consecutive tensors of one type, checking each fits in the file. `data` is the file's
+// bytes when they are all at hand, or null when only its header was read: then only the layout is
+// checked against the file's size.
 class TensorCursor {
 public:
-    TensorCursor(ModelFile& m, const std::vector<uint8_t>& bytes, size_t start)
-        : m_(m), bytes_(bytes), pos_(start) {}
+    TensorCursor(ModelFile& m, const uint8_t* data, uint64_t file_size, size_t start)
+        : m_(m), data_(data), file_size_(file_size), pos_(start) {}
     void add(const std::string& name, DType type, std::vector<int64_t> shape, int group = 0) {
         Tensor t;
         t.name = name;
@@ -24,35 +26,42 @@ public:
             throw FormatError(m_.path + ": tensor " + name + " has " + std::to_string(n) +
                               " values, not a multiple of the group size " + std::to_string(group));
         const uint64_t bytes = type == DType::F32 ? n * 4 : n + (n / uint64_t(group)) * 4;
-        if (bytes > bytes_.size() - pos_)
+        if (bytes > file_size_ - pos_)
             throw FormatError(m_.path + ": truncated: tensor " + name + " needs " + std::to_string(bytes) +
                               " bytes at offset " + std::to_string(pos_) + " but the file has " +
-                              std::to_string(bytes_.size()) + " bytes");
-        t.data = bytes_.data() + pos_;
+                              std::to_string(file_size_) + " bytes");
+        t.data = data_ ? data_ + pos_ : nullptr;
         t.nbytes = size_t(bytes);
-        pos_ += size_t(bytes);
+        pos_ += bytes;
         m_.tensors.push_back(std::move(t));
     }
     void skip(uint64_t bytes, const char* what) {
-        if (bytes > bytes_.size() - pos_) throw FormatError(m_.path + ": truncated: " + what + " missing");
-        pos_ += size_t(bytes);
+        if (bytes > file_size_ - pos_) throw FormatError(m_.path + ": truncated: " + what + " missing");
+        pos_ += bytes;
+    }
+    // A checkpoint ends with its last tensor: bytes past it mean the header is not what it seems.
+    void expect_end() const {
+        if (pos_ != file_size_)
+            throw FormatError(m_.path + ": " + std::to_string(file_size_ - pos_) + " bytes follow the last tensor " +
+                              "its llama2.c header implies, where such a checkpoint ends (is it a llama2.c file?)");
     }
 
 private:
     ModelFile& m_;
-    const std::vector<uint8_t>& bytes_;
-    size_t pos_;
+    const uint8_t* data_;
+    uint64_t file_size_;
+    uint64_t pos_;
 };
 
 std::string layer(int l, const char* what) { return "layers." + std::to_string(l) + "." + what; }
 
-}  // namespace
-
-ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
+// The checkpoint's tensors from its header, laid out in a file of `file_size` bytes of which `size`
+// are at `data`: with the whole file, each tensor's data; with its head only, the layout alone.
+ModelFile llama2c_layout(const uint8_t* data, size_t size, uint64_t file_size, const std::string& name) {
     ModelFile m;
     m.path = name;
-    ByteReader r(bytes->data(), bytes->size(), name);
-    const bool v2 = bytes->size() >= 4 && r.read<uint32_t>("magic") == kMagicV2;
+    ByteReader r(data, size, name, file_size);
+    const bool v2 = file_size >= 4 && r.read<uint32_t>("magic") == kMagicV2;
     int group = 0;
     if (v2) {
         const int version = r.read<int32_t>("version");
@@ -77,9 +86,9 @@ ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const 
     validate_config(c, name);
     m.format = v2 ? "llama2c-v2" : "llama2c-v0";
     const int64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, L = c.n_layers;
-    TensorCursor cur(m, *bytes, v2 ? 256 : 28);
+    TensorCursor cur(m, size == file_size ? data : nullptr, file_size, v2 ? 256 : 28);
     if (v2) {
-        if (bytes->size() < 256) throw FormatError(name + ": truncated: the version 2 header is 256 bytes");
+        if (file_size < 256) throw FormatError(name + ": truncated: the version 2 header is 256 bytes");
         for (int l = 0; l < L; ++l) cur.add(layer(l, "attention_norm"), DType::F32, {dim});
         for (int l = 0; l < L; ++l) cur.add(layer(l, "ffn_norm"), DType::F32, {dim});
         cur.add("norm", DType::F32, {dim});
@@ -107,7 +116,19 @@ ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const 
         cur.skip(uint64_t(c.seq_len) * uint64_t(c.head_dim()) * 4, "RoPE tables (freq_cis)");  // real + imag halves
         if (!c.tied_classifier) cur.add("output", DType::F32, {vocab, dim});
     }
+    cur.expect_end();
     validate_llama_tensors(m);
+    return m;
+}
+
+}  // namespace
+
+void check_llama2c_head(const FileHead& head, const std::string& name) {
+    llama2c_layout(head.bytes.data(), head.bytes.size(), head.file_size, name);
+}
+
+ModelFile load_llama2c(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
+    ModelFile m = llama2c_layout(bytes->data(), bytes->size(), bytes->size(), name);
     m.storage = bytes;
     return m;
 }

@@ -5,6 +5,7 @@
 
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
+#include "model/gguf_metadata.h"
 #include "model/hf_loader.h"
 #include "model/llama2c_loader.h"
 
@@ -117,16 +118,39 @@ ModelFile load_model(const std::string& path) {
     // Hugging Face checkpoints are folders (config.json + shards) or need the config.json beside them.
     if (fs::is_directory(path, ec) || ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json"))
         return load_hf(path);
+    check_model_head(read_file_head(path, 4096), path);
     return load_model_from_memory(read_file_bytes(path), path);
+}
+
+namespace {
+
+enum class ModelFormat { Gguf, Llama2c };
+
+// By the first bytes: GGUF's magic; llama2.c has none, but a safetensors header is told apart.
+ModelFormat format_of(const std::vector<uint8_t>& head, const std::string& name) {
+    if (head.size() >= 4 && std::memcmp(head.data(), "GGUF", 4) == 0) return ModelFormat::Gguf;
+    // `{"` at offset 8 cannot start a llama2.c header: it would mean more than 8000 layers.
+    if (head.size() >= 10 && head[8] == '{' && head[9] == '"')
+        throw FormatError(name + ": looks like a safetensors file: load the Hugging Face model folder "
+                                 "(config.json + model.safetensors) instead");
+    return ModelFormat::Llama2c;
+}
+
+}  // namespace
+
+void check_model_head(const FileHead& head, const std::string& name) {
+    if (format_of(head.bytes, name) == ModelFormat::Gguf) {
+        // The whole header, tensor table included, against the file's size (read_gguf_header_of_file
+        // reads as much of the file as the header takes).
+        read_gguf_header_of_file(name);
+        return;
+    }
+    check_llama2c_head(head, name);
 }
 
 ModelFile load_model_from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
     if (!bytes) throw FormatError(name + ": no data");
-    if (bytes->size() >= 4 && std::memcmp(bytes->data(), "GGUF", 4) == 0) return load_gguf(std::move(bytes), name);
-    // `{"` at offset 8 cannot start a llama2.c header: it would mean more than 8000 layers.
-    if (bytes->size() >= 10 && (*bytes)[8] == '{' && (*bytes)[9] == '"')
-        throw FormatError(name + ": looks like a safetensors file: load the Hugging Face model folder "
-                                 "(config.json + model.safetensors) instead");
+    if (format_of(*bytes, name) == ModelFormat::Gguf) return load_gguf(std::move(bytes), name);
     return load_llama2c(std::move(bytes), name);
 }
 

@@ -34,6 +34,19 @@ uint64_t as_u64(const json& v, const std::string& file, const std::string& what)
     throw FormatError(file + ": " + what + " is not a non-negative integer");
 }
 
+// The header's "__metadata__": string keys to string values.
+std::map<std::string, std::string> metadata_of(const json& header, const std::string& name) {
+    std::map<std::string, std::string> metadata;
+    const auto it = header.find("__metadata__");
+    if (it == header.end()) return metadata;
+    if (!it->is_object()) throw FormatError(name + ": __metadata__ is not a JSON object");
+    for (const auto& [key, value] : it->items()) {
+        if (!value.is_string()) throw FormatError(name + ": __metadata__ value '" + key + "' is not a string");
+        metadata[key] = value.get<std::string>();
+    }
+    return metadata;
+}
+
 }  // namespace
 
 size_t safetensors_element_size(DType t) {
@@ -54,13 +67,20 @@ const char* safetensors_dtype_name(DType t) {
     }
 }
 
-SafetensorsFile SafetensorsFile::open(const std::string& path) { return from_memory(read_file_bytes(path), path); }
+namespace {
 
-SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes,
-                                             const std::string& name) {
-    SafetensorsFile f;
-    f.path_ = name;
-    ByteReader r(bytes->data(), bytes->size(), name);
+// The tensors a header describes, checked against a data section of `data_size` bytes; each
+// tensor's data is null, its byte range in the section beside it.
+struct HeaderLayout {
+    std::vector<Tensor> tensors;       // in file order
+    std::vector<uint64_t> begins;      // each one's offset in the data section
+    std::map<std::string, std::string> metadata;
+};
+
+// `head` holds at least the length field and the header (the file's first 8 + header_len bytes).
+HeaderLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_size, const std::string& name,
+                          uint64_t& data_start) {
+    ByteReader r(head.data(), head.size(), name, file_size);
     const uint64_t header_len = r.read<uint64_t>("safetensors header length");
     if (header_len > kMaxHeader)
         throw FormatError(name + ": safetensors header length " + std::to_string(header_len) + " is absurd");
@@ -70,23 +90,19 @@ SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<u
     const json header = json::parse(h, h + header_len, nullptr, /*allow_exceptions=*/false);
     if (header.is_discarded() || !header.is_object())
         throw FormatError(name + ": safetensors header is not a JSON object");
-    const size_t data_start = 8 + size_t(header_len);
-    const uint64_t data_size = bytes->size() - data_start;
+    HeaderLayout out;
+    out.metadata = metadata_of(header, name);
+    data_start = 8 + header_len;
+    const uint64_t data_size = file_size - data_start;
 
     struct Range {
         uint64_t begin, end;
         size_t index;
     };
     std::vector<Range> ranges;
+    std::vector<Tensor> tensors;
     for (const auto& [key, v] : header.items()) {
-        if (key == "__metadata__") {
-            if (!v.is_object()) throw FormatError(name + ": __metadata__ is not a JSON object");
-            for (const auto& [mk, mv] : v.items()) {
-                if (!mv.is_string()) throw FormatError(name + ": __metadata__ value '" + mk + "' is not a string");
-                f.metadata_[mk] = mv.get<std::string>();
-            }
-            continue;
-        }
+        if (key == "__metadata__") continue;
         const std::string what = "tensor '" + key + "'";
         if (key.empty() || !v.is_object()) throw FormatError(name + ": " + what + " is not described by an object");
         const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
@@ -116,38 +132,76 @@ SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<u
         if (end > data_size)
             throw FormatError(name + ": " + what + " data [offset " + std::to_string(data_start + begin) + ", " +
                               std::to_string(nbytes) + " bytes] lies outside the file (size " +
-                              std::to_string(bytes->size()) + ")");
-        t.data = bytes->data() + data_start + begin;
+                              std::to_string(file_size) + ")");
         t.nbytes = size_t(nbytes);
-        ranges.push_back({begin, end, f.tensors_.size()});
-        f.tensors_.push_back(std::move(t));
+        ranges.push_back({begin, end, tensors.size()});
+        tensors.push_back(std::move(t));
     }
     // As the reference implementation demands: the data section is exactly covered, no overlaps, no holes.
     std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
     uint64_t at = 0;
-    std::vector<Tensor> ordered;
     for (const Range& rg : ranges) {
         if (rg.begin != at)
-            throw FormatError(name + ": tensor '" + f.tensors_[rg.index].name + "' data starts at " +
+            throw FormatError(name + ": tensor '" + tensors[rg.index].name + "' data starts at " +
                               std::to_string(rg.begin) + " but the previous tensor ends at " + std::to_string(at) +
                               " (overlap or hole in the data section)");
         at = rg.end;
-        ordered.push_back(std::move(f.tensors_[rg.index]));
+        out.tensors.push_back(std::move(tensors[rg.index]));
+        out.begins.push_back(rg.begin);
     }
     if (at != data_size)
         throw FormatError(name + ": the tensors cover " + std::to_string(at) + " bytes of a " +
                           std::to_string(data_size) + "-byte data section");
-    f.tensors_ = std::move(ordered);
+    return out;
+}
+
+// The first 8 + header_len bytes of the file at `path`.
+FileHead read_header_bytes(const std::string& path) {
+    const FileHead len = read_file_head(path, 8);
+    ByteReader r(len.bytes.data(), len.bytes.size(), path, len.file_size);
+    const uint64_t header_len = r.read<uint64_t>("safetensors header length");
+    if (header_len > kMaxHeader)
+        throw FormatError(path + ": safetensors header length " + std::to_string(header_len) + " is absurd");
+    return read_file_head(path, 8 + header_len);
+}
+
+}  // namespace
+
+SafetensorsFile SafetensorsFile::open(const std::string& path, uint64_t max_bytes) {
+    // The header first, against the file's size: a file whose header covers less than the file
+    // (gigabytes of anything after a valid header) is refused before the rest is read.
+    const FileHead head = read_header_bytes(path);
+    uint64_t data_start = 0;
+    parse_header(head.bytes, head.file_size, path, data_start);
+    return from_memory(read_file_bytes(path, max_bytes), path);
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
+    const FileHead head = read_header_bytes(path);
+    uint64_t data_start = 0;
+    return parse_header(head.bytes, head.file_size, path, data_start).metadata;
+}
+
+SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                             const std::string& name) {
+    SafetensorsFile f;
+    f.path_ = name;
+    uint64_t data_start = 0;
+    HeaderLayout layout = parse_header(*bytes, bytes->size(), name, data_start);
+    for (size_t i = 0; i < layout.tensors.size(); ++i)
+        layout.tensors[i].data = bytes->data() + data_start + layout.begins[i];
+    f.tensors_ = std::move(layout.tensors);
+    for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_.emplace(f.tensors_[i].name, i);
+    f.metadata_ = std::move(layout.metadata);
     f.bytes_ = std::move(bytes);
     return f;
 }
 
 const Tensor* SafetensorsFile::find(const std::string& name) const {
-    for (const auto& t : tensors_)
-        if (t.name == name) return &t;
-    return nullptr;
+    const auto it = index_.find(name);
+    return it == index_.end() ? nullptr : &tensors_[it->second];
 }
 
 const Tensor& SafetensorsFile::get(const std::string& name) const {
@@ -171,7 +225,7 @@ std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
         header[t.name] = {{"dtype", safetensors_dtype_name(t.type)}, {"shape", t.shape}, {"data_offsets", {at, at + want}}};
         at += want;
     }
-    std::string text = header.dump();
+    std::string text = json_text(header, -1);
     text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
     std::vector<uint8_t> out(8 + text.size() + at);
     const uint64_t len = text.size();

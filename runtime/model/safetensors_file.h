@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "model/model_file.h"
@@ -14,8 +15,9 @@ namespace medusa {
 
 class SafetensorsFile {
 public:
-    // Reads and validates the whole file; throws FormatError "<path>: <problem>".
-    static SafetensorsFile open(const std::string& path);
+    // Checks the header against the file's size, then reads and validates the whole file, of at
+    // most `max_bytes`; throws FormatError "<path>: <problem>".
+    static SafetensorsFile open(const std::string& path, uint64_t max_bytes = UINT64_MAX);
     // The same for bytes in memory; `name` is used in error messages.
     static SafetensorsFile from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
 
@@ -31,9 +33,14 @@ public:
 private:
     std::string path_;
     std::vector<Tensor> tensors_;
+    std::unordered_map<std::string, size_t> index_;  // name -> position in tensors_: an index of
+                                                     // 240,000 entries is checked in linear time
     std::map<std::string, std::string> metadata_;
     std::shared_ptr<const std::vector<uint8_t>> bytes_;
 };
+
+// Only the "__metadata__" of the file at `path`, reading its header and nothing after it.
+std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 
 // The file bytes for `tensors` (F32, F16 or BF16; each Tensor::data must hold nbytes),
 // with string `metadata` under "__metadata__". Names must be unique.

@@ -7,6 +7,7 @@
 
 #include "model/bpe_tokenizer.h"
 #include "model/file_bytes.h"
+#include "model/gguf_metadata.h"
 #include "model/gguf_vocab.h"
 #include "model/hf_tokenizer.h"
 #include "model/model_file.h"
@@ -84,9 +85,11 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
     }
     if (fs::path(path).filename() == "tokenizer.json")
         return from_serialized(load_hf_vocab(fs::path(path).parent_path().string()), path);
-    const auto bytes = read_file_bytes(path);
-    if (bytes->size() >= 4 && std::string(bytes->begin(), bytes->begin() + 4) == "GGUF")
-        return from_serialized(load_gguf_vocab(*bytes, path), path);
+    const FileHead magic = read_file_head(path, 4);
+    if (magic.bytes == std::vector<uint8_t>{'G', 'G', 'U', 'F'})  // only the header: not a model's tensors
+        return from_serialized(read_gguf_vocab(read_gguf_header_of_file(path).meta, path), path);
+    // A sentencepiece model is a protobuf of at most a few MB (Llama 2's 0.5, Gemma's 4.2).
+    const auto bytes = read_file_bytes(path, kMaxTextFileBytes);
     Tokenizer t;
     t.source_ = path;
     t.sp_ = load_sentencepiece(std::string(bytes->begin(), bytes->end()), path, "not a sentencepiece model");

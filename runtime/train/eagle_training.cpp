@@ -86,7 +86,7 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
     const int seq_len = o.seq_len > 0 ? o.seq_len : longest_sequence(data);
     if (data.num_sequences() < 1) throw std::invalid_argument("no training sequences");
     EagleLayer start = init;
-    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, log);
+    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, o.identity, log);
     if (resumed) {
         LlamaConfig cfg;
         cfg.dim = init.dim;
@@ -100,7 +100,7 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
         if (o.checkpoint_dir.empty()) return;
         commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
             save_eagle_layer(trainer.layer(), dir, target.path);
-            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
         });
     };
 

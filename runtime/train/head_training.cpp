@@ -100,7 +100,7 @@ TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const Distil
                         const LogFn& log) {
     const int K = init.count();
     MedusaHeads start = init;
-    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, log);
+    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, o.identity, log);
     if (resumed) {
         LlamaConfig cfg;
         cfg.dim = init.dim;
@@ -115,7 +115,7 @@ TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const Distil
         if (o.checkpoint_dir.empty()) return;
         commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
             save_medusa_heads(trainer.heads(), dir);
-            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed);
+            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
         });
     };
 

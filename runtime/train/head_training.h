@@ -10,6 +10,7 @@
 #include "gpu/context.h"
 #include "llm/medusa_heads.h"
 #include "train/head_reference.h"
+#include "train/checkpoint_identity.h"
 #include "train/self_distill.h"
 
 namespace medusa::train {
@@ -27,6 +28,7 @@ struct TrainOptions {
     int checkpoint_every = 0;   // 0: only at the end
     std::string checkpoint_dir; // empty: no checkpoints
     bool resume = false;
+    CheckpointIdentity identity;  // recorded in each checkpoint; a resume must match it
     int stop_at = 0;            // >0: checkpoint and stop after this step, as an interruption would
     std::function<bool()> interrupted;  // true: checkpoint and stop after the current step (Ctrl-C)
 };

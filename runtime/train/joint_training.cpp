@@ -136,8 +136,8 @@ JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const Me
     std::vector<float> lora = init_lora(base.config, o.lora, sch.seed);
     MedusaHeads heads = heads_init;
     if (sch.resume) committed_checkpoint(sch.checkpoint_dir);  // finish a swap a kill interrupted
-    const auto lora_resume = find_resume_point(lora_dir, sch.resume, log);
-    const auto heads_resume = find_resume_point(heads_dir, sch.resume, {});
+    const auto lora_resume = find_resume_point(lora_dir, sch.resume, sch.identity, log);
+    const auto heads_resume = find_resume_point(heads_dir, sch.resume, sch.identity, {});
     if (lora_resume && heads_resume) {
         if (!load_lora(lora_dir, lora, o.lora)) throw FormatError(lora_dir + ": no lora.safetensors to resume from");
         LlamaConfig cfg = base.config;
@@ -159,8 +159,10 @@ JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const Me
             fs::create_directories(lora_part), fs::create_directories(heads_part);
             save_medusa_heads(h, heads_part);
             save_lora(lora_part, trainer.lora_flat(0), o.lora);
-            save_optimizer_checkpoint(heads_part, {trainer.heads_flat(2), trainer.heads_flat(3), step}, sch.seed);
-            save_optimizer_checkpoint(lora_part, {trainer.lora_flat(2), trainer.lora_flat(3), step}, sch.seed);
+            save_optimizer_checkpoint(heads_part, {trainer.heads_flat(2), trainer.heads_flat(3), step}, sch.seed,
+                                      sch.identity);
+            save_optimizer_checkpoint(lora_part, {trainer.lora_flat(2), trainer.lora_flat(3), step}, sch.seed,
+                                      sch.identity);
         });
     };
 

@@ -7,6 +7,7 @@
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "model/dequantize.h"
+#include "model/json_file.h"
 #include "model/safetensors_file.h"
 
 namespace medusa::train {
@@ -95,6 +96,8 @@ DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
 
 namespace {
 std::vector<float> as_floats(const std::vector<int>& v) { return std::vector<float>(v.begin(), v.end()); }
+// The tag as the safetensors header keeps it: the non-UTF-8 bytes of a path come back as U+FFFD.
+std::string stored_tag(const std::string& tag) { return nlohmann::json::parse(json_text(tag, -1)).get<std::string>(); }
 }  // namespace
 
 void save_distill_data(const DistillData& d, const std::string& path, const std::string& tag) {
@@ -110,7 +113,7 @@ bool load_distill_data(DistillData& d, const std::string& path, const std::strin
     if (!std::filesystem::exists(path)) return false;
     const SafetensorsFile f = SafetensorsFile::open(path);
     const auto it = f.metadata().find("tag");
-    if (it == f.metadata().end() || it->second != tag) return false;
+    if (it == f.metadata().end() || it->second != stored_tag(tag)) return false;
     const Tensor& h = f.get("hidden");
     if (h.shape.size() != 2) throw FormatError(path + ": 'hidden' is not a matrix");
     d.dim = int(h.shape[1]);

@@ -1,0 +1,100 @@
+// What the command line says when something is off: text from a file cannot drive the terminal,
+// a context too large for the CPU reference is refused with one that fits (not std::bad_alloc), a
+// tiny valid number is a number, a heads file that does not fit the tree is named, and heads of
+// NaN are reported once instead of silently drafting nothing.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cli_runner.h"
+#include "cli_rusage.h"
+#include "file_text.h"
+#include "temp_dir.h"
+#include "test_paths.h"
+
+namespace fs = std::filesystem;
+using medusa::test::model_path;
+using medusa::test::read_text;
+using medusa::test::TempDir;
+using medusa::test::write_text;
+
+namespace {
+
+size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+
+std::string generate(const std::string& extra) {
+    return "generate -m " + model_path("stories260K.bin") + " --tokenizer " + model_path("tok512.model") +
+           " -p 'Once upon a time' -n 24 " + extra;
+}
+
+}  // namespace
+
+TEST_CASE("an escape sequence from a file reaches the terminal escaped, on one line", "[cli-messages]") {
+    TempDir dir("medusa-messages");
+    std::string gguf = read_text(model_path("gguf/stories260K-f32.gguf"));
+    // general.architecture's value, "llama", becomes ESC [2J (clear the screen) and a '!'.
+    const size_t key = gguf.find("general.architecture");
+    REQUIRE(key != std::string::npos);
+    const size_t value = key + std::strlen("general.architecture") + 4 + 8;
+    REQUIRE(gguf.compare(value, 5, "llama") == 0);
+    gguf.replace(value, 5, "\x1b[2J!");
+    const fs::path file = dir.path / "escape.gguf";
+    write_text(file, gguf);
+    const auto r = medusa::test::run_medusa_limited({"info", "-m", file.string()});
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains("architecture '\\x1B[2J!' is not supported"));
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(lines(r.err) == 1);
+}
+
+TEST_CASE("a context the CPU reference cannot hold is refused with one that fits", "[cli-messages]") {
+    const auto r = medusa::test::run_medusa(generate("--cpu --ctx-size 2000000000"));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains(model_path("stories260K.bin") + ": the CPU reference needs") &&
+                          Catch::Contains("for 2000000000 positions, more than this machine's") &&
+                          Catch::Contains("use --ctx-size"));
+    CHECK(r.err.find("bad_alloc") == std::string::npos);
+}
+
+TEST_CASE("a tiny temperature is a number, and decodes as the greedy text", "[cli-messages]") {
+    const auto tiny = medusa::test::run_medusa(generate("--temp 1e-45"));
+    const auto greedy = medusa::test::run_medusa(generate("--temp 0"));
+    INFO(tiny.err);
+    REQUIRE(tiny.exit_code == 0);
+    REQUIRE(greedy.exit_code == 0);
+    CHECK(tiny.out == greedy.out);
+    CHECK(medusa::test::run_medusa(generate("--temp 1e39")).exit_code == 2);  // past a float: refused
+}
+
+TEST_CASE("heads that do not fit the tree, or hold NaN, are named", "[cli-messages]") {
+    TempDir dir("medusa-messages");
+    const fs::path heads = dir.path / "heads";
+    REQUIRE(medusa::test::run_medusa("export-heads -m " + model_path("stories260K.bin") +
+                                     " --heads init --num-heads 2 --out " + heads.string())
+                .exit_code == 0);
+    const std::string file = (heads / "medusa_lm_head.safetensors").string();
+    const auto deep = medusa::test::run_medusa(generate("--heads " + heads.string() + " --tree chain:4"));
+    CHECK(deep.exit_code == 2);  // a usage error: the flags ask for what the file cannot give
+    CHECK_THAT(deep.err, Catch::Contains(file + ": the tree is 4 levels deep but only 2 Medusa heads are loaded"));
+
+    // Head 2's first block weight, all NaN: the tensor is the file's second (Medusa's names sort so).
+    std::string bytes = read_text(file);
+    uint64_t header_len = 0;
+    std::memcpy(&header_len, bytes.data(), 8);
+    const std::string header = bytes.substr(8, header_len);
+    const size_t entry = header.find("\"1.0.linear.weight\"");
+    REQUIRE(entry != std::string::npos);
+    const size_t offsets = header.find("data_offsets", entry);
+    const size_t begin = std::stoul(header.substr(header.find('[', offsets) + 1));
+    const float nan = std::nanf("");
+    for (size_t i = 0; i < 64 * 64; ++i) std::memcpy(&bytes[8 + header_len + begin + 4 * i], &nan, 4);
+    write_text(file, bytes);
+    const auto r = medusa::test::run_medusa(generate("--temp 0 --heads " + heads.string() + " --tree chain:2"));
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    const std::string warning = "warning: " + file + ": head 2 holds NaN or infinite weights: it never guesses";
+    CHECK_THAT(r.err, Catch::StartsWith(warning));
+    CHECK(r.err.find(warning, 1) == std::string::npos);  // once
+}
