@@ -81,7 +81,8 @@ std::unique_ptr<sentencepiece::SentencePieceProcessor> load_sentencepiece(const 
 Tokenizer Tokenizer::from_file(const std::string& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-        if (fs::exists(fs::path(path) / "tokenizer.json")) return from_serialized(load_hf_vocab(path), path);
+        const fs::path json = fs::path(path) / "tokenizer.json";  // what errors in its regexes name
+        if (fs::exists(json)) return from_serialized(load_hf_vocab(path), json.string());
         if (fs::exists(fs::path(path) / "tokenizer.model")) return from_file((fs::path(path) / "tokenizer.model").string());
         throw FormatError(path + ": holds neither tokenizer.json nor tokenizer.model");
     }
