@@ -17,7 +17,7 @@ shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
-         fuzz_sentencepiece_model fuzz_gguf_spm_vocab fuzz_chat_template)
+         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
@@ -55,7 +55,40 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
-seed fuzz_sentencepiece_model "$shared"/models/*.model
+seed fuzz_sentencepiece_model "$shared"/models/*.model "$root"/tests/data/sentencepiece/*.model
+mkdir -p "$work/fuzz_sentencepiece_charsmap"
+# The normalization rules (precompiled_charsmap) of the models spm_train made, whole.
+if command -v python3 >/dev/null; then
+    python3 - "$work/fuzz_sentencepiece_charsmap" "$root"/tests/data/sentencepiece/*.model <<'EOF'
+import os, sys
+def varint(b, p):
+    v = shift = 0
+    while True:
+        v |= (b[p] & 0x7F) << shift
+        shift += 7
+        p += 1
+        if b[p - 1] < 0x80:
+            return v, p
+def fields(b):  # (number, payload) of each length-delimited field; other wire types skipped
+    p = 0
+    while p < len(b):
+        key, p = varint(b, p)
+        wire = key & 7
+        if wire == 2:
+            n, p = varint(b, p)
+            yield key >> 3, b[p:p + n]
+            p += n
+        else:
+            p = varint(b, p)[1] if wire == 0 else p + (8 if wire == 1 else 4)
+for path in sys.argv[2:]:
+    for number, spec in fields(open(path, "rb").read()):
+        if number in (3, 5):
+            for inner, charsmap in fields(spec):
+                if inner == 2 and charsmap:
+                    name = "%s-%s.bin" % (os.path.basename(path)[:-6], "normalizer" if number == 3 else "denormalizer")
+                    open(os.path.join(sys.argv[1], name), "wb").write(charsmap)
+EOF
+fi
 mkdir -p "$work/fuzz_gguf_spm_vocab"
 # The real GGUF files' vocabularies, without their tensors: what the vocabulary loader reads.
 if command -v python3 >/dev/null; then
@@ -126,6 +159,16 @@ mkdir -p "$build/logs"
 # One target: its log in build-asan/logs/, a line of totals, and a file naming it when it crashed.
 run_one() {
     local t="$1" log="$build/logs/$1.log" limit=(-max_total_time="$seconds") corpus=("$work/$1") len=(-max_len=1400000)
+    local bounds=(-timeout=10 -rss_limit_mb=2048) asan="${ASAN_OPTIONS:-}"
+    case "$t" in
+        # The pickle machine is bounded to about 50 MB beyond its input (torch_pickle.cpp), and none
+        # of its allocations comes near 64 MB. ASan's quarantine of freed memory (256 MB by default)
+        # would fill the rest: at 16 MB the process stays near 80 MB.
+        fuzz_torch_pickle) bounds=(-timeout=10 -rss_limit_mb=256 -malloc_limit_mb=64)
+                           asan="${asan:+$asan:}quarantine_size_mb=16" ;;
+        # Regexes split within a budget of backtracking steps (pretokenizer.cpp): no input needs seconds.
+        fuzz_tokenizer_json) bounds=(-timeout=5 -rss_limit_mb=2048) ;;
+    esac
     # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
     case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template) len=() ;; esac
     if [ -n "$runs" ]; then
@@ -134,7 +177,7 @@ run_one() {
         mkdir -p "$build/corpus/$t"
         corpus=("$build/corpus/$t" "$work/$t")  # new units go to the first folder
     fi
-    if ! "$build/$t" "${corpus[@]}" "${limit[@]}" "${len[@]}" -timeout=10 -rss_limit_mb=2048 \
+    if ! ASAN_OPTIONS="$asan" "$build/$t" "${corpus[@]}" "${limit[@]}" "${len[@]}" "${bounds[@]}" \
         -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" >"$log" 2>&1; then
         echo "!! $t crashed; the input is in $build/crashes/"
         tail -60 "$log"

@@ -2,7 +2,8 @@
 """Writes the crafted seed files of the parsers fuzzed since issue 13 into fuzz/corpus/<target>/.
 
 Real files are not copied here: scripts/run_fuzzers.sh seeds those at run time (models/trees/*.json,
-../shared/models/*.model and the vocabularies of ../shared/models/gguf/*.gguf). What this writes is
+../shared/models/*.model, tests/data/sentencepiece/*.model and their normalization rules, and the
+vocabularies of ../shared/models/gguf/*.gguf). What this writes is
 small: real-world config.json files as their projects publish them, tiny files that load, and
 hostile ones (deep nesting, huge numbers, NaN, wrong types, truncations).
 usage: fuzz/corpus/make_seeds.py
@@ -280,3 +281,126 @@ write(t, "named-wrong.json", '{"chat_template": [1, {"name": 2, "template": "x"}
 write(t, "deep.json", '{"chat_template": ' + DEEP + "}")
 write(t, "not-object.json", '"<|im_start|>"')
 write(t, "truncated.json", json.dumps({"chat_template": jinja["llama2"]})[:90])
+
+
+# --- fuzz_sentencepiece_charsmap: precompiled_charsmap blobs (a darts-clone trie, then the rules'
+# replacements, each ending in NUL), crafted unit by unit as tests/test_sentencepiece_charsmap.cpp
+# crafts them. The real ones (spm_train's, in tests/data/sentencepiece/) are seeded by the script.
+UNUSED = 0x80000000  # a leaf's label: no byte matches it
+
+
+class Trie:
+    def __init__(self, blocks):
+        self.units = [UNUSED] * (256 * blocks)
+
+    def root(self, state):
+        self.units[0] = state << 10
+
+    def edge(self, state, byte, to, leaf=False, value=0):
+        unit = state ^ byte
+        self.units[unit] = (unit ^ to) << 10 | (0x100 if leaf else 0) | byte
+        if leaf:
+            self.units[to] = UNUSED | value
+
+    def blob(self, replacements, trie_bytes=None):
+        size = len(self.units) * 4 if trie_bytes is None else trie_bytes
+        return struct.pack("<I%dI" % len(self.units), size, *self.units) + replacements
+
+
+def chain(key, every=False, value=0):
+    t = Trie(len(key) + 2)
+    t.root(256)
+    for i, c in enumerate(key):
+        t.edge(256 * (i + 1), c, 256 * (i + 2), every or i + 1 == len(key), value)
+    return t
+
+
+t = "fuzz_sentencepiece_charsmap"
+h = chain(b"h")
+write(t, "h.bin", h.blob(b"X\0"))
+shared = Trie(4)
+shared.root(256)
+shared.edge(256, ord("a"), 512)
+shared.edge(256, ord("c"), 512)
+shared.edge(512, ord("b"), 768, True, 2)
+write(t, "shared-subtrie.bin", shared.blob(b"X\0Y\0"))
+write(t, "32-rules.bin", chain(b"h" * 32, every=True).blob(b"X\0"))
+write(t, "33-rules.bin", chain(b"h" * 33, every=True).blob(b"X\0"))
+far = Trie(1)
+far.units[0] = 0x1FFFFF << 10 | 0x200
+write(t, "root-far.bin", far.blob(b"X\0"))
+write(t, "value-far.bin", chain(b"h", value=0x7FFFFF00).blob(b"X\0"))
+write(t, "unterminated.bin", h.blob(b"X"))
+write(t, "size-lies.bin", h.blob(b"", len(h.units) * 4 + 3))
+loop = Trie(2)
+loop.root(256)
+loop.edge(256, ord("h"), 256, True, 0)
+write(t, "loop.bin", loop.blob(b"X\0"))
+
+# --- fuzz_torch_pickle: hostile structures (protocol 2, as torch.save writes).
+t = "fuzz_torch_pickle"
+
+
+def short_string(s):
+    return b"\x8c" + bytes([len(s)]) + s
+
+
+TENSOR = (b"ctorch._utils\n_rebuild_tensor_v2\n((" + short_string(b"storage") + b"ctorch\nFloatStorage\n" +
+          short_string(b"0") + short_string(b"cpu") + b"K\x04tQK\x00K\x04\x85K\x01\x85\x89tR")
+
+
+def laughs(fanout, levels):
+    """level 0 holds a tensor; each level above holds the one below under `fanout` keys."""
+    p = b"\x80\x02}q\x00(" + short_string(b"w") + TENSOR + b"u"
+    for level in range(1, levels + 1):
+        p += b"}q" + bytes([level]) + b"(" + b"".join(short_string(b"k%d" % k) + b"h" + bytes([level - 1])
+                                                      for k in range(fanout)) + b"u"
+    return p + b"."
+
+
+write(t, "billion-laughs.pkl", laughs(8, 8))
+write(t, "shared-twice.pkl", laughs(2, 1))
+write(t, "chain-9-dicts.pkl", laughs(1, 8))
+write(t, "self-holding.pkl", b"\x80\x02}q\x00" + short_string(b"me") + b"h\x00s.")
+write(t, "list-holding-itself.pkl", b"\x80\x02}q\x00" + short_string(b"l") + b"]q\x01h\x01as.")
+write(t, "memo-far.pkl", b"\x80\x02}r\x00\x00\x00\x40.")
+write(t, "memoize.pkl", b"\x80\x04}\x94" + short_string(b"a") + b"\x94h\x00s.")
+
+# --- fuzz_tokenizer_json: pre-tokenizers of real tokenizers and regexes that backtrack.
+t = "fuzz_tokenizer_json"
+
+
+def tokenizer_json(pre_tokenizer):
+    byte_chars = []
+    n = 0
+    for b in range(256):
+        printable = ord("!") <= b <= ord("~") or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF
+        byte_chars.append(chr(b) if printable else chr(256 + n))
+        n += 0 if printable else 1
+    vocab = {c: i for i, c in enumerate(byte_chars)}
+    merges = [["\u0120", "t"], ["h", "e"], ["\u0120t", "he"], ["i", "n"], ["\u0120", "a"]]
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    return json.dumps({"added_tokens": [{"id": len(vocab), "content": "<|endoftext|>", "special": True}],
+                       "pre_tokenizer": pre_tokenizer,
+                       "model": {"type": "BPE", "vocab": vocab, "merges": merges}})
+
+
+def split(regex):
+    return {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+
+
+LLAMA3 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+          "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2 = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+         "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+write(t, "llama3.json", tokenizer_json({"type": "Sequence", "pretokenizers": [split(LLAMA3), byte_level]}))
+write(t, "qwen2.json", tokenizer_json({"type": "Sequence", "pretokenizers": [split(QWEN2), byte_level]}))
+write(t, "deepseek-coder.json", tokenizer_json({"type": "Sequence", "pretokenizers": [
+    split("[\\r\\n]"), split("\\s?\\p{L}+"), split("\\s?\\p{P}+"), split("[\\x{4E00}-\\x{9FA5}]+"),
+    {"type": "Digits", "individual_digits": True}, byte_level]}))
+# Nested quantifiers: exponential backtracking at every position (refused by the split budget).
+for name, regex in [("nested-alternation", "(?:a|aa){1,21}(?=b)|a"), ("nested-plus", "(a+)+$|\\s|."),
+                    ("words-star", "(\\w+\\s?)*$|\\S"), ("lookbehind", "(?<=\\p{L}{3})\\p{L}+|(?:\\s|\\S)")]:
+    write(t, name + ".json", tokenizer_json({"type": "Sequence", "pretokenizers": [split(regex), byte_level]}))

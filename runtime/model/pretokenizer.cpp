@@ -75,10 +75,47 @@ const std::map<std::string, PreSpec>& pre_specs() {
 
 }  // namespace
 
+// What one split may spend in PCRE2's backtracking, counted the same on every machine: PCRE2
+// counts its steps from each start position of a match and stops at the match limit, but never
+// says what a match took. So each pcre2_match may try at most kWindow + 1 start positions (the
+// offset limit), under a match limit that starts at kFirstLimit and doubles while it is hit, and
+// is charged its limit times the positions it may have tried: never less than it spent. One
+// regex's charges over a text may add up to kBudgetBase + kBudgetPerByte per byte. The regexes of
+// real tokenizers spend at most 1/32 of that on 100 KB of prose and 20 KB runs of spaces, digits,
+// newlines or punctuation (measured; test_regex_budget.cpp checks they pass); nested quantifiers
+// spend steps exponential in the length they try, and are refused within milliseconds for a
+// 2,000-byte text. Not counted: a class repeated without backtracking, so a regex that rescans the
+// rest of the text from every position takes time quadratic in the text, unbudgeted.
+constexpr size_t kWindow = 64;
+constexpr uint32_t kFirstLimit = 64;
+constexpr uint64_t kBudgetBase = uint64_t(1) << 20, kBudgetPerByte = 4096;
+
 struct PreTokenizer::Compiled {
     pcre2_code* code = nullptr;
     ~Compiled() { pcre2_code_free(code); }
 };
+
+namespace {
+
+struct MatchContext {
+    pcre2_match_context* context = pcre2_match_context_create(nullptr);
+    MatchContext() {
+        // The interpreter (where JIT is missing) keeps its backtracking frames on the heap, and a
+        // quantified group recurses: both far below PCRE2's defaults (20 MB, 10 million).
+        pcre2_set_heap_limit(context, 8 * 1024);  // KiB
+        pcre2_set_depth_limit(context, 100000);
+    }
+    ~MatchContext() { pcre2_match_context_free(context); }
+};
+
+// The first byte of the character after the one at `i`.
+size_t next_char(std::string_view s, size_t i) {
+    ++i;
+    while (i < s.size() && (uint8_t(s[i]) & 0xC0) == 0x80) ++i;
+    return i;
+}
+
+}  // namespace
 
 PreTokenizer::PreTokenizer(const std::vector<std::string>& regexes, const std::string& source) : source_(source) {
     for (const std::string& re : regexes) {
@@ -88,7 +125,8 @@ PreTokenizer::PreTokenizer(const std::vector<std::string>& regexes, const std::s
         // UTF + UCP: \s, \p{..} and classes by Unicode properties; $ only at the very end, as in
         // the ECMAScript regexes llama.cpp runs.
         c->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(re.data()), re.size(),
-                                PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY, &error, &at, nullptr);
+                                PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_USE_OFFSET_LIMIT, &error, &at,
+                                nullptr);
         if (!c->code) {
             PCRE2_UCHAR msg[256];
             pcre2_get_error_message(error, msg, sizeof msg);
@@ -107,17 +145,43 @@ PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
 std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
     std::vector<std::string_view> pieces;
     if (!text.empty()) pieces.push_back(text);
+    const MatchContext mc;
     for (const auto& re : regexes_) {
         std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> md(
             pcre2_match_data_create_from_pattern(re->code, nullptr), &pcre2_match_data_free);
+        uint64_t budget = kBudgetBase + kBudgetPerByte * text.size();
+        // The first match starting in [start, last] of `piece`: offsets, or NOMATCH.
+        auto match = [&](std::string_view piece, size_t start, size_t last) {
+            for (uint32_t limit = kFirstLimit;; limit *= 2) {
+                pcre2_set_match_limit(mc.context, limit);
+                pcre2_set_offset_limit(mc.context, last);
+                const int rc = pcre2_match(re->code, reinterpret_cast<PCRE2_SPTR>(piece.data()), piece.size(), start,
+                                           PCRE2_NO_UTF_CHECK, md.get(), mc.context);
+                const size_t tried = (rc >= 0 ? pcre2_get_ovector_pointer(md.get())[0] : last) - start + 1;
+                const uint64_t charge = uint64_t(limit) * tried;
+                const bool exhausted = rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+                                       rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
+                if (charge > budget || (exhausted && limit >= (1u << 30)))
+                    throw FormatError(source_ + ": pre-tokenizer regex backtracks too much: more than " +
+                                      std::to_string(kBudgetBase + kBudgetPerByte * text.size()) +
+                                      " steps to split a text of " + std::to_string(text.size()) + " bytes");
+                budget -= charge;
+                if (!exhausted) return rc;
+            }
+        };
         std::vector<std::string_view> out;
         for (std::string_view piece : pieces) {
             // Each piece is its own subject: lookaheads and $ end at its end.
             size_t start = 0, done = 0;
             while (start <= piece.size()) {
-                const int rc = pcre2_match(re->code, reinterpret_cast<PCRE2_SPTR>(piece.data()), piece.size(), start,
-                                           PCRE2_NO_UTF_CHECK, md.get(), nullptr);
-                if (rc == PCRE2_ERROR_NOMATCH) break;
+                size_t last = start;
+                for (size_t k = 0; k < kWindow && last < piece.size(); ++k) last = next_char(piece, last);
+                const int rc = match(piece, start, last);
+                if (rc == PCRE2_ERROR_NOMATCH) {
+                    if (last >= piece.size()) break;
+                    start = next_char(piece, last);
+                    continue;
+                }
                 if (rc < 0)
                     throw std::runtime_error(source_ + ": pre-tokenizer regex failed on the text (PCRE2 error " +
                                              std::to_string(rc) + ")");
@@ -128,8 +192,7 @@ std::vector<std::string_view> PreTokenizer::split(std::string_view text) const {
                     out.push_back(piece.substr(b, e - b));
                     done = start = e;
                 } else {  // an empty match: step over one character
-                    start = b + 1;
-                    while (start < piece.size() && (uint8_t(piece[start]) & 0xC0) == 0x80) ++start;
+                    start = next_char(piece, b);
                 }
             }
             if (done < piece.size()) out.push_back(piece.substr(done));

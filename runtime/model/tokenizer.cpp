@@ -11,6 +11,7 @@
 #include "model/gguf_vocab.h"
 #include "model/hf_tokenizer.h"
 #include "model/model_file.h"
+#include "model/sentencepiece_proto_check.h"
 #include "model/special_tokens.h"
 
 namespace medusa {
@@ -25,11 +26,13 @@ Tokenizer::~Tokenizer() = default;
 namespace {
 
 // Loads a serialized sentencepiece model, naming `source` in every failure: sentencepiece's trie
-// builder throws (a zero-length piece) without saying which file, and a vocabulary whose ordinary
-// pieces are all control pieces loads, then fails on the first prompt.
+// builder throws (a zero-length piece) without saying which file, a malformed normalization trie
+// would crash it (so the bytes are checked first), and a vocabulary whose ordinary pieces are all
+// control pieces loads, then fails on the first prompt.
 std::unique_ptr<sentencepiece::SentencePieceProcessor> load_sentencepiece(const std::string& proto,
                                                                           const std::string& source,
                                                                           const char* what) {
+    check_sentencepiece_proto(proto, source);
     auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
     sentencepiece::util::Status status;
     try {
@@ -79,7 +82,8 @@ std::unique_ptr<sentencepiece::SentencePieceProcessor> load_sentencepiece(const 
 Tokenizer Tokenizer::from_file(const std::string& path) {
     std::error_code ec;
     if (fs::is_directory(path, ec)) {
-        if (fs::exists(fs::path(path) / "tokenizer.json")) return from_serialized(load_hf_vocab(path), path);
+        const fs::path json = fs::path(path) / "tokenizer.json";  // what errors in its regexes name
+        if (fs::exists(json)) return from_serialized(load_hf_vocab(path), json.string());
         if (fs::exists(fs::path(path) / "tokenizer.model")) return from_file((fs::path(path) / "tokenizer.model").string());
         throw FormatError(path + ": holds neither tokenizer.json nor tokenizer.model");
     }

@@ -14,18 +14,19 @@ namespace {
 
 // The values a state dict's pickle builds. They live in the machine's arena and refer to each other
 // by pointer: the memo and the stack share lists and dicts while SETITEMS fills them, and a pickle
-// that makes a container hold itself builds a cycle that costs nothing to free.
+// that makes a container hold itself builds a cycle that costs nothing to free. Small (72 bytes),
+// since a pickle's every opcode may make one.
 struct Node;
 using Ref = Node*;
 struct Node {
-    enum Kind { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor, Mark } kind = None;
-    int64_t i = 0;
-    double f = 0;
-    std::string s;                               // String; Global "module.name"; Storage key
-    std::vector<Ref> items;                      // Tuple, List
-    std::vector<std::pair<Ref, Ref>> entries;    // Dict, in insertion order
-    TorchTensorRef tensor;                       // Tensor; Storage: storage_type
+    enum Kind : uint8_t { None, Bool, Int, Float, String, Tuple, List, Dict, Global, Storage, Tensor, Mark } kind = None;
+    bool collected = false;  // Dict: already walked by collect()
+    int64_t i = 0;           // Bool, Int; Float: its bits (never read); Tensor: its index in the machine's tensors
+    std::string s;           // String; Global "module.name"
+    std::vector<Ref> items;  // Tuple, List; Dict: key, value, key, value... in insertion order;
+                             // Storage: its class (a Global) and its key (a String)
 };
+static_assert(sizeof(Node) <= 72, "a Node per opcode: kMaxOps below assumes 72 bytes");
 
 // The callables and classes a state dict may name; anything else is refused.
 const std::set<std::string>& allowed_globals() {
@@ -37,15 +38,23 @@ const std::set<std::string>& allowed_globals() {
     return g;
 }
 
-constexpr size_t kMaxNodes = 1u << 22;  // far more than any state dict pickles
-constexpr size_t kMaxString = 1u << 20;
+// What bounds the machine's memory, beyond copies of the pickle's own strings (at most its size):
+// each of at most kMaxOps opcodes adds at most one Node and one pointer (on the stack, in the memo
+// or in a container), about 90 bytes with the vectors' slack: 24 MB; each of at most kMaxTensors
+// tensors about 300 bytes, and its name at most kMaxName: 21 MB. Medusa's heads pickle in a few
+// hundred opcodes, a Llama-70B state dict in about 22,000 (723 tensors).
+constexpr size_t kMaxOps = size_t(1) << 18;
+constexpr size_t kMaxTensors = size_t(1) << 14;
+constexpr size_t kMaxName = 1024;        // a tensor's name, its dicts' keys joined by "."
+constexpr size_t kMaxStorageKey = 64;    // torch.save numbers its storages: "0", "1", ...
+constexpr size_t kMaxString = size_t(1) << 20;
 
 class Machine {
 public:
     Machine(const uint8_t* data, size_t size, std::string name) : r_(data, size, name), name_(std::move(name)) {}
 
     Ref make(Node::Kind k) {
-        if (arena_.size() >= kMaxNodes) bad("the pickle builds absurdly many values");
+        if (arena_.size() >= kMaxOps) bad("the pickle builds absurdly many values");
         arena_.emplace_back();
         arena_.back().kind = k;
         return &arena_.back();
@@ -54,7 +63,8 @@ public:
     Ref run() {
         for (;;) {
             const uint8_t op = r_.read<uint8_t>("pickle opcode");
-            if (++ops_ > kMaxNodes) bad("the pickle is absurdly long");
+            if (++ops_ > kMaxOps)
+                bad("the pickle runs more than " + std::to_string(kMaxOps) + " opcodes, more than any state dict needs");
             switch (op) {
                 case 0x80: r_.read<uint8_t>("protocol"); break;                     // PROTO
                 case 0x95: r_.read<uint64_t>("frame length"); break;                // FRAME
@@ -81,9 +91,9 @@ public:
                     push_global(m->s + "." + n->s);
                     break;
                 }
-                case 'q': memo_[r_.read<uint8_t>("memo index")] = top(); break;    // BINPUT
-                case 'r': memo_[r_.read<uint32_t>("memo index")] = top(); break;   // LONG_BINPUT
-                case 0x94: memo_[uint32_t(memo_.size())] = top(); break;           // MEMOIZE
+                case 'q': put(r_.read<uint8_t>("memo index")); break;               // BINPUT
+                case 'r': put(r_.read<uint32_t>("memo index")); break;              // LONG_BINPUT
+                case 0x94: put(memo_entries_); break;                               // MEMOIZE
                 case 'h': push(memo(r_.read<uint8_t>("memo index"))); break;        // BINGET
                 case 'j': push(memo(r_.read<uint32_t>("memo index"))); break;       // LONG_BINGET
                 case 't': push_tuple(pop_to_mark()); break;                         // TUPLE
@@ -106,14 +116,16 @@ public:
                 }
                 case 's': {                                                         // SETITEM
                     Ref v = pop(), k = pop();
-                    target(Node::Dict)->entries.emplace_back(k, v);
+                    Ref dict = target(Node::Dict);
+                    dict->items.push_back(k);
+                    dict->items.push_back(v);
                     break;
                 }
                 case 'u': {                                                         // SETITEMS
                     auto items = pop_to_mark();
                     if (items.size() % 2) bad("SETITEMS with an odd number of items");
                     Ref dict = target(Node::Dict);
-                    for (size_t k = 0; k < items.size(); k += 2) dict->entries.emplace_back(items[k], items[k + 1]);
+                    dict->items.insert(dict->items.end(), items.begin(), items.end());
                     break;
                 }
                 case 'Q': push(persistent(pop(Node::Tuple))); break;               // BINPERSID
@@ -144,10 +156,7 @@ public:
 private:
     [[noreturn]] void bad(const std::string& what) const { throw FormatError(name_ + ": " + what); }
 
-    void push(Ref v) {
-        if (stack_.size() > kMaxNodes) bad("pickle stack overflow");
-        stack_.push_back(std::move(v));
-    }
+    void push(Ref v) { stack_.push_back(v); }  // at most one per opcode
     void push_int(Node::Kind k, int64_t v) {
         Ref n = make(k);
         n->i = v;
@@ -157,7 +166,7 @@ private:
         uint64_t bits = 0;  // big-endian
         for (int k = 0; k < 8; ++k) bits = (bits << 8) | r_.read<uint8_t>("float");
         Ref n = make(Node::Float);
-        std::memcpy(&n->f, &bits, 8);
+        std::memcpy(&n->i, &bits, 8);
         push(n);
     }
     void push_string(uint64_t length) {
@@ -224,10 +233,17 @@ private:
         }
         return {items.rbegin(), items.rend()};
     }
+    // The memo: picklers number its entries from 0, so a vector holds it; an index past every
+    // opcode the machine may run cannot be one pickle's. MEMOIZE stores at the count of entries.
+    void put(size_t i) {
+        if (i >= kMaxOps) bad("memo index " + std::to_string(i) + " is beyond any state dict's");
+        if (i >= memo_.size()) memo_.resize(i + 1, nullptr);
+        if (!memo_[i]) ++memo_entries_;
+        memo_[i] = top();
+    }
     Ref memo(uint32_t i) {
-        const auto it = memo_.find(i);
-        if (it == memo_.end()) bad("memo entry " + std::to_string(i) + " was never stored");
-        return it->second;
+        if (i >= memo_.size() || !memo_[i]) bad("memo entry " + std::to_string(i) + " was never stored");
+        return memo_[i];
     }
 
     // ('storage', <storage class>, key, location, numel)
@@ -236,10 +252,10 @@ private:
         if (p.size() < 3 || p[0]->kind != Node::String || p[0]->s != "storage" || p[1]->kind != Node::Global ||
             p[2]->kind != Node::String)
             bad("a persistent id that is not a tensor storage");
+        if (p[1]->s.find("Storage") == std::string::npos) bad("'" + p[1]->s + "' is not a storage class");
+        if (p[2]->s.size() > kMaxStorageKey) bad("a storage key of " + std::to_string(p[2]->s.size()) + " bytes");
         Ref s = make(Node::Storage);
-        s->s = p[2]->s;
-        s->tensor.storage_type = p[1]->s.substr(p[1]->s.rfind('.') + 1);
-        if (s->tensor.storage_type.find("Storage") == std::string::npos) bad("'" + p[1]->s + "' is not a storage class");
+        s->items = {p[1], p[2]};
         return s;
     }
 
@@ -262,13 +278,19 @@ private:
         if (fn == "torch._utils._rebuild_tensor_v2") {  // (storage, offset, size, stride, requires_grad, hooks[, metadata])
             if (a.size() < 4 || a[0]->kind != Node::Storage || a[1]->kind != Node::Int)
                 bad("_rebuild_tensor_v2 with unexpected arguments");
+            if (tensors_.size() >= kMaxTensors)
+                bad("the pickle builds more than " + std::to_string(kMaxTensors) + " tensors, more than any state dict of heads");
+            TorchTensorRef ref;
+            const std::string& storage_class = a[0]->items[0]->s;
+            ref.storage_type = storage_class.substr(storage_class.rfind('.') + 1);
+            ref.storage_key = a[0]->items[1]->s;
+            ref.offset = a[1]->i;
+            ref.shape = ints(a[2], "size");
+            ref.stride = ints(a[3], "stride");
+            if (ref.offset < 0 || ref.shape.size() != ref.stride.size()) bad("tensor with a bad layout");
             Ref t = make(Node::Tensor);
-            t->tensor = a[0]->tensor;
-            t->tensor.storage_key = a[0]->s;
-            t->tensor.offset = a[1]->i;
-            t->tensor.shape = ints(a[2], "size");
-            t->tensor.stride = ints(a[3], "stride");
-            if (t->tensor.offset < 0 || t->tensor.shape.size() != t->tensor.stride.size()) bad("tensor with a bad layout");
+            t->i = int64_t(tensors_.size());
+            tensors_.push_back(std::move(ref));
             return t;
         }
         if (fn == "torch._utils._rebuild_parameter") {  // (tensor, requires_grad, hooks)
@@ -278,22 +300,37 @@ private:
         bad("'" + fn + "' cannot be called");
     }
 
+public:
+    const TorchTensorRef& tensor(const Node& t) const { return tensors_[size_t(t.i)]; }
+
+private:
     ByteReader r_;
     std::string name_;
     std::deque<Node> arena_;  // owns every value; a deque never moves them
+    std::vector<TorchTensorRef> tensors_;
     std::vector<Ref> stack_;
-    std::map<uint32_t, Ref> memo_;
+    std::vector<Ref> memo_;
+    size_t memo_entries_ = 0;
     size_t ops_ = 0;
 };
 
-void collect(const Ref& v, const std::string& prefix, std::map<std::string, TorchTensorRef>& out, int depth,
-             const std::string& name) {
+// Walks the dicts below `dict`, each once: a state dict holds every dict in one place, while a
+// pickle may share one dict among many keys (8 keys to the same dict, 9 dicts deep, would be
+// walked as 8^8 tensors from a kilobyte) or make one hold itself.
+void collect(const Machine& machine, Node& dict, const std::string& prefix, std::map<std::string, TorchTensorRef>& out,
+             int depth, const std::string& name) {
     if (depth > 8) throw FormatError(name + ": dicts nested too deep");
-    for (const auto& [k, value] : v->entries) {
-        if (k->kind != Node::String) continue;
-        const std::string key = prefix.empty() ? k->s : prefix + "." + k->s;
-        if (value->kind == Node::Tensor) out[key] = value->tensor;
-        else if (value->kind == Node::Dict) collect(value, key, out, depth + 1, name);
+    if (dict.collected)
+        throw FormatError(name + ": the dict '" + prefix + "' is reached a second time (shared or holding itself), which no state dict does: refused");
+    dict.collected = true;
+    for (size_t e = 0; e + 1 < dict.items.size(); e += 2) {
+        const Node &k = *dict.items[e], &value = *dict.items[e + 1];
+        if (k.kind != Node::String || (value.kind != Node::Tensor && value.kind != Node::Dict)) continue;
+        if (prefix.size() + 1 + k.s.size() > kMaxName)
+            throw FormatError(name + ": a tensor name longer than " + std::to_string(kMaxName) + " bytes");
+        const std::string key = prefix.empty() ? k.s : prefix + "." + k.s;
+        if (value.kind == Node::Tensor) out[key] = machine.tensor(value);
+        else collect(machine, *dict.items[e + 1], key, out, depth + 1, name);
     }
 }
 
@@ -304,7 +341,7 @@ std::map<std::string, TorchTensorRef> read_torch_state_dict(const uint8_t* data,
     const Ref root = machine.run();
     if (root->kind != Node::Dict) throw FormatError(name + ": the pickle holds no dict of tensors (not a state dict)");
     std::map<std::string, TorchTensorRef> out;
-    collect(root, "", out, 0, name);
+    collect(machine, *root, "", out, 0, name);
     return out;
 }
 

@@ -1,0 +1,20 @@
+// Checks a serialized sentencepiece ModelProto before libsentencepiece sees it. sentencepiece
+// trusts the normalization rules a model carries (precompiled_charsmap: a darts-clone trie and the
+// strings it maps to) and follows their offsets wherever they point, so a malformed one reads out
+// of bounds on the first text it normalizes; and it parses any number of pieces.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace medusa {
+
+// Throws FormatError "<source>: ..." for a ModelProto whose protobuf framing is broken, with more
+// than 1<<20 pieces, or with a precompiled_charsmap (normalizer or denormalizer) that
+// sentencepiece 0.1.97 would read out of bounds: the first problem, in one line.
+void check_sentencepiece_proto(std::string_view proto, const std::string& source);
+
+// The check of one precompiled_charsmap blob; "" when sentencepiece can use it safely, otherwise
+// what is wrong with it.
+std::string precompiled_charsmap_problem(std::string_view blob);
+
+}  // namespace medusa
