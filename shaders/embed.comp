@@ -16,7 +16,10 @@ void main() {
     const uint wi = gl_GlobalInvocationID.x;
     const uint words = p.dim / EPW;
     if (t >= P.count || wi >= words) return;
-    const uint token = P.tokens[t];
+    // Tokens drafted on the GPU come here unchecked: the argmax or top-k of NaN logits is
+    // 0xffffffff. Its row is garbage either way (the host never accepts such a token), but a read
+    // past the table could fault the device.
+    const uint token = min(P.tokens[t], p.rows - 1u);
     float v[EPW];
     weight_word(token, wi, p.dim, p.group_shift, v);
     for (uint k = 0; k < EPW; ++k) X[t * p.dim + wi * EPW + k] = v[k];

@@ -93,7 +93,7 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
                   M(MatmulPush, block_rows), M(MatmulPush, row_offset), M(MatmulPush, rope_q_dim),
                   M(MatmulPush, rope_kv_dim), M(MatmulPush, rope_head_dim), M(MatmulPush, rope_theta),
                   M(MatmulPush, rope_cache_offset), M(MatmulPush, rope_position_scale)});
-    check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift)});
+    check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift), M(EmbedPush, rows)});
     check_struct(spirv, "RopePush", {M(RopePush, dim), M(RopePush, kv_dim), M(RopePush, head_dim), M(RopePush, theta),
                                      M(RopePush, cache_offset), M(RopePush, position_scale)});
     check_struct(spirv, "AttentionPush",

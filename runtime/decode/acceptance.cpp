@@ -56,7 +56,7 @@ Verdict GreedyAcceptance::accept(const CandidateTree& t, NodeDistributions& p, S
     for (int i = 1; i < t.size(); ++i) {
         const int par = t.parent[i];
         if (greedy[par] < 0) greedy[par] = p.greedy(par);
-        v.nodes[i].passes = t.token[i] == greedy[par];
+        v.nodes[i].passes = t.token[i] == greedy[par] && p.in_vocabulary(t.token[i]);
         v.nodes[i].parent_greedy = greedy[par];
         v.nodes[i].tried = true;
         v.nodes[i].model_prob = p.raw_prob(par, t.token[i]);
@@ -148,6 +148,7 @@ Verdict SpeculativeSampling::accept(const CandidateTree& t, NodeDistributions& p
         int next = -1;
         for (int c : children[cur]) {
             const int x = t.token[c];
+            if (!p.in_vocabulary(x)) continue;  // a drafter's argmax of NaN: as if never proposed
             v.nodes[c].tried = true;
             float qx = 1.0f;
             if (!q_parent.empty()) {
@@ -156,7 +157,7 @@ Verdict SpeculativeSampling::accept(const CandidateTree& t, NodeDistributions& p
                 for (size_t k = 0; k < q.size(); ++k) q[k] = float(q_parent[k] / left);
                 for (int s : children[cur]) {
                     if (s == c) break;
-                    q[t.token[s]] = 0.0f;
+                    if (p.in_vocabulary(t.token[s])) q[t.token[s]] = 0.0f;
                 }
                 qx = q[x];
             }

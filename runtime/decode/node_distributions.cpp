@@ -28,7 +28,12 @@ const std::vector<float>& NodeDistributions::p(int node) {
     return p_[node];
 }
 
+bool NodeDistributions::in_vocabulary(int token) const {
+    return token >= 0 && token < runner_.config().vocab_size;
+}
+
 float NodeDistributions::prob(int node, int token) {
+    if (!in_vocabulary(token)) return 0.0f;
     if (p_[node].empty() && plain_sampling()) {
         const float t = shaping_.params().temperature;
         return std::exp(runner_.logits(node)[token] / t - runner_.stats(node).log_normalizer);
@@ -49,6 +54,7 @@ float NodeDistributions::entropy(int node) {
 }
 
 float NodeDistributions::raw_prob(int node, int token) {
+    if (!in_vocabulary(token)) return 0.0f;
     if (stats_temperature_ && *stats_temperature_ == 1.0f)
         return std::exp(runner_.logits(node)[token] - runner_.stats(node).log_normalizer);
     const auto l = runner_.logits(node);

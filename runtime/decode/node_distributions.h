@@ -23,13 +23,16 @@ public:
 
     // The distribution the next token after `node` is drawn from (Sampler::distribution).
     const std::vector<float>& p(int node);
-    // p(node)[token], without building the row when the statistics suffice.
+    // p(node)[token], without building the row when the statistics suffice; 0 for a token outside
+    // the vocabulary (a drafter's argmax of NaN logits is -1, and is never accepted).
     float prob(int node, int token);
+    bool in_vocabulary(int token) const;
     // The greedy choice after `node`: the argmax of the (penalised) logits.
     int greedy(int node);
     // -sum p log(p + 1e-5) of p(node), the entropy FasterDecoding/Medusa's typical rule uses.
     float entropy(int node);
-    // The same quantities at temperature 1 without shaping, for showing how sure the model was.
+    // The same quantities at temperature 1 without shaping, for showing how sure the model was
+    // (0 outside the vocabulary, as prob).
     float raw_prob(int node, int token);
 
 private:

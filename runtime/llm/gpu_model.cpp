@@ -86,7 +86,8 @@ const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
 void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu::Buffer& out, int T) {
     const GpuMatrix::Segment& e = embeddings_.only();
     const uint32_t dim = cfg_.dim, epw = elements_per_word(e.variant);
-    seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, params, out}, EmbedPush{dim, e.group_shift()}, div_up(dim / epw, 64), uint32_t(T));
+    seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, params, out},
+                 EmbedPush{dim, e.group_shift(), uint32_t(cfg_.vocab_size)}, div_up(dim / epw, 64), uint32_t(T));
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {

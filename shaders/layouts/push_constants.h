@@ -28,6 +28,7 @@ struct MatmulPush {
 struct EmbedPush {
     u32 dim;
     u32 group_shift;
+    u32 rows;  // of the table: a token past it reads the last row, never past the buffer
 };
 struct RopePush {
     u32 dim;
