@@ -185,23 +185,32 @@ TEST_CASE("a sentencepiece model of more than 2^20 pieces is refused before it i
     CHECK_THAT(load_error(path, "\x0a\x05" "ab"s), Catch::StartsWith(path + ": not a sentencepiece model: malformed protobuf"));
 }
 
-TEST_CASE("medusa tokenize refuses a crafted trie with one line and no signal", "[spm-charsmap]") {
+TEST_CASE("medusa tokenize and export-gguf refuse a crafted trie with one line and no signal", "[spm-charsmap]") {
     test::TempDir tmp("medusa-charsmap-cli");
     const auto crafted = crafted_models();
-    std::vector<std::pair<std::string, std::string>> cases;  // the argument, the file named
+    auto tokenize = [](const fs::path& tokenizer) {
+        return std::vector<std::string>{"tokenize", "--tokenizer", tokenizer.string(), "-p", "hello hhhhhhhhhhhhhhhhhhhhh"};
+    };
+    struct Case {
+        std::vector<std::string> args;
+        std::string named;
+    };
+    std::vector<Case> cases;
     for (const Crafted& c : crafted) {
         const fs::path p = tmp.path / c.name;
         std::ofstream(p, std::ios::binary) << c.bytes;
-        cases.emplace_back(p.string(), p.string());
+        cases.push_back({tokenize(p), p.string()});
     }
-    // A Hugging Face folder's tokenizer.model goes the same way.
+    // A Hugging Face folder's tokenizer.model goes the same way, and so does export-gguf's vocabulary.
     fs::create_directories(tmp.path / "hf");
     std::ofstream(tmp.path / "hf" / "tokenizer.model", std::ios::binary) << crafted[0].bytes;
-    cases.emplace_back((tmp.path / "hf").string(), (tmp.path / "hf" / "tokenizer.model").string());
-    for (const auto& [arg, named] : cases) {
-        INFO(arg);
-        const test::ChildResult r =
-            test::run_medusa_limited({"tokenize", "--tokenizer", arg, "-p", "hello hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh"});
+    cases.push_back({tokenize(tmp.path / "hf"), (tmp.path / "hf" / "tokenizer.model").string()});
+    cases.push_back({{"export-gguf", "-m", test::model_path("stories260K.bin"), "--tokenizer", cases[0].named, "--out",
+                      (tmp.path / "out.gguf").string()},
+                     cases[0].named});
+    for (const auto& [args, named] : cases) {
+        INFO(args[0] << " " << named);
+        const test::ChildResult r = test::run_medusa_limited(args);
         CHECK(r.exit_code > 0);
         CHECK(r.exit_code < 128);  // an exit, not a signal
         CHECK_THAT(r.err, Catch::Contains(named + ": not a sentencepiece model: the normalization rules"));
