@@ -4,7 +4,7 @@
 # model files and the small corpus committed in fuzz/corpus/<target>/. Exits non-zero when a
 # target crashes; the crashing input is kept in build-asan/crashes/, each target's log in
 # build-asan/logs/.
-#   usage: scripts/run_fuzzers.sh [seconds per target, default 20]
+#   usage: scripts/run_fuzzers.sh [seconds per target, default 20]   (as many targets at a time as cores)
 #          scripts/run_fuzzers.sh --runs N [--max-time S] [--jobs J] [target ...]
 # --runs: N executions per target instead of a time (the long local runs of fuzz/RESULTS.md), or
 # S seconds if that comes first, J targets at a time; the corpus each run grew is kept in
@@ -30,8 +30,9 @@ if [ "${1:-}" = "--runs" ]; then
         shift 2
     done
     [ $# -gt 0 ] && targets=("$@")
-elif [ $# -gt 0 ]; then
-    seconds="$1"
+else
+    [ $# -gt 0 ] && seconds="$1"
+    jobs="$(nproc)"  # CI's short runs: a bound in time, so every core may take a target
 fi
 
 # The whole runtime has coverage instrumentation (fuzzer-no-link), not just the fuzz entry points,
