@@ -34,7 +34,7 @@ void remove_stale_temporaries(const std::string& parent, const std::string& pref
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
-    if (check_output_path(path_) == OutputKind::Stream) {
+    if (classify_output_path(path_) == OutputKind::Stream) {  // else the temporary below tries the folder
         // No O_CREAT, no O_TRUNC: the FIFO or device is written as it is (a FIFO waits for a reader).
         fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd_ < 0) fail("open", errno);

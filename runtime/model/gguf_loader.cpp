@@ -72,10 +72,14 @@ std::string gguf_canonical_name(const std::string& g) { return translate_name(g,
 std::string gguf_tensor_name(const std::string& canonical) { return translate_name(canonical, false); }
 
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
+    GgufHeader header = read_gguf_header(*bytes, name);
+    return load_gguf(std::move(bytes), name, std::move(header));
+}
+
+ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name, GgufHeader header) {
     ModelFile m;
     m.path = name;
     m.format = "gguf";
-    const GgufHeader header = read_gguf_header(*bytes, name);
     const GgufMetadata& meta = header.meta;
     // llama, and qwen2: llama with q/k/v biases and rotate_half RoPE (its q/k rows are reordered below).
     const std::string arch = meta.text("general.architecture");
@@ -99,6 +103,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
         throw FormatError(name + ": RoPE scaling '" + scaling +
                           "' is not supported (none, linear, and Llama 3's rope_freqs are)");
     const uint64_t data_start = header.data_start;
+    if (data_start > bytes->size()) throw FormatError(name + ": the file changed while it was read");
     const uint64_t data_size = bytes->size() - data_start;
 
     for (const auto& info : header.tensors) {

@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "model/gguf_metadata.h"
 #include "model/model_file.h"
 
 namespace medusa {
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
+// The same with the file's header already parsed (read_gguf_header_of_file), so it is not parsed
+// twice; the tensors are checked against `bytes` all the same.
+ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name, GgufHeader header);
 // The canonical name (model_file.h) of a GGUF tensor name, "" for tensors the engine ignores.
 std::string gguf_canonical_name(const std::string& gguf_name);
 // The GGUF name of a canonical tensor name ("layers.3.w1" -> "blk.3.ffn_gate.weight"), "" when none.

@@ -111,17 +111,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-ModelFile load_model(const std::string& path) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::exists(path, ec)) throw FormatError(path + ": no such file or directory");
-    // Hugging Face checkpoints are folders (config.json + shards) or need the config.json beside them.
-    if (fs::is_directory(path, ec) || ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json"))
-        return load_hf(path);
-    check_model_head(read_file_head(path, 4096), path);
-    return load_model_from_memory(read_file_bytes(path), path);
-}
-
 namespace {
 
 enum class ModelFormat { Gguf, Llama2c };
@@ -138,15 +127,25 @@ ModelFormat format_of(const std::vector<uint8_t>& head, const std::string& name)
 
 }  // namespace
 
-void check_model_head(const FileHead& head, const std::string& name) {
-    if (format_of(head.bytes, name) == ModelFormat::Gguf) {
-        // The whole header, tensor table included, against the file's size (read_gguf_header_of_file
-        // reads as much of the file as the header takes).
-        read_gguf_header_of_file(name);
-        return;
+ModelFile load_model(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw FormatError(path + ": no such file or directory");
+    // Hugging Face checkpoints are folders (config.json + shards) or need the config.json beside them.
+    if (fs::is_directory(path, ec) || ends_with(path, ".safetensors") || ends_with(path, ".safetensors.index.json"))
+        return load_hf(path);
+    // The header first, against the file's size, so that gigabytes behind a head that is no model
+    // are never read: GGUF's header and tensor table (read as far as they go, and parsed once), a
+    // llama2.c header and the exact size it implies.
+    const FileHead head = read_file_head(path, 4096);
+    if (format_of(head.bytes, path) == ModelFormat::Gguf) {
+        GgufHeader header = read_gguf_header_of_file(path);
+        return load_gguf(read_file_bytes(path), path, std::move(header));
     }
-    check_llama2c_head(head, name);
+    check_llama2c_head(head, path);
+    return load_llama2c(read_file_bytes(path), path);
 }
+
 
 ModelFile load_model_from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
     if (!bytes) throw FormatError(name + ": no data");

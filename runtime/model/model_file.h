@@ -89,13 +89,8 @@ struct ModelFile {
 // throws FormatError "<path>: tensor 'X' ..." naming the file.
 void validate_llama_tensors(const ModelFile& m);
 
-struct FileHead;
-
 // Picks the loader by content (magic) and path: llama2.c .bin, .gguf, .safetensors / HF directory.
 ModelFile load_model(const std::string& path);
-// Refuses, from the first bytes of a file and its size, a model file that is none: a GGUF file's
-// header and tensor table, or a llama2.c header and the size it implies (model/file_bytes.h).
-void check_model_head(const FileHead& head, const std::string& name);
 // The same from bytes already in memory (fuzzers, tests); `name` is used in error messages.
 ModelFile load_model_from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
 

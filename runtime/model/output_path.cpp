@@ -37,7 +37,7 @@ bool is_stream(mode_t mode) { return S_ISFIFO(mode) || S_ISCHR(mode); }
 
 }  // namespace
 
-OutputKind check_output_path(const std::string& path) {
+OutputKind classify_output_path(const std::string& path) {
     if (path.empty()) throw std::runtime_error("an output path is empty");
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
@@ -46,7 +46,6 @@ OutputKind check_output_path(const std::string& path) {
         struct stat fst;
         if (::stat(folder.c_str(), &fst) != 0) refuse(path, folder + ": " + std::strerror(errno));
         if (!S_ISDIR(fst.st_mode)) refuse(path, folder + ": " + std::strerror(ENOTDIR));
-        try_create_in(folder, path);
         return OutputKind::NewFile;
     }
     if (S_ISLNK(st.st_mode)) {
@@ -61,8 +60,13 @@ OutputKind check_output_path(const std::string& path) {
     if (is_stream(st.st_mode)) return OutputKind::Stream;
     if (S_ISDIR(st.st_mode)) refuse(path, "it is a directory");
     if (!S_ISREG(st.st_mode)) refuse(path, S_ISBLK(st.st_mode) ? "it is a block device" : "it is a socket");
-    try_create_in(folder_of(path), path);
     return OutputKind::RegularFile;
+}
+
+OutputKind check_output_path(const std::string& path) {
+    const OutputKind kind = classify_output_path(path);
+    if (kind != OutputKind::Stream) try_create_in(folder_of(path), path);
+    return kind;
 }
 
 void check_output_folder(const std::string& dir) {

@@ -13,9 +13,11 @@ enum class OutputKind {
     Stream,       // a FIFO or character device (also behind a link, as /dev/stdout is): written through
 };
 
-// Throws std::runtime_error "PATH: ..." for a directory, a block device, a socket, a symbolic link to
-// anything but a stream, or a folder that does not exist or cannot be written (tried by creating and
-// removing a file in it, which is what the writer will do).
+// What is at `path`; throws std::runtime_error "PATH: ..." for a directory, a block device, a
+// socket, a symbolic link to anything but a stream, or a folder that does not exist.
+OutputKind classify_output_path(const std::string& path);
+// The same, and for a file, that its folder can be written: tried by creating and removing a file
+// in it, which is what the writer will do (the check for a command's outputs before its work).
 OutputKind check_output_path(const std::string& path);
 
 // A folder a command writes several files into, tried as above: itself when it exists, else the

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "model/model_file.h"
+#include "model/utf8.h"
 
 namespace medusa {
 
@@ -222,20 +223,11 @@ std::string sanitize_utf8(std::string_view s) {
     std::string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
-        const uint8_t c = uint8_t(s[i]);
-        const int len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        bool ok = len > 0 && i + len <= s.size();
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        for (int k = 1; ok && k < len; ++k) {
-            ok = (uint8_t(s[i + k]) & 0xC0) == 0x80;
-            cp = (cp << 6) | (uint8_t(s[i + k]) & 0x3F);
-        }
-        // Overlong forms, surrogates and values past U+10FFFF are not characters either.
-        static const uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-        ok = ok && cp >= kMin[len] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-        if (ok) out.append(s.substr(i, size_t(len)));
+        uint32_t cp = 0;
+        const size_t len = utf8_sequence(s, i, cp);
+        if (len > 0) out.append(s.substr(i, len));
         else out += kReplacement;
-        i += ok ? size_t(len) : 1;
+        i += len > 0 ? len : 1;
     }
     return out;
 }

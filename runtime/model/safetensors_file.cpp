@@ -67,19 +67,20 @@ const char* safetensors_dtype_name(DType t) {
     }
 }
 
-namespace {
-
-// The tensors a header describes, checked against a data section of `data_size` bytes; each
-// tensor's data is null, its byte range in the section beside it.
-struct HeaderLayout {
+// The tensors a header describes, checked against the size of its file; each tensor's data is
+// null, its byte range in the data section beside it.
+struct SafetensorsLayout {
     std::vector<Tensor> tensors;       // in file order
     std::vector<uint64_t> begins;      // each one's offset in the data section
     std::map<std::string, std::string> metadata;
+    uint64_t data_start = 0;           // 8 + the header's length
+    uint64_t file_size = 0;            // what the layout was checked against
 };
 
+namespace {
+
 // `head` holds at least the length field and the header (the file's first 8 + header_len bytes).
-HeaderLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_size, const std::string& name,
-                          uint64_t& data_start) {
+SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_size, const std::string& name) {
     ByteReader r(head.data(), head.size(), name, file_size);
     const uint64_t header_len = r.read<uint64_t>("safetensors header length");
     if (header_len > kMaxHeader)
@@ -90,10 +91,11 @@ HeaderLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_size, 
     const json header = json::parse(h, h + header_len, nullptr, /*allow_exceptions=*/false);
     if (header.is_discarded() || !header.is_object())
         throw FormatError(name + ": safetensors header is not a JSON object");
-    HeaderLayout out;
+    SafetensorsLayout out;
     out.metadata = metadata_of(header, name);
-    data_start = 8 + header_len;
-    const uint64_t data_size = file_size - data_start;
+    out.data_start = 8 + header_len;
+    out.file_size = file_size;
+    const uint64_t data_start = out.data_start, data_size = file_size - data_start;
 
     struct Range {
         uint64_t begin, end;
@@ -173,25 +175,29 @@ SafetensorsFile SafetensorsFile::open(const std::string& path, uint64_t max_byte
     // The header first, against the file's size: a file whose header covers less than the file
     // (gigabytes of anything after a valid header) is refused before the rest is read.
     const FileHead head = read_header_bytes(path);
-    uint64_t data_start = 0;
-    parse_header(head.bytes, head.file_size, path, data_start);
-    return from_memory(read_file_bytes(path, max_bytes), path);
+    SafetensorsLayout layout = parse_header(head.bytes, head.file_size, path);
+    return with_data(std::move(layout), read_file_bytes(path, max_bytes), path);
 }
 
 std::map<std::string, std::string> read_safetensors_metadata(const std::string& path) {
     const FileHead head = read_header_bytes(path);
-    uint64_t data_start = 0;
-    return parse_header(head.bytes, head.file_size, path, data_start).metadata;
+    return parse_header(head.bytes, head.file_size, path).metadata;
 }
 
 SafetensorsFile SafetensorsFile::from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes,
                                              const std::string& name) {
+    SafetensorsLayout layout = parse_header(*bytes, bytes->size(), name);
+    return with_data(std::move(layout), std::move(bytes), name);
+}
+
+SafetensorsFile SafetensorsFile::with_data(SafetensorsLayout layout, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                           const std::string& name) {
+    if (bytes->size() != layout.file_size)  // checked against a header of another size
+        throw FormatError(name + ": the file changed while it was read");
     SafetensorsFile f;
     f.path_ = name;
-    uint64_t data_start = 0;
-    HeaderLayout layout = parse_header(*bytes, bytes->size(), name, data_start);
     for (size_t i = 0; i < layout.tensors.size(); ++i)
-        layout.tensors[i].data = bytes->data() + data_start + layout.begins[i];
+        layout.tensors[i].data = bytes->data() + layout.data_start + layout.begins[i];
     f.tensors_ = std::move(layout.tensors);
     for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_.emplace(f.tensors_[i].name, i);
     f.metadata_ = std::move(layout.metadata);

@@ -13,6 +13,8 @@
 
 namespace medusa {
 
+struct SafetensorsLayout;  // a header's tensors, checked against a file size
+
 class SafetensorsFile {
 public:
     // Checks the header against the file's size, then reads and validates the whole file, of at
@@ -31,6 +33,9 @@ public:
     std::shared_ptr<const std::vector<uint8_t>> bytes() const { return bytes_; }
 
 private:
+    // The file whose header `layout` is, with its bytes: each tensor's data set.
+    static SafetensorsFile with_data(SafetensorsLayout layout, std::shared_ptr<const std::vector<uint8_t>> bytes,
+                                     const std::string& name);
     std::string path_;
     std::vector<Tensor> tensors_;
     std::unordered_map<std::string, size_t> index_;  // name -> position in tensors_: an index of

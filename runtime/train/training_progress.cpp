@@ -38,8 +38,8 @@ std::optional<OptimizerCheckpoint> find_resume_point(const std::string& dir, boo
     if (!resume || !committed_checkpoint(dir)) return std::nullopt;
     const std::string path = optimizer_file(dir);
     if (!std::filesystem::exists(path)) return std::nullopt;
-    check_identity(read_safetensors_metadata(path), identity, dir);
     const SafetensorsFile f = SafetensorsFile::open(path);
+    check_identity(f.metadata(), identity, dir);
     OptimizerCheckpoint c;
     c.m = dequantize(f.get("adam.m"));
     c.v = dequantize(f.get("adam.v"));

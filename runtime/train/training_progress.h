@@ -27,7 +27,7 @@ void save_optimizer_checkpoint(const std::string& dir, const OptimizerCheckpoint
 void check_resumable(const std::string& dir, const CheckpointIdentity& identity);
 // With `resume` and a checkpoint in `dir` (empty: none): its optimizer state, and a log line
 // saying where the run resumes; the caller loads the parameters from `dir`. A checkpoint of
-// another identity is refused (FormatError naming both) before anything of it is read.
+// another identity is refused (FormatError naming both), as check_resumable refuses it earlier.
 std::optional<OptimizerCheckpoint> find_resume_point(const std::string& dir, bool resume,
                                                      const CheckpointIdentity& identity,
                                                      const std::function<void(const std::string&)>& log);
