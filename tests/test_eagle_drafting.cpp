@@ -78,7 +78,7 @@ TEST_CASE("greedy EAGLE gives plain greedy text to the end of the context, EAGLE
                 GenerationStats stats;
                 std::vector<StepTrace> steps;
                 CHECK(decode(target.runner, eagle, greedy_options(100000), prompt, &stats, &steps) == expected);
-                CHECK(stats.stop_reason == "context");
+                CHECK(stats.stop_reason == StopReason::Context);
                 // A step: the catch-up run, a run per level below the first, the verify pass. EAGLE-2
                 // may drop the deepest levels it ran when it keeps the likeliest nodes.
                 int bad = 0;

@@ -21,8 +21,8 @@ namespace {
 
 // Submits per step: one verify pass, plus a draft model's forwards (catch-up, then one per
 // drafted level after the first).
-int expected_submits(const std::string& drafter, const StepTrace& s) {
-    if (drafter != "draft") return 1;
+int expected_submits(DrafterKind drafter, const StepTrace& s) {
+    if (drafter != DrafterKind::DraftModel) return 1;
     int depth = 0;
     for (const auto& n : s.nodes) depth = std::max(depth, n.depth);
     return depth + 1;
@@ -37,9 +37,9 @@ void check_drafter(const std::string& what, TreeRunner& runner, Drafter& drafter
     std::vector<StepTrace> steps;
     const auto got = decode(runner, drafter, o, prompt, &stats, &steps);
     CHECK(got == expected);
-    CHECK(stats.stop_reason == "context");
+    CHECK(stats.stop_reason == StopReason::Context);
     int bad_submits = 0;
-    for (const auto& s : steps) bad_submits += s.submits != expected_submits(drafter.name(), s);
+    for (const auto& s : steps) bad_submits += s.submits != expected_submits(drafter.kind(), s);
     CHECK(bad_submits == 0);
     CHECK(stats.new_tokens == int(expected.size()));
 }

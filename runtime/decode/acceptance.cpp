@@ -5,22 +5,6 @@
 
 namespace medusa {
 
-const char* accept_rule_name(AcceptRule r) {
-    switch (r) {
-        case AcceptRule::Greedy: return "greedy";
-        case AcceptRule::Typical: return "typical";
-        case AcceptRule::Sample: return "sample";
-    }
-    return "?";
-}
-
-AcceptRule parse_accept_rule(const std::string& s) {
-    if (s == "greedy") return AcceptRule::Greedy;
-    if (s == "typical") return AcceptRule::Typical;
-    if (s == "sample") return AcceptRule::Sample;
-    throw std::invalid_argument("unknown acceptance rule '" + s + "' (greedy, typical or sample)");
-}
-
 std::unique_ptr<AcceptanceRule> make_acceptance_rule(AcceptRule rule, float temperature, TypicalParams typical) {
     if (temperature <= 0 || rule == AcceptRule::Greedy) return std::make_unique<GreedyAcceptance>();
     if (rule == AcceptRule::Typical) return std::make_unique<TypicalAcceptance>(typical);

@@ -17,18 +17,16 @@
 #include <vector>
 
 #include "decode/candidate_tree.h"
+#include "decode/decoding_kinds.h"
 #include "decode/node_distributions.h"
 #include "decode/sampler.h"
 
 namespace medusa {
 
-enum class AcceptRule { Greedy, Typical, Sample };
-const char* accept_rule_name(AcceptRule r);
-AcceptRule parse_accept_rule(const std::string& s);  // throws std::invalid_argument
-
 struct TypicalParams {
     float eps = 0.09f;   // Medusa's posterior_threshold
     float delta = 0.3f;  // Medusa's posterior_alpha
+    bool operator==(const TypicalParams&) const = default;
 };
 
 // Why a node passed or failed, with the number that decided it.

@@ -190,8 +190,8 @@ CandidateTree DraftModelDrafter::propose(const DraftContext& c) {
     return t;
 }
 
-void DraftModelDrafter::verified(const StepTrace& step) {
-    const int n = step.accepted;
+void DraftModelDrafter::verified(const VerifiedStep& step) {
+    const int n = step.accepted();
     // The root is in the draft's cache; so are the chain drafts it forwarded, as far as accepted.
     valid_ = std::min(valid_, last_base_ + 1 + (last_was_chain_ ? std::min(n, chain_slots_) : 0));
     if (options_.adaptive_gamma && last_depth_ > 0) {

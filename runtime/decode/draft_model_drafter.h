@@ -29,10 +29,10 @@ ModelFile load_draft_model(const std::string& path, const ModelFile& target);
 class DraftModelDrafter : public Drafter {
 public:
     DraftModelDrafter(LanguageModel& draft, DraftModelOptions options);
-    std::string name() const override { return "draft"; }
+    DrafterKind kind() const override { return DrafterKind::DraftModel; }
     void begin(std::span<const int> prompt) override;
     CandidateTree propose(const DraftContext& c) override;
-    void verified(const StepTrace& step) override;
+    void verified(const VerifiedStep& step) override;
     uint64_t submits() const override { return forwards_; }
     int gamma() const { return gamma_; }  // the current (adaptive) depth
 

@@ -1,14 +1,15 @@
 // A drafter proposes the candidate tree of each speculative step; it never verifies. Plain
-// decoding is the drafter that proposes nothing (a lone root); Medusa heads, a draft model and
-// n-gram lookup are the others. Each may keep state across steps and hears the verdict of each.
+// decoding is the drafter that proposes nothing (a lone root); Medusa heads, a draft model,
+// n-gram lookup and EAGLE's draft layer are the others. Each may keep state across steps and
+// hears the verdict of each. runtime/decoding builds them from a DecodingSpec.
 #pragma once
 #include <cstdint>
 #include <span>
-#include <string>
 
 #include "decode/candidate_tree.h"
 #include "decode/sampler.h"
-#include "decode/step_trace.h"
+#include "decode/decoding_kinds.h"
+#include "decode/verified_step.h"
 #include "llm/draft_stage.h"
 
 namespace medusa {
@@ -27,14 +28,14 @@ struct DraftContext {
 class Drafter {
 public:
     virtual ~Drafter() = default;
-    virtual std::string name() const = 0;
+    virtual DrafterKind kind() const = 0;
     // A new generation starts from `prompt` (its last token is the first root).
     virtual void begin(std::span<const int> prompt) {}
     virtual CandidateTree propose(const DraftContext& context) = 0;
     // The stage that fills a device_tokens tree during the verify pass.
     virtual const DraftStage* device_stage() const { return nullptr; }
     // The verdict on the last proposal (path, accepted count, emitted tokens).
-    virtual void verified(const StepTrace& step) {}
+    virtual void verified(const VerifiedStep& step) {}
     // Queue submits the drafter made itself (a draft model's forwards).
     virtual uint64_t submits() const { return 0; }
 };
@@ -42,7 +43,7 @@ public:
 // Plain decoding: every step verifies the root alone and emits the model's own next token.
 class NoDrafter final : public Drafter {
 public:
-    std::string name() const override { return "plain"; }
+    DrafterKind kind() const override { return DrafterKind::Plain; }
     CandidateTree propose(const DraftContext& c) override { return CandidateTree::root_only(c.sequence.back()); }
 };
 

@@ -27,7 +27,7 @@ struct EagleOptions {
 class EagleDrafter : public Drafter {
 public:
     EagleDrafter(EagleRunner& runner, EagleOptions options);
-    std::string name() const override { return "eagle"; }
+    DrafterKind kind() const override { return DrafterKind::Eagle; }
     void begin(std::span<const int>) override { synced_ = 0; }
     CandidateTree propose(const DraftContext& c) override;
     uint64_t submits() const override { return runner_.submits(); }

@@ -19,11 +19,11 @@ public:
     // `heads` may be empty only for a one-node tree; throws std::invalid_argument when the tree
     // is deeper than the heads or too large for one verify pass.
     MedusaDrafter(TreeRunner& runner, const ModelFile& file, const MedusaHeads& heads, const TreeBuffers& tree);
-    std::string name() const override { return "medusa"; }
+    DrafterKind kind() const override { return DrafterKind::Medusa; }
     void begin(std::span<const int>) override { has_hidden_ = false; }
     CandidateTree propose(const DraftContext& c) override;
     const DraftStage* device_stage() const override { return stage_.get(); }
-    void verified(const StepTrace&) override { has_hidden_ = true; }
+    void verified(const VerifiedStep&) override { has_hidden_ = true; }
     const TreeBuffers& tree() const { return tree_; }
 
 private:

@@ -18,7 +18,7 @@ struct NgramOptions {
 class NgramDrafter : public Drafter {
 public:
     explicit NgramDrafter(NgramOptions options);
-    std::string name() const override { return "ngram"; }
+    DrafterKind kind() const override { return DrafterKind::Ngram; }
     CandidateTree propose(const DraftContext& c) override;
 
 private:

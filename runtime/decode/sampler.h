@@ -22,6 +22,7 @@ struct SamplingParams {
     int top_k = 0;                 // 0 disables the cut to the k most likely tokens
     float repeat_penalty = 1.0f;   // 1 disables: a recent token's logit is divided (>0) or multiplied (<0) by it
     int repeat_last_n = 64;        // how many of the latest tokens count as recent
+    bool operator==(const SamplingParams&) const = default;
 };
 
 class Sampler {

@@ -17,7 +17,7 @@ bool keep_step_tokens(std::vector<int>& emitted, const DecodeOptions& o, Generat
     bool stopped = false;
     for (; kept < emitted.size(); ++kept) {
         if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), emitted[kept]) != o.stop_tokens.end()) {
-            stats.stop_reason = "stop-token";
+            stats.stop_reason = StopReason::StopToken;
             stopped = true;
             break;
         }
@@ -26,6 +26,39 @@ bool keep_step_tokens(std::vector<int>& emitted, const DecodeOptions& o, Generat
     emitted.resize(kept);
     stats.new_tokens += int(kept);
     return !stopped;
+}
+
+// The step as the trace files and the app show it, assembled from what the verifier accepted.
+StepTrace trace_of(const VerifiedStep& v, DrafterKind drafter, AcceptRule rule) {
+    StepTrace tr;
+    tr.base = v.base;
+    tr.drafter = drafter;
+    tr.rule = rule;
+    tr.path = v.verdict.path;
+    tr.accepted = v.accepted();
+    tr.bonus = v.verdict.bonus;
+    tr.emitted = v.tokens;
+    const CandidateTree& t = v.tree;
+    for (int i = 0; i < t.size(); ++i) {
+        const NodeVerdict& nv = v.verdict.nodes[i];
+        TreeNodeTrace n;
+        n.token = t.token[i];
+        n.parent = t.parent[i];
+        n.depth = t.depth[i];
+        n.rank = t.rank[i];
+        n.draft_prob = t.q[i];
+        n.sampled = i > 0 && !t.child_q[t.parent[i]].empty();
+        n.model_prob = nv.model_prob;
+        n.limit = nv.limit;
+        n.parent_greedy = nv.parent_greedy;
+        n.draw = nv.draw;
+        n.ratio = nv.ratio;
+        n.passes = i == 0 || nv.passes;
+        n.tried = i == 0 || nv.tried;
+        tr.nodes.push_back(n);
+    }
+    for (int node : v.verdict.path) tr.nodes[node].accepted = true;
+    return tr;
 }
 
 }  // namespace
@@ -48,7 +81,7 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
                                              const std::function<bool(const StepTrace&)>& on_step) {
     GenerationStats stats;
     stats.prompt_tokens = int(prompt.size());
-    stats.stop_reason = "length";
+    stats.stop_reason = StopReason::Length;
     Sampler sampler(options_.sampling);  // the generation's one random stream
     auto t0 = Clock::now();
     verifier_.start(prompt);
@@ -60,7 +93,7 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
     const int context = runner_.config().seq_len;
     for (int step = 1; stats.new_tokens < options_.max_new_tokens; ++step) {
         if (verifier_.base() >= context) {
-            stats.stop_reason = "context";
+            stats.stop_reason = StopReason::Context;
             break;
         }
         DraftContext c;
@@ -73,12 +106,13 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
         const uint64_t submits_before = runner_.submits() + drafter_.submits();
         const auto ts = Clock::now();
         const CandidateTree tree = drafter_.propose(c);
-        StepTrace tr = verifier_.step(tree, drafter_.device_stage(), sequence, sampler);
+        const VerifiedStep verified = verifier_.step(tree, drafter_.device_stage(), sequence, sampler);
+        StepTrace tr = trace_of(verified, drafter_.kind(), rule_->kind());
         tr.wall_ms = ms_since(ts);
         tr.step = step;
-        tr.drafter = drafter_.name();
+        tr.stage_ms = runner_.stage_ms();
         tr.submits = int(runner_.submits() + drafter_.submits() - submits_before);
-        drafter_.verified(tr);
+        drafter_.verified(verified);
         ++stats.steps;
         stats.submits += tr.submits;
         stats.drafted += tree.max_depth();
@@ -86,7 +120,7 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
         const bool go_on = keep_step_tokens(tr.emitted, options_, stats);
         sequence.insert(sequence.end(), tr.emitted.begin(), tr.emitted.end());
         if (!on_step(tr)) {
-            stats.stop_reason = "cancelled";
+            stats.stop_reason = StopReason::Cancelled;
             break;
         }
         if (!go_on) break;

@@ -35,7 +35,7 @@ struct GenerationStats {
     long submits = 0;     // queue submits while decoding (verify passes and the drafter's own)
     double prefill_ms = 0;
     double decode_ms = 0;
-    std::string stop_reason;  // "length", "stop-token", "context", "cancelled"
+    StopReason stop_reason = StopReason::Length;
     double decode_tokens_per_s() const { return decode_ms > 0 ? new_tokens * 1000.0 / decode_ms : 0; }
     double tokens_per_step() const { return steps ? double(new_tokens) / steps : 0; }  // tau
     double acceptance() const { return drafted ? double(accepted) / drafted : 0; }     // alpha

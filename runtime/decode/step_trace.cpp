@@ -10,8 +10,8 @@ std::string StepTrace::to_json() const {
     nlohmann::json j;
     j["step"] = step;
     j["base"] = base;
-    j["drafter"] = drafter;
-    j["rule"] = rule;
+    j["drafter"] = drafter_kind_name(drafter);
+    j["rule"] = accept_rule_name(rule);
     j["accepted"] = accepted;
     j["bonus"] = bonus;
     j["path"] = path;

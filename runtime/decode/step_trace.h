@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "decode/decoding_kinds.h"
+
 namespace medusa {
 
 struct TreeNodeTrace {
@@ -26,15 +28,15 @@ struct TreeNodeTrace {
 struct StepTrace {
     int step = 0;
     int base = 0;  // cache slot of the root
-    std::string drafter;               // "plain", "medusa", "draft", "ngram", "eagle"
-    std::string rule;                  // "greedy", "typical", "sample"
+    DrafterKind drafter = DrafterKind::Plain;
+    AcceptRule rule = AcceptRule::Greedy;
     std::vector<TreeNodeTrace> nodes;  // node 0 is the root
     std::vector<int> path;             // accepted node indices, root first
     int accepted = 0;                  // accepted candidate tokens (root excluded)
     int bonus = 0;                     // the model's own token after them
     std::vector<int> emitted;          // tokens this step added to the output
     std::vector<std::pair<std::string, double>> stage_ms;
-    double wall_ms = 0;
+    double wall_ms = 0;  // the drafter's proposal and the verify pass
     int submits = 0;  // queue submits of the step, the drafter's included
     std::string to_json() const;
 };

@@ -1,7 +1,6 @@
 #include "decode/verifier.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -21,9 +20,8 @@ void Verifier::start(std::span<const int> prompt) {
     base_ = int(want);
 }
 
-StepTrace Verifier::step(const CandidateTree& tree, const DraftStage* stage, std::span<const int> sequence,
-                         Sampler& sampler) {
-    const auto t0 = std::chrono::steady_clock::now();
+VerifiedStep Verifier::step(const CandidateTree& tree, const DraftStage* stage, std::span<const int> sequence,
+                            Sampler& sampler) {
     const LlamaConfig& cfg = runner_->config();
     tree.validate(cfg.vocab_size);
     if (tree.size() > room()) throw std::invalid_argument("a candidate tree larger than the room left in the context");
@@ -39,53 +37,32 @@ StepTrace Verifier::step(const CandidateTree& tree, const DraftStage* stage, std
     o.temperature = greedy ? 1.0f : sampler.params().temperature;
     runner_->run(tree.block(base_), o);
 
-    CandidateTree ran = tree;
-    const auto tokens = runner_->tokens();
-    ran.token.assign(tokens.begin(), tokens.end());
-    if (tree.device_tokens) {
+    VerifiedStep v;
+    v.base = base_;
+    v.tree = tree;
+    if (tree.device_tokens) {  // the stage's drafts exist only on the device until now
+        const auto tokens = runner_->tokens();
         const auto q = runner_->draft_probs();
-        ran.q.assign(q.begin(), q.end());
+        v.tree.token.assign(tokens.begin(), tokens.end());
+        v.tree.q.assign(q.begin(), q.end());
+        v.tree.device_tokens = false;
     }
-    NodeDistributions dist(*runner_, ran, sequence, sampler,
+    NodeDistributions dist(*runner_, v.tree, sequence, sampler,
                            o.stats ? std::optional<float>(o.temperature) : std::nullopt);
-    const Verdict v = rule_->accept(ran, dist, sampler);
+    v.verdict = rule_->accept(v.tree, dist, sampler);
+    const std::vector<int>& path = v.verdict.path;
     // A token outside the vocabulary here is the argmax of NaN logits (the GPU's and the CPU
     // reference's -1); stop before it reaches the cache or the text.
-    for (size_t d = 1; d < v.path.size(); ++d)
-        if (ran.token[v.path[d]] < 0 || ran.token[v.path[d]] >= cfg.vocab_size) throw NonFiniteLogits();
-    if (v.bonus < 0 || v.bonus >= cfg.vocab_size) throw NonFiniteLogits();
-    runner_->keep_path(v.path);
-
-    StepTrace tr;
-    tr.base = base_;
-    tr.rule = accept_rule_name(rule_->kind());
-    tr.path = v.path;
-    tr.accepted = int(v.path.size()) - 1;
-    tr.bonus = v.bonus;
-    for (int i = 0; i < ran.size(); ++i) {
-        TreeNodeTrace n;
-        n.token = ran.token[i];
-        n.parent = ran.parent[i];
-        n.depth = ran.depth[i];
-        n.rank = ran.rank[i];
-        n.draft_prob = ran.q[i];
-        n.sampled = i > 0 && !ran.child_q[ran.parent[i]].empty();
-        n.model_prob = v.nodes[i].model_prob;
-        n.limit = v.nodes[i].limit;
-        n.parent_greedy = v.nodes[i].parent_greedy;
-        n.draw = v.nodes[i].draw;
-        n.ratio = v.nodes[i].ratio;
-        n.passes = i == 0 || v.nodes[i].passes;
-        n.tried = i == 0 || v.nodes[i].tried;
-        tr.nodes.push_back(n);
+    for (size_t d = 1; d < path.size(); ++d) {
+        const int token = v.tree.token[path[d]];
+        if (token < 0 || token >= cfg.vocab_size) throw NonFiniteLogits();
+        v.tokens.push_back(token);
     }
-    for (int node : v.path) tr.nodes[node].accepted = true;
-    for (size_t d = 1; d < v.path.size(); ++d) tr.emitted.push_back(ran.token[v.path[d]]);
-    tr.emitted.push_back(v.bonus);
-    tr.stage_ms = runner_->stage_ms();
-    tr.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    base_ += int(v.path.size());
-    return tr;
+    if (v.verdict.bonus < 0 || v.verdict.bonus >= cfg.vocab_size) throw NonFiniteLogits();
+    v.tokens.push_back(v.verdict.bonus);
+    runner_->keep_path(path);
+    base_ += int(path.size());
+    return v;
 }
 
 }  // namespace medusa

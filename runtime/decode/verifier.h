@@ -1,12 +1,12 @@
 // The one verifier every decoding mode shares: it runs a drafter's candidate tree through the
 // target in one forward pass, applies the acceptance rule, keeps the accepted path in the KV
-// cache and reports the step. It owns the position in the cache (the root's slot).
+// cache and returns what it accepted. It owns the position in the cache (the root's slot).
 #pragma once
 #include <span>
 
 #include "decode/acceptance.h"
 #include "decode/candidate_tree.h"
-#include "decode/step_trace.h"
+#include "decode/verified_step.h"
 #include "llm/draft_stage.h"
 #include "llm/tree_runner.h"
 
@@ -24,9 +24,10 @@ public:
     int base() const { return base_; }  // cache slot of the current root
     int room() const { return runner_->config().seq_len - base_; }  // nodes a tree may hold
 
-    // Verifies `tree` (its root must be sequence.back()); `stage` drafts a device_tokens tree.
-    // `sequence` is everything before and including the root (the penalty's history).
-    StepTrace step(const CandidateTree& tree, const DraftStage* stage, std::span<const int> sequence, Sampler& sampler);
+    // Verifies `tree` (its root must be sequence.back()); `stage` drafts a device_tokens tree,
+    // whose tokens are then read from the pass. `sequence` is everything before and including
+    // the root (the penalty's history).
+    VerifiedStep step(const CandidateTree& tree, const DraftStage* stage, std::span<const int> sequence, Sampler& sampler);
 
 private:
     TreeRunner* runner_;

@@ -8,14 +8,12 @@
 
 namespace medusa {
 
-namespace {
-
 // The CPU's Medusa stage: the reference heads' top-k from the last kept hidden state.
-class CpuMedusaHeads : public DraftStage {
+class CpuMedusaHeads {
 public:
     CpuMedusaHeads(const MedusaHeads& heads, int depth, int topk, std::span<const int> candidate)
         : heads_(heads), depth_(depth), topk_(topk), candidate_(candidate.begin(), candidate.end()) {}
-    int nodes() const override { return int(candidate_.size()); }
+    int nodes() const { return int(candidate_.size()); }
 
     // Fills tokens 1.. of `block` and each node's head probability.
     void draft(std::span<const float> hidden, TokenBlock& block, std::vector<float>& probs) const {
@@ -48,7 +46,9 @@ private:
     std::vector<int> candidate_;
 };
 
-}  // namespace
+
+CpuTreeRunner::CpuTreeRunner(CpuReferenceModel& model) : model_(model) {}
+CpuTreeRunner::~CpuTreeRunner() = default;
 
 void CpuTreeRunner::prefill(int base, std::span<const int> tokens) {
     for (size_t start = 0; start < tokens.size(); start += TokenBlock::kMaxTokens) {
@@ -63,8 +63,7 @@ void CpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
     block_ = block;
     draft_probs_.clear();
     if (o.stage) {
-        const auto* stage = dynamic_cast<const CpuMedusaHeads*>(o.stage);
-        if (!stage) throw std::invalid_argument("a drafting stage of another engine");
+        const CpuMedusaHeads* stage = &stages_.at(*o.stage);
         if (last_hidden_.empty()) throw std::logic_error("a drafting stage needs the hidden state of a kept node");
         if (block.size() > stage->nodes()) throw std::invalid_argument("a block larger than the stage's tree");
         stage->draft(last_hidden_, block_, draft_probs_);
@@ -112,7 +111,9 @@ void CpuTreeRunner::keep_path(std::span<const int> path) {
 std::unique_ptr<DraftStage> CpuTreeRunner::medusa_stage(const ModelFile&, const MedusaHeads& heads, int depth, int topk,
                                                         std::span<const int> candidate) {
     if (depth < 1 || depth > heads.count()) throw std::invalid_argument("a Medusa stage needs as many heads as levels");
-    return std::make_unique<CpuMedusaHeads>(heads, depth, topk, candidate);
+    auto stage = std::make_unique<CpuMedusaHeads>(heads, depth, topk, candidate);
+    const int nodes = stage->nodes();
+    return stages_.add(std::move(stage), nodes);
 }
 
 }  // namespace medusa

@@ -9,9 +9,12 @@
 
 namespace medusa {
 
+class CpuMedusaHeads;
+
 class CpuTreeRunner : public TreeRunner {
 public:
-    explicit CpuTreeRunner(CpuReferenceModel& model) : model_(model) {}
+    explicit CpuTreeRunner(CpuReferenceModel& model);
+    ~CpuTreeRunner() override;
 
     const LlamaConfig& config() const override { return model_.config(); }
     const char* engine_name() const override { return model_.engine_name(); }
@@ -38,6 +41,7 @@ private:
     std::optional<float> stats_temperature_;  // NodeStats are computed when first asked for
     mutable std::vector<std::optional<NodeStats>> stats_;
     uint64_t forwards_ = 0;
+    DraftStages<CpuMedusaHeads> stages_;
 };
 
 }  // namespace medusa

@@ -93,7 +93,7 @@ void GpuEagleRunner::run(const TokenBlock& block, std::span<const int> source) {
     params_->upload(&p, sizeof p);
     inputs_->upload(&in, sizeof in);
     // The target's feature cache must hold its last accepted path where it was moved to.
-    target_.kv_cache().flush();
+    target_.kv_cache().settle();
     seq.run();
     ++submits_;
     rows_ += T;

@@ -10,18 +10,17 @@
 #include "gpu/buffer.h"
 #include "gpu/command_sequence.h"
 #include "gpu/kernel.h"
-#include "llm/draft_stage.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads.h"
 
 namespace medusa {
 
-class GpuMedusaHeads : public DraftStage {
+class GpuMedusaHeads {
 public:
     // Heads 0 .. depth-1 of `heads`; candidate[i] is tree node i's entry of the candidate list.
     GpuMedusaHeads(GpuModel& model, const ModelFile& file, const MedusaHeads& heads, int depth, int topk,
                    std::span<const int> candidate);
-    int nodes() const override { return nodes_; }
+    int nodes() const { return nodes_; }
     // Drafts from `last_hidden` (dim floats) into the block in `block_params`; writes each
     // node's head probability into `probs` (layouts/medusa_gather_map.h DraftProbs).
     void record(gpu::CommandSequence& seq, const gpu::Buffer& last_hidden, gpu::Buffer& block_params,

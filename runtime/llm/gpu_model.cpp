@@ -129,7 +129,7 @@ void GpuModel::forward(const TokenBlock& block) {
         record_forward(*seq, T);
         seq->end();
     }
-    kv_->flush();  // a staged compaction comes before anything else reads the cache
+    kv_->settle();  // a kept path's move comes before anything else reads the cache
     seq->wait();   // a previous replay of the same buffer must not still read the parameters
     write_block(block);
     seq->run();

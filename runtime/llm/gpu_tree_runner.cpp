@@ -5,21 +5,11 @@
 #include "layouts/block_params.h"
 #include "layouts/medusa_gather_map.h"
 #include "llm/gpu_eagle_runner.h"
-#include "llm/gpu_medusa_heads.h"
 #include "llm/kernel_params.h"
 
 namespace medusa {
 
 using namespace kernels;
-
-namespace {
-// The stage as this engine's Medusa heads; another engine's stage is refused.
-const GpuMedusaHeads& medusa_heads(const DraftStage& stage) {
-    const auto* heads = dynamic_cast<const GpuMedusaHeads*>(&stage);
-    if (!heads) throw std::invalid_argument("a drafting stage of another engine");
-    return *heads;
-}
-}  // namespace
 
 GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), timestamps_(timestamps) {
     gpu::Context& ctx = model.context();
@@ -52,13 +42,13 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
     seq = std::make_unique<gpu::CommandSequence>(model_.context(), timestamps_);
     seq->begin();
     KvCache& kv = model_.kv_cache();
-    if (compact) kv.record_compaction(*seq);
+    if (compact) kv.record_move(*seq);
     if (stage) {
         seq->stage("heads");
         const uint32_t dim = model_.config().dim;
         seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, RowPush{dim},
                       div_up(dim, 64));
-        medusa_heads(*stage).record(*seq, *last_hidden_, model_.block_params(), *probs_);
+        stages_.at(*stage).record(*seq, *last_hidden_, model_.block_params(), *probs_);
     }
     model_.record_forward(*seq, T);
     if (stats_temperature >= 0) {
@@ -73,7 +63,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
 
 void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     if (n_tokens < 1 || n_tokens > TokenBlock::kMaxTokens) throw std::invalid_argument("a block of 1 to 128 tokens");
-    if (stage) medusa_heads(*stage);
+    if (stage) stages_.at(*stage);  // this runner's own
     // The shape a greedy step runs (Verifier::step); sampling's temperature records its own
     // sequence at first use, from these pipelines.
     sequence({n_tokens, false, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
@@ -81,20 +71,19 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
     if (o.stage) {
-        medusa_heads(*o.stage);
+        stages_.at(*o.stage);  // this runner's own
         if (model_.forward_count() != own_forward_)
             throw std::logic_error("a drafting stage needs the hidden states of this runner's last verify pass");
         if (block.size() > o.stage->nodes()) throw std::invalid_argument("a block larger than the stage's tree");
     }
-    KvCache& kv = model_.kv_cache();
-    const bool compact = kv.compaction_pending();
+    // This pass carries the move of the path kept last step, if it moved anything.
+    const bool compact = model_.kv_cache().take_move();
     gpu::CommandSequence& seq =
         sequence({block.size(), compact, o.stage ? o.stage->serial() : 0, o.stats ? o.temperature : -1.0f}, o.stage);
     seq.wait();
     model_.write_block(block);  // a stage overwrites tokens 1.. on the device
     seq.run();
     ++submits_;
-    if (compact) kv.compaction_submitted();
     last_ = &seq;
     block_ = block;
     const auto* p = static_cast<const layout::BlockParams*>(model_.block_params().mapped());
@@ -137,7 +126,9 @@ void GpuTreeRunner::keep_path(std::span<const int> path) {
 
 std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, const MedusaHeads& heads, int depth,
                                                         int topk, std::span<const int> candidate) {
-    return std::make_unique<GpuMedusaHeads>(model_, file, heads, depth, topk, candidate);
+    auto stage = std::make_unique<GpuMedusaHeads>(model_, file, heads, depth, topk, candidate);
+    const int nodes = stage->nodes();
+    return stages_.add(std::move(stage), nodes);
 }
 
 }  // namespace medusa

@@ -12,6 +12,7 @@
 #include "gpu/buffer.h"
 #include "gpu/command_sequence.h"
 #include "gpu/kernel.h"
+#include "llm/gpu_medusa_heads.h"
 #include "llm/gpu_model.h"
 #include "llm/tree_runner.h"
 
@@ -51,6 +52,7 @@ private:
     std::unique_ptr<gpu::Buffer> last_hidden_, stats_, probs_;
     std::unique_ptr<gpu::Kernel> select_row_, node_stats_;
     std::map<Shape, std::unique_ptr<gpu::CommandSequence>> sequences_;
+    DraftStages<GpuMedusaHeads> stages_;
     uint64_t stage_serial_ = 0;  // the stage the recorded sequences use (one at a time)
     const gpu::CommandSequence* last_ = nullptr;
     TokenBlock block_;  // the last run's, with the tokens it ran with

@@ -34,7 +34,7 @@ void KvCache::keep_path(int base, std::span<const int> path, std::span<const int
         throw std::invalid_argument("an accepted path outside the cache");
     for (size_t d = 1; d < path.size(); ++d)
         if (path[d] <= path[d - 1]) throw std::invalid_argument("an accepted path's nodes must increase");
-    if (pending_) flush();  // never drop a staged move
+    settle();  // never drop a move not yet made
     layout::KvCommit c{};
     c.kept = uint32_t(path.size());
     c.old_base = uint32_t(base);
@@ -45,23 +45,28 @@ void KvCache::keep_path(int base, std::span<const int> path, std::span<const int
     wrote(base, tokens, true);
 }
 
-void KvCache::record_compaction(gpu::CommandSequence& seq) {
+bool KvCache::take_move() {
+    const bool pending = pending_;
+    pending_ = false;
+    return pending;
+}
+
+void KvCache::record_move(gpu::CommandSequence& seq) {
     seq.stage("commit");
     seq.dispatch(*compact_, {*commit_, *keys_, *values_, *features_},
                  kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_), uint32_t(feature_dim_)},
                  kernels::div_up(uint32_t(layers_ * kv_dim_ + feature_dim_), 64));
 }
 
-void KvCache::flush() {
-    if (!pending_) return;
-    if (!flush_seq_) {
-        flush_seq_ = std::make_unique<gpu::CommandSequence>(ctx_);
-        flush_seq_->begin();
-        record_compaction(*flush_seq_);
-        flush_seq_->end();
+void KvCache::settle() {
+    if (!take_move()) return;
+    if (!settle_seq_) {
+        settle_seq_ = std::make_unique<gpu::CommandSequence>(ctx_);
+        settle_seq_->begin();
+        record_move(*settle_seq_);
+        settle_seq_->end();
     }
-    flush_seq_->run();
-    pending_ = false;
+    settle_seq_->run();
 }
 
 }  // namespace medusa

@@ -1,7 +1,7 @@
 // The keys and values of every layer for every cache slot, the target's final-norm hidden state
 // (its feature) of each slot, what the slots hold (the prefix of slots whose entries are final,
 // with their tokens, so a new prompt reuses what it shares with the last one), and the
-// compaction that moves an accepted tree path to consecutive slots.
+// move that puts an accepted tree path in consecutive slots.
 #pragma once
 #include <memory>
 #include <span>
@@ -32,27 +32,29 @@ public:
     // Bookkeeping after a forward (see CacheContents).
     void wrote(int base, std::span<const int> tokens, bool causal) { contents_.wrote(base, tokens, causal); }
 
-    // Stages moving the accepted path of the tree verified at slot `base` (block indices, root
-    // first, increasing) to slots base, base+1, ...; `tokens` are the path's tokens. The move is
-    // recorded into the next submit of whoever uses the cache (record_compaction), or run by flush().
+    // Keeps the accepted path of the tree verified at slot `base` (block indices, root first,
+    // increasing) at slots base, base+1, ...; `tokens` are the path's tokens. Moving the path's
+    // entries is left to the next submit that reads the cache: a verify pass carries it
+    // (take_move), anyone else settles it first (settle).
     void keep_path(int base, std::span<const int> path, std::span<const int> tokens);
-    bool compaction_pending() const { return pending_; }
-    // The last staged path (layouts/kv_commit.h), also read by the hidden-state hand-over.
+    // Hands the move keep_path left to the caller, whose next submit must hold record_move's
+    // dispatch (a replayed sequence that recorded it): false when nothing is left to move.
+    bool take_move();
+    // Records the last kept path's move (reading commit()) into a sequence.
+    void record_move(gpu::CommandSequence& seq);
+    // Runs a move nobody took, in a submit of its own; nothing when none is left.
+    void settle();
+    // The last kept path (layouts/kv_commit.h), also read by the hidden-state hand-over.
     const gpu::Buffer& commit() const { return *commit_; }
-    // Records the staged move; the caller must submit it before anything reads the cache and
-    // then call compaction_submitted().
-    void record_compaction(gpu::CommandSequence& seq);
-    void compaction_submitted() { pending_ = false; }
-    void flush();  // runs a staged move in a submit of its own
 
 private:
     gpu::Context& ctx_;
     int layers_, context_, kv_dim_, feature_dim_;
     std::unique_ptr<gpu::Buffer> keys_, values_, features_, commit_;
     std::unique_ptr<gpu::Kernel> compact_;
-    std::unique_ptr<gpu::CommandSequence> flush_seq_;
+    std::unique_ptr<gpu::CommandSequence> settle_seq_;
     CacheContents contents_;
-    bool pending_ = false;
+    bool pending_ = false;  // keep_path left a move to make
 };
 
 }  // namespace medusa

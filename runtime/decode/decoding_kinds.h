@@ -1,0 +1,22 @@
+// The closed sets a decoding step is described by: which drafter proposed it, which rule
+// accepted from it, why a generation ended. They travel as enums; text appears only where a
+// person or a file reads it (the names below, StepTrace::to_json, the app's words).
+#pragma once
+#include <string>
+
+namespace medusa {
+
+enum class DrafterKind { Plain, Medusa, DraftModel, Ngram, Eagle };
+enum class AcceptRule { Greedy, Typical, Sample };
+enum class StopReason { Length, StopToken, Context, Cancelled };
+
+// The names the trace files, --accept and the statistics lines use: "plain", "medusa", "draft",
+// "ngram", "eagle"; "greedy", "typical", "sample"; "length", "stop-token", "context", "cancelled".
+const char* drafter_kind_name(DrafterKind k);
+const char* accept_rule_name(AcceptRule r);
+const char* stop_reason_name(StopReason r);
+// Each throws std::invalid_argument listing the accepted names.
+DrafterKind parse_drafter_kind(const std::string& s);
+AcceptRule parse_accept_rule(const std::string& s);
+
+}  // namespace medusa
