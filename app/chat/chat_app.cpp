@@ -32,9 +32,9 @@ void ChatApp::drop(const std::string& path) {
     switch (k) {
         case FileKind::Model: settings.model_path = path; break;
         case FileKind::Tokenizer: settings.tokenizer_path = path; break;
-        case FileKind::MedusaHeads: settings.heads_path = path, settings.mode = DecodeMode::Medusa; break;
-        case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DecodeMode::Eagle; break;
-        case FileKind::Tree: settings.tree = path, settings.mode = DecodeMode::Medusa; break;
+        case FileKind::MedusaHeads: settings.heads_path = path, settings.mode = DrafterKind::Medusa; break;
+        case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DrafterKind::Eagle; break;
+        case FileKind::Tree: settings.tree = path, settings.mode = DrafterKind::Medusa; break;
         case FileKind::Benchmark:
             bench_path = path;
             open_charts = true;
@@ -47,7 +47,7 @@ void ChatApp::drop(const std::string& path) {
     drop_note = path + ": taken as the " + file_kind_name(k) + " (press Load)";
 }
 
-void ChatApp::next_phase() { phase = phase >= 5 ? 1 : phase + 1; }
+void ChatApp::next_phase() { phase = medusa::chat::next_phase(phase); }
 
 void ChatApp::clear() {
     worker.stop();

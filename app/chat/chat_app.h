@@ -11,6 +11,7 @@
 #include "file_dialog.h"
 #include "file_kind.h"
 #include "step_log.h"
+#include "teaching_phase.h"
 
 namespace medusa::chat {
 
@@ -57,7 +58,7 @@ struct ChatApp {
     bool tree_all = false;  // every node of the tree, not just the accepted path and the guesses under it
     bool tree_mask = false;  // the verify pass's attention mask beside the tree
     bool scroll_chat = false;
-    int phase = 0;  // teaching mode: 0 the whole step, 1..5 its phases
+    TeachingPhase phase = TeachingPhase::WholeStep;  // teaching mode's walk through the latest step
     FileDialog files;
     std::string drop_note;  // what the last dropped file was taken for
     std::string bench_path;  // a `medusa bench --json` result to chart (dropped or chosen)

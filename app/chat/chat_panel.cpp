@@ -124,13 +124,12 @@ std::string conversation_text(const ChatApp& app) {
 void draw_chat_panel(ChatApp& app) {
     bool heads = false, draft = false;
     for (const auto& t : app.reader.turns()) {
-        const bool d = t.mode.rfind("draft", 0) == 0;
-        draft = draft || d;
-        heads = heads || (!d && t.mode.rfind("medusa", 0) == 0);
+        draft = draft || t.drafter == DrafterKind::DraftModel;
+        heads = heads || t.drafter == DrafterKind::Medusa;
     }
     if (!heads && !draft) {
-        heads = app.settings.mode == DecodeMode::Medusa;
-        draft = app.settings.mode == DecodeMode::Draft;
+        heads = app.settings.mode == DrafterKind::Medusa;
+        draft = app.settings.mode == DrafterKind::DraftModel;
     }
     legend(heads, draft);
     ImGui::Separator();
@@ -156,7 +155,7 @@ void draw_chat_panel(ChatApp& app) {
             char buf[256];
             std::snprintf(buf, sizeof buf, "[%s: %s in %s, stop: %s]", turn.mode.c_str(),
                           count(turn.new_tokens, "token", "tokens").c_str(),
-                          count(turn.steps, "forward pass", "forward passes").c_str(), turn.stop_reason.c_str());
+                          count(turn.steps, "forward pass", "forward passes").c_str(), stop_reason_name(turn.stop_reason));
             spans.push_back({"\n", IM_COL32(120, 120, 130, 255)});
             std::string word;
             for (const char* c = buf;; ++c) {

@@ -37,29 +37,20 @@ void path_field(ChatApp& app, const char* label, const char* hint, std::string& 
     ImGui::PopID();
 }
 
+// Indexed by DrafterKind: the combo box below converts between them.
 const char* kModes[] = {"plain", "Medusa", "draft model", "n-gram lookup", "EAGLE"};
 
-}  // namespace
-
-void draw_controls_panel(ChatApp& app) {
-    DecodeSettings& s = app.settings;
-    const bool busy = app.worker.busy();
-    ImGui::PushItemWidth(-118);  // room for the labels and their (?)
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(app.ctx.info().name.c_str());
-    ImGui::TextDisabled("%s, %s", app.ctx.info().vendor.c_str(), app.ctx.info().driver.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::Separator();
-
+// Which drafter, which acceptance rule, and the sampling that shapes p (and q) in every mode.
+void draw_mode_and_sampling(DecodeSettings& s) {
     int mode = int(s.mode);
-    if (ImGui::Combo("decoding", &mode, kModes, IM_ARRAYSIZE(kModes))) s.mode = DecodeMode(mode);
+    if (ImGui::Combo("decoding", &mode, kModes, IM_ARRAYSIZE(kModes))) s.mode = DrafterKind(mode);
     help("Every mode is the same loop: a drafter proposes candidate tokens, one forward pass of the model checks them "
          "all, and the acceptance rule keeps what the model agrees with.\n\nplain: no drafter, one pass per token.\n"
          "Medusa: extra heads on the model's last hidden state guess the next tokens, as a tree.\ndraft model: a "
          "small model writes gamma tokens ahead.\nn-gram lookup: the last few tokens are found earlier in the text; "
          "what followed them is proposed. No model, no training.\nEAGLE: drafting at the feature level: one small "
          "layer predicts the model's next hidden state, and the model's own LM head turns it into guesses.");
-    const bool plain = s.mode == DecodeMode::Plain, medusa = s.mode == DecodeMode::Medusa;
+    const bool plain = s.mode == DrafterKind::Plain;
 
     // Plain decoding has no guesses to accept: its rule is only how the next token is chosen.
     const char* rules[] = {"greedy", "typical", "sample"};
@@ -92,8 +83,11 @@ void draw_controls_panel(ChatApp& app) {
     int seed = int(s.seed);
     if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
 
-    ImGui::Separator();
-    if (s.mode == DecodeMode::Draft) {
+}
+
+// The chosen drafter's own settings.
+void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
+    if (s.mode == DrafterKind::DraftModel) {
         path_field(app, "draft", "draft model file", s.draft_path, "Choose a draft model");
         help("A smaller model with the target's tokenizer (for stories260K, its q8_0 copy stories260K_q80.bin).");
         ImGui::SliderInt("gamma", &s.gamma, 1, 16);
@@ -103,10 +97,10 @@ void draw_controls_panel(ChatApp& app) {
              "were accepted.");
         ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
         help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
-    } else if (s.mode == DecodeMode::Ngram) {
+    } else if (s.mode == DrafterKind::Ngram) {
         ImGui::SliderInt("n-gram tokens", &s.ngram_tokens, 1, 16);
         help("The longest continuation proposed per step.");
-    } else if (s.mode == DecodeMode::Eagle) {
+    } else if (s.mode == DrafterKind::Eagle) {
         path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder");
         ImGui::InputText("EAGLE tree", &s.eagle_tree);
         help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
@@ -114,7 +108,7 @@ void draw_controls_panel(ChatApp& app) {
         ImGui::SliderInt("top-k", &s.eagle_top_k, 1, 16);
         ImGui::SliderInt("depth", &s.eagle_depth, 1, 10);
         ImGui::SliderInt("nodes", &s.eagle_nodes, 1, 127);
-    } else if (medusa) {
+    } else if (s.mode == DrafterKind::Medusa) {
         static const std::vector<std::string> presets = tree_preset_names();
         if (ImGui::BeginCombo("tree", s.tree.c_str())) {
             for (const auto& p : presets)
@@ -128,21 +122,19 @@ void draw_controls_panel(ChatApp& app) {
         help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
         path_field(app, "heads file", "untrained: init from model", s.heads_path, "Choose Medusa heads");
     }
-    if (s.rule == AcceptRule::Typical && !plain) {
+    if (s.rule == AcceptRule::Typical && s.mode != DrafterKind::Plain) {
         ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
         ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
     }
-    ImGui::SliderInt("max tokens", &s.max_new_tokens, 8, 1024);
-    ImGui::InputTextMultiline("system", &s.system_prompt, ImVec2(ImGui::CalcItemWidth(), ImGui::GetTextLineHeight() * 2.6f));
-    help("Chat models only (their template has a system turn): replaces the model family's default system prompt. "
-         "Story models continue the text as it is.");
+}
 
-    ImGui::Separator();
+// Pause, single steps, phases and slow motion.
+void draw_teaching_controls(ChatApp& app, bool busy) {
     ImGui::TextUnformatted("Teaching mode");
     bool paused = app.worker.paused();
     if (ImGui::Checkbox("pause before each step", &paused)) app.worker.set_paused(paused);
     ImGui::BeginDisabled(!paused || !busy);
-    if (ImGui::Button("next step")) app.worker.step_once(), app.phase = 0;
+    if (ImGui::Button("next step")) app.worker.step_once(), app.phase = TeachingPhase::WholeStep;
     ImGui::SameLine();
     ImGui::EndDisabled();
     ImGui::BeginDisabled(!paused);
@@ -156,7 +148,10 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::TextDisabled("The tree panel's caption explains each step; hover a node for the number that decided it.");
     ImGui::PopTextWrapPos();
 
-    ImGui::Separator();
+}
+
+// The model and tokenizer files, and what the worker loaded (or why it could not).
+void draw_files_and_status(ChatApp& app, DecodeSettings& s, bool busy) {
     ImGui::TextUnformatted("Files (or drop them on the window)");
     path_field(app, "model", "model file or folder", s.model_path, "Choose a model");
     path_field(app, "tokenizer", "the model's own vocabulary", s.tokenizer_path, "Choose a tokenizer");
@@ -173,6 +168,31 @@ void draw_controls_panel(ChatApp& app) {
         ImGui::TextUnformatted(error.c_str());
         ImGui::PopStyleColor();
     }
+}
+
+}  // namespace
+
+void draw_controls_panel(ChatApp& app) {
+    DecodeSettings& s = app.settings;
+    const bool busy = app.worker.busy();
+    ImGui::PushItemWidth(-118);  // room for the labels and their (?)
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(app.ctx.info().name.c_str());
+    ImGui::TextDisabled("%s, %s", app.ctx.info().vendor.c_str(), app.ctx.info().driver.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::Separator();
+    draw_mode_and_sampling(s);
+    ImGui::Separator();
+    draw_drafter_settings(app, s);
+    ImGui::SliderInt("max tokens", &s.max_new_tokens, 8, 1024);
+    ImGui::InputTextMultiline("system", &s.system_prompt, ImVec2(ImGui::CalcItemWidth(), ImGui::GetTextLineHeight() * 2.6f));
+    help("Chat models only (their template has a system turn): replaces the model family's default system prompt. "
+         "Story models continue the text as it is.");
+
+    ImGui::Separator();
+    draw_teaching_controls(app, busy);
+    ImGui::Separator();
+    draw_files_and_status(app, s, busy);
     ImGui::PopTextWrapPos();
     ImGui::PopItemWidth();
     app.files.draw();

@@ -1,52 +1,52 @@
 #include "decode_settings.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
+#include "llm/token_block.h"
+
 namespace medusa::chat {
 
-namespace {
-
-std::string file_stem(const std::string& path) {
-    return std::filesystem::path(path).stem().string();
+DecodingSpec DecodeSettings::spec() const {
+    constexpr int kMaxDrafted = TokenBlock::kMaxTokens - 1;  // a verify block holds the root too
+    DecodingSpec d;
+    switch (mode) {
+        case DrafterKind::Plain: d.drafter = PlainSpec{}; break;
+        case DrafterKind::Medusa:
+            d.drafter = MedusaSpec{.heads = heads_path, .num_heads = std::max(1, num_heads), .tree = tree,
+                                   .max_depth = std::max(1, num_heads)};
+            break;
+        case DrafterKind::DraftModel:
+            d.drafter = DraftModelSpec{.model = draft_path,
+                                       .gamma = std::clamp(gamma, 1, kMaxDrafted),
+                                       .adaptive_gamma = adaptive_gamma,
+                                       .branches = std::clamp(draft_branches, 1, 8)};
+            break;
+        case DrafterKind::Ngram: d.drafter = NgramSpec{.max_tokens = std::clamp(ngram_tokens, 1, kMaxDrafted)}; break;
+        case DrafterKind::Eagle:
+            d.drafter = EagleSpec{.layer = eagle_path,
+                                  .tree = eagle_tree,
+                                  .top_k = std::clamp(eagle_top_k, 1, 32),
+                                  .depth = std::clamp(eagle_depth, 1, 16),
+                                  .nodes = std::clamp(eagle_nodes, 1, kMaxDrafted)};
+            break;
+    }
+    d.rule = rule;
+    // Greedy decoding is temperature 0; the penalty looks back 64 tokens, as llama.cpp's default.
+    d.sampling = {rule == AcceptRule::Greedy ? 0.0f : temperature, top_p, seed, top_k, repeat_penalty, 64};
+    d.typical = {typical_eps, typical_delta};
+    d.max_new_tokens = max_new_tokens;
+    return d;
 }
 
-std::string short_float(float v) { return std::to_string(v).substr(0, 4); }
-
-}  // namespace
-
-std::string DecodeSettings::decoder_key() const {
-    std::string k = model_path + "|" + tokenizer_path + "|" + std::to_string(int(mode)) + "|" +
-                    std::to_string(temperature) + "|" + std::to_string(max_new_tokens) + "|" + accept_rule_name(rule) +
-                    "|" + std::to_string(typical_eps) + "|" + std::to_string(typical_delta) + "|" +
-                    std::to_string(top_k) + "|" + std::to_string(top_p) + "|" + std::to_string(repeat_penalty) + "|" +
-                    std::to_string(ctx_size) + "|";
-    if (mode == DecodeMode::Draft)
-        return k + draft_path + "|" + std::to_string(gamma) + "|" + (adaptive_gamma ? "a" : "f") + "|" +
-               std::to_string(draft_branches);
-    if (mode == DecodeMode::Ngram) return k + std::to_string(ngram_tokens);
-    if (mode == DecodeMode::Eagle)
-        return k + eagle_path + "|" + eagle_tree + "|" + std::to_string(eagle_top_k) + "|" + std::to_string(eagle_depth) +
-               "|" + std::to_string(eagle_nodes);
-    return k + heads_path + "|" + tree + "|" + std::to_string(num_heads);
+DecodeSettings::DecoderKey DecodeSettings::decoder_key() const {
+    DecoderKey k{model_path, tokenizer_path, ctx_size, spec()};
+    k.spec.sampling.seed = 0;
+    return k;
 }
 
-std::string DecodeSettings::mode_name() const {
-    std::string r = accept_rule_name(rule);
-    if (rule != AcceptRule::Greedy) r += " T=" + short_float(temperature);
-    if (mode == DecodeMode::Plain) return rule == AcceptRule::Greedy ? "plain decoding" : "plain decoding (" + r + ")";
-    if (mode == DecodeMode::Draft)
-        return "draft (" + file_stem(draft_path) + ", gamma " + std::to_string(gamma) +
-               (adaptive_gamma ? " adaptive" : "") +
-               (draft_branches > 1 ? ", " + std::to_string(draft_branches) + " branches" : "") + ", " + r + ")";
-    if (mode == DecodeMode::Ngram) return "n-gram (" + std::to_string(ngram_tokens) + " tokens, " + r + ")";
-    if (mode == DecodeMode::Eagle)
-        return "eagle (" + (eagle_tree == "dynamic" ? "EAGLE-2, " + std::to_string(eagle_nodes) + " nodes" : eagle_tree) +
-               ", " + r + ")";
-    std::string t = tree;
-    if (t.find('/') != std::string::npos) t = std::filesystem::path(t).filename().string();  // a JSON file
-    return "medusa (" + t + ", " + std::to_string(num_heads) + " heads, " + r + ")";
-}
+std::string DecodeSettings::mode_name() const { return describe(spec()); }
 
 std::string default_cache_dir() {
     if (const char* c = std::getenv("MEDUSA_CACHE"); c && *c) return c;

@@ -1,26 +1,19 @@
-// What the controls panel edits and the worker decodes with.
+// What the controls panel edits and saves: every mode's own settings at once (switching modes
+// keeps the others'), of which spec() is what the worker decodes with.
 #pragma once
 #include <cstdint>
 #include <string>
 
-#include "decode/acceptance.h"
+#include "decode/decoding_kinds.h"
+#include "decoding/decoding_spec.h"
 
 namespace medusa::chat {
-
-// Which drafter proposes each step's candidates; one verifier checks them in every mode.
-enum class DecodeMode {
-    Plain,   // no drafter: one forward pass per token
-    Medusa,  // heads guess a tree of tokens, one pass verifies it
-    Draft,   // a small draft model proposes a chain (or a tree) of gamma levels, one target pass verifies it
-    Ngram,   // the text so far is searched for the last few tokens; what followed them is proposed
-    Eagle,   // EAGLE's draft layer predicts the model's next features, level by level of a tree
-};
 
 struct DecodeSettings {
     std::string model_path = MEDUSA_SHARED_DIR "/models/stories260K.bin";
     std::string tokenizer_path = MEDUSA_SHARED_DIR "/models/tok512.model";
     std::string heads_path;  // empty: Medusa's initialisation from the model (no trained heads yet)
-    DecodeMode mode = DecodeMode::Medusa;
+    DrafterKind mode = DrafterKind::Medusa;  // which drafter proposes each step's candidates
     std::string tree = "mc_sim_7b_63";  // preset, "dense:W1,W2,..", "chain:N" or a JSON file
     int num_heads = 4;                  // deeper tree levels are cut off
     AcceptRule rule = AcceptRule::Greedy;  // every mode's (greedy: temperature 0)
@@ -48,10 +41,18 @@ struct DecodeSettings {
     std::string system_prompt;  // chat models: empty means the family's default
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
 
-    // Everything the loaded decoder depends on; a change means rebuilding it.
-    std::string decoder_key() const;
-    // "medusa (mc_sim_7b_63, 4 heads, greedy)", "draft (stories260K_q80, gamma 4, greedy)", "n-gram (8 tokens,
-    // greedy)" or "plain decoding"
+    // The mode's settings as the decoding spec (a Medusa tree cut to `num_heads` levels).
+    DecodingSpec spec() const;
+    // Everything the loaded decoder depends on; a change means rebuilding it. The seed is not part
+    // of it: each generation reseeds.
+    struct DecoderKey {
+        std::string model_path, tokenizer_path;
+        int ctx_size = 0;
+        DecodingSpec spec;
+        bool operator==(const DecoderKey&) const = default;
+    };
+    DecoderKey decoder_key() const;
+    // describe(spec()): "medusa (mc_sim_7b_63, 4 heads, greedy)", "plain decoding", ...
     std::string mode_name() const;
 };
 

@@ -4,17 +4,13 @@
 #include <chrono>
 #include <cstdio>
 
-#include "decode/draft_model_drafter.h"
-#include "decode/eagle_drafter.h"
-#include "decode/medusa_drafter.h"
-#include "decode/ngram_drafter.h"
 #include "decode/speculative_decoder.h"
+#include "decoding/drafting.h"
 #include "llm/context_length.h"
-#include "llm/eagle_layer_io.h"
 #include "llm/gpu_tree_runner.h"
-#include "llm/medusa_heads_io.h"
 #include "model/chat_template.h"
 #include "model/model_file.h"
+#include "model/stop_tokens.h"
 #include "model/tokenizer.h"
 
 namespace medusa::chat {
@@ -35,29 +31,19 @@ struct TargetTokenizer {
     std::vector<int> stop_tokens;
 };
 
-struct DraftModel {
-    std::string path;
-    ModelFile file;
-    std::unique_ptr<GpuModel> model;
-};
-
 // What one set of settings loaded. A new set is built beside the current one, reusing its
 // models where the settings still name them, and replaces it only when all of it loaded: a
 // failed load leaves the previous set (and its status line) in place.
 struct DecodeWorker::Loaded {
-    std::string decoder_key, status;
+    DecodeSettings::DecoderKey key;
+    std::string status;
     std::shared_ptr<TargetModel> target;
     std::shared_ptr<TargetTokenizer> tok;
-    std::shared_ptr<DraftModel> draft;
-    std::shared_ptr<const MedusaHeads> heads;
-    std::string heads_key;
-    TreeBuffers tree;
-    std::unique_ptr<EagleRunner> eagle;  // EAGLE mode: the draft layer on the target's engine
-    // The settings' drafter and the decoder over it (every mode).
-    std::unique_ptr<Drafter> drafter;
+    // The settings' drafter, what it drafts with, and the decoder over it (every mode).
+    Drafting drafting;
     std::unique_ptr<SpeculativeDecoder> decoder;
     // Plain decoding with the same sampling, for the speedup measurement; built on first use.
-    NoDrafter no_drafter;
+    Drafting plain_drafting;
     std::unique_ptr<SpeculativeDecoder> plain;
     // Shortcuts for the decoding code below.
     const ModelFile& file() const { return target->file; }
@@ -68,25 +54,45 @@ struct DecodeWorker::Loaded {
 
 namespace {
 
-// The preset cut to `heads` levels, so "how many heads" really limits the guesses.
-TreeBuffers tree_for(const DecodeSettings& s) {
-    MedusaTree t = load_tree(s.tree);
-    std::vector<std::vector<int>> kept;
-    for (const auto& c : t.choices)
-        if (int(c.size()) <= s.num_heads) kept.push_back(c);
-    return build_tree_buffers(make_tree(kept, t.name));
-}
-
 std::string file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-DecodeOptions decode_options(const DecodeSettings& s, const std::vector<int>& stop_tokens) {
-    DecodeOptions o;
-    o.rule = s.rule;
-    o.sampling = {s.rule == AcceptRule::Greedy ? 0.0f : s.temperature, s.top_p, s.seed, s.top_k, s.repeat_penalty, 64};
-    o.typical = {s.typical_eps, s.typical_delta};
-    o.max_new_tokens = s.max_new_tokens;
-    o.stop_tokens = stop_tokens;
-    return o;
+// The target the settings name: the current one when they still name it, else loaded anew.
+std::shared_ptr<TargetModel> open_target(gpu::Context& ctx, const DecodeSettings& s,
+                                         const std::shared_ptr<TargetModel>& current) {
+    if (current && current->path == s.model_path && current->ctx_size == s.ctx_size) return current;
+    auto t = std::make_shared<TargetModel>();
+    t->path = s.model_path;
+    t->ctx_size = s.ctx_size;
+    t->file = load_model(s.model_path);
+    const int trained = t->file.config.seq_len;
+    if (s.ctx_size > trained)
+        std::fprintf(stderr, "warning: --ctx-size %d is past the %d positions %s was trained for\n", s.ctx_size, trained,
+                     s.model_path.c_str());
+    t->model = std::make_unique<GpuModel>(ctx, t->file, GpuModelOptions{.context = choose_context(s.ctx_size, trained)});
+    t->runner = std::make_unique<GpuTreeRunner>(*t->model, ctx.timestamps_supported());
+    return t;
+}
+
+// Its tokenizer (the settings' file, else the model's own vocabulary) and the stop tokens: the
+// model's, and a chat template's end of turn (ChatML's <|im_end|>).
+std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const ModelFile& file) {
+    auto t = std::make_shared<TargetTokenizer>();
+    t->path = s.tokenizer_path;
+    t->tokenizer = s.tokenizer_path.empty() && !file.embedded_tokenizer.empty()
+                       ? Tokenizer::from_serialized(file.embedded_tokenizer, s.model_path)
+                       : Tokenizer::from_file(s.tokenizer_path);
+    check_vocab_match(file, *t->tokenizer);
+    t->stop_tokens = model_stop_tokens(file, *t->tokenizer);
+    for (int id : chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer))
+        if (std::find(t->stop_tokens.begin(), t->stop_tokens.end(), id) == t->stop_tokens.end())
+            t->stop_tokens.push_back(id);
+    return t;
+}
+
+std::string model_line(const ModelFile& file) {
+    const auto& c = file.config;
+    return file_name(file.path) + " (" + file.format + ", " + std::to_string(c.n_layers) + " layers, dim " +
+           std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ")";
 }
 
 }  // namespace
@@ -224,129 +230,26 @@ void DecodeWorker::thread_main() {
 }
 
 void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
-    if (loaded_ && loaded_->decoder_key == s.decoder_key()) return;
+    const DecodeSettings::DecoderKey key = s.decoder_key();
+    if (loaded_ && loaded_->key == key) return;
+    const DecodingSpec spec = s.spec();
+    validate(spec);
     const Loaded* old = loaded_.get();
     auto L = std::make_unique<Loaded>();
-    if (old && old->target->path == s.model_path && old->target->ctx_size == s.ctx_size) {
-        L->target = old->target;
-    } else {
+    if (!old || old->target->path != s.model_path || old->target->ctx_size != s.ctx_size)
         set_status("loading " + s.model_path);
-        auto t = std::make_shared<TargetModel>();
-        t->path = s.model_path;
-        t->ctx_size = s.ctx_size;
-        t->file = load_model(s.model_path);
-        const int trained = t->file.config.seq_len;
-        if (s.ctx_size > trained)
-            std::fprintf(stderr, "warning: --ctx-size %d is past the %d positions %s was trained for\n", s.ctx_size,
-                         trained, s.model_path.c_str());
-        t->model =
-            std::make_unique<GpuModel>(ctx_, t->file, GpuModelOptions{.context = choose_context(s.ctx_size, trained)});
-        t->runner = std::make_unique<GpuTreeRunner>(*t->model, ctx_.timestamps_supported());
-        L->target = std::move(t);
-    }
-    if (old && old->target == L->target && old->tok->path == s.tokenizer_path) {
-        L->tok = old->tok;
-    } else {
-        auto t = std::make_shared<TargetTokenizer>();
-        const ModelFile& file = L->file();
-        t->path = s.tokenizer_path;
-        t->tokenizer = s.tokenizer_path.empty() && !file.embedded_tokenizer.empty()
-                           ? Tokenizer::from_serialized(file.embedded_tokenizer, s.model_path)
-                           : Tokenizer::from_file(s.tokenizer_path);
-        check_vocab_match(file, *t->tokenizer);
-        t->stop_tokens = {t->tokenizer->eos_id()};
-        // llama2.c story models separate stories with BOS, as run.c does.
-        if (file.format.rfind("llama2c", 0) == 0) t->stop_tokens.push_back(t->tokenizer->bos_id());
-        for (int id : chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer))  // ChatML's <|im_end|>
-            if (std::find(t->stop_tokens.begin(), t->stop_tokens.end(), id) == t->stop_tokens.end())
-                t->stop_tokens.push_back(id);
-        L->tok = std::move(t);
-    }
-    const ModelFile& file = L->file();
-    GpuTreeRunner& runner = *L->target->runner;
-    const auto& c = file.config;
-    std::string line = file_name(file.path) + " (" + file.format + ", " + std::to_string(c.n_layers) + " layers, dim " +
-                       std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ")";
-    switch (s.mode) {
-        case DecodeMode::Plain:
-            L->drafter = std::make_unique<NoDrafter>();
-            line += ", plain decoding";
-            break;
-        case DecodeMode::Draft: {
-            if (old && old->draft && old->target == L->target && old->draft->path == s.draft_path) {
-                L->draft = old->draft;
-            } else {
-                set_status("loading the draft model " + s.draft_path);
-                auto d = std::make_shared<DraftModel>();
-                d->path = s.draft_path;
-                d->file = load_draft_model(s.draft_path, file);
-                // As many positions as the target's, up to the draft's own trained context.
-                const int context = std::min(L->target->model->config().seq_len, d->file.config.seq_len);
-                d->model = std::make_unique<GpuModel>(ctx_, d->file, GpuModelOptions{.context = context});
-                L->draft = std::move(d);
-            }
-            DraftModelOptions o;
-            o.gamma = std::clamp(s.gamma, 1, TokenBlock::kMaxTokens - 1);
-            o.adaptive_gamma = s.adaptive_gamma;
-            o.max_gamma = std::max(o.gamma, 16);
-            o.branches = std::clamp(s.draft_branches, 1, 8);
-            L->drafter = std::make_unique<DraftModelDrafter>(*L->draft->model, o);
-            const auto& d = L->draft->file.config;
-            line += ", draft model " + file_name(L->draft->file.path) + " (" + L->draft->file.format + ", " +
-                    std::to_string(d.n_layers) + " layers, dim " + std::to_string(d.dim) + "), gamma " +
-                    std::to_string(o.gamma) + (o.adaptive_gamma ? " adaptive" : "") +
-                    (o.branches > 1 ? ", " + std::to_string(o.branches) + " branches" : "");
-            break;
-        }
-        case DecodeMode::Eagle: {
-            if (s.eagle_path.empty())
-                throw std::invalid_argument("EAGLE mode needs a draft layer: train one with `medusa train-eagle` (or "
-                                            "scripts/train_default_heads.sh) and name its folder");
-            const EagleLayer layer = load_eagle_layer(s.eagle_path, file.config);
-            EagleOptions o;
-            o.top_k = std::clamp(s.eagle_top_k, 1, 32);
-            o.depth = std::clamp(s.eagle_depth, 1, 16);
-            o.nodes = std::clamp(s.eagle_nodes, 1, TokenBlock::kMaxTokens - 1);
-            if (s.eagle_tree != "dynamic") o.choices = load_tree(s.eagle_tree, {.topk = 32, .max_depth = 16}).choices;
-            L->eagle = runner.eagle_runner(file, layer);
-            L->drafter = std::make_unique<EagleDrafter>(*L->eagle, o);
-            line += ", EAGLE layer " + s.eagle_path + " (" +
-                    (o.choices.empty() ? "EAGLE-2: top-" + std::to_string(o.top_k) + ", depth " +
-                                             std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
-                                       : "EAGLE-1 tree " + s.eagle_tree) +
-                    ")";
-            break;
-        }
-        case DecodeMode::Ngram: {
-            NgramOptions o;
-            o.max_tokens = std::clamp(s.ngram_tokens, 1, TokenBlock::kMaxTokens - 1);
-            L->drafter = std::make_unique<NgramDrafter>(o);
-            line += ", n-gram lookup of up to " + std::to_string(o.max_tokens) + " tokens";
-            break;
-        }
-        case DecodeMode::Medusa: {
-            const std::string heads_key = s.model_path + "|" + s.heads_path + "|" + std::to_string(s.num_heads);
-            if (old && old->heads && old->heads_key == heads_key) {
-                L->heads = old->heads;
-            } else {
-                L->heads = std::make_shared<const MedusaHeads>(
-                    s.heads_path.empty() ? MedusaHeads::init_from_model(file, std::max(1, s.num_heads))
-                                         : load_medusa_heads(s.heads_path, file.config));
-            }
-            L->heads_key = heads_key;
-            L->tree = tree_for(s);
-            L->drafter = std::make_unique<MedusaDrafter>(runner, file, *L->heads, L->tree);
-            line += ", " + std::to_string(L->heads->count()) + " heads (" +
-                    (s.heads_path.empty() ? "untrained: init from the model" : "trained: " + s.heads_path) + "), " +
-                    std::to_string(L->tree.num_nodes) + "-node tree" +
-                    (s.tree.find('/') != std::string::npos ? " from " + s.tree : " " + s.tree);
-            if (const std::string note = L->heads->non_finite_note(); !note.empty()) line += "; warning: " + note;
-            break;
-        }
-    }
-    L->decoder = std::make_unique<SpeculativeDecoder>(runner, *L->drafter, decode_options(s, L->stop_tokens()));
-    L->decoder_key = s.decoder_key();
-    L->status = line + ", " + accept_rule_name(L->decoder->rule().kind());
+    L->target = open_target(ctx_, s, old ? old->target : nullptr);
+    const bool same_target = old && old->target == L->target;
+    L->tok = same_target && old->tok->path == s.tokenizer_path ? old->tok : open_tokenizer(s, L->file());
+    const DraftingTarget target{.file = L->file(), .runner = *L->target->runner, .gpu = &ctx_, .context = L->context()};
+    L->drafting = build_drafting(spec.drafter, target, same_target ? &old->drafting : nullptr,
+                                 [this](const std::string& line) { set_status(line); });
+    L->decoder = std::make_unique<SpeculativeDecoder>(target.runner, *L->drafting.drafter,
+                                                      decode_options(spec, L->stop_tokens()));
+    L->key = key;
+    L->status = model_line(L->file()) + ", " + L->drafting.summary;
+    for (const std::string& w : L->drafting.warnings) L->status += "; warning: " + w;
+    L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
     loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
     set_status(loaded_->status);
 }
@@ -400,9 +303,9 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
 void DecodeWorker::run(const Job& job) {
     ensure_loaded(job.settings);
     Loaded& L = *loaded_;
-    const bool chain = job.settings.mode == DecodeMode::Draft && job.settings.draft_branches == 1;
+    const bool chain = job.settings.mode == DrafterKind::DraftModel && job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
-    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name());
+    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode);
     std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;
@@ -469,12 +372,17 @@ void DecodeWorker::measure(const Job& job) {
     };
     if (!L.plain) {
         // The same sampling and instrumentation as the decoder it is compared with.
-        L.plain = std::make_unique<SpeculativeDecoder>(*L.target->runner, L.no_drafter, decode_options(s, L.stop_tokens()));
+        DecodingSpec plain = s.spec();
+        plain.drafter = PlainSpec{};
+        L.plain_drafting = build_drafting(plain.drafter, {.file = L.file(), .runner = *L.target->runner});
+        L.plain = std::make_unique<SpeculativeDecoder>(*L.target->runner, *L.plain_drafting.drafter,
+                                                       decode_options(plain, L.stop_tokens()));
         set_status("measuring: warming up plain decoding");
         L.plain->generate(prompt, until(8));
     }
     SpeedupResult r;
     r.mode = s.mode_name();
+    r.drafter = s.mode;
     // Alternating runs, the best of each kept: the machine's other load only ever slows a run down.
     for (int round = 1; round <= SpeedupResult::kRounds && !stop_; ++round) {
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) + "): " + r.mode);

@@ -1,6 +1,6 @@
-// Decoding on its own thread: loads the model, tokenizer and the drafter the settings name (Medusa
-// heads and tree, a draft model, n-gram lookup, or none), runs the speculative decoder and appends
-// every step to the StepLog. The UI thread only calls the
+// Decoding on its own thread: loads the model, tokenizer and the drafter the settings' spec names
+// (build_drafting: Medusa heads and tree, a draft model, n-gram lookup, EAGLE's layer, or none),
+// runs the speculative decoder and appends every step to the StepLog. The UI thread only calls the
 // small control methods below, which never wait for the GPU.
 #pragma once
 #include <atomic>
@@ -23,6 +23,7 @@ struct SpeedupResult {
     static constexpr int kRounds = 3;  // each mode runs this often, alternating; the fastest run counts
     bool valid = false;
     std::string mode;        // the settings' mode_name()
+    DrafterKind drafter = DrafterKind::Plain;
     int tokens = 0, plain_tokens = 0;
     double tokens_per_s = 0, plain_tokens_per_s = 0;
     int steps = 0, plain_steps = 0;

@@ -94,16 +94,16 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--charts") o.charts = value();
         else if (a == "--model" || a == "-m") s.model_path = value();
         else if (a == "--tokenizer") s.tokenizer_path = value();
-        else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DecodeMode::Medusa;
-        else if (a == "--tree") s.tree = value(), o.tree_chosen = true, s.mode = DecodeMode::Medusa;
-        else if (a == "--plain") s.mode = DecodeMode::Plain;
-        else if (a == "--draft-model") s.draft_path = value(), s.mode = DecodeMode::Draft;
-        else if (a == "--gamma") s.gamma = whole_number(a, value(), 1, 16), s.mode = DecodeMode::Draft;
-        else if (a == "--adaptive-gamma") s.adaptive_gamma = true, s.mode = DecodeMode::Draft;
-        else if (a == "--draft-tree") s.draft_branches = whole_number(a, value(), 1, 8), s.mode = DecodeMode::Draft;
-        else if (a == "--ngram") s.ngram_tokens = whole_number(a, value(), 1, 127), s.mode = DecodeMode::Ngram;
-        else if (a == "--eagle") s.eagle_path = value(), s.mode = DecodeMode::Eagle;
-        else if (a == "--eagle-tree") s.eagle_tree = value(), s.mode = DecodeMode::Eagle;
+        else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DrafterKind::Medusa;
+        else if (a == "--tree") s.tree = value(), o.tree_chosen = true, s.mode = DrafterKind::Medusa;
+        else if (a == "--plain") s.mode = DrafterKind::Plain;
+        else if (a == "--draft-model") s.draft_path = value(), s.mode = DrafterKind::DraftModel;
+        else if (a == "--gamma") s.gamma = whole_number(a, value(), 1, 16), s.mode = DrafterKind::DraftModel;
+        else if (a == "--adaptive-gamma") s.adaptive_gamma = true, s.mode = DrafterKind::DraftModel;
+        else if (a == "--draft-tree") s.draft_branches = whole_number(a, value(), 1, 8), s.mode = DrafterKind::DraftModel;
+        else if (a == "--ngram") s.ngram_tokens = whole_number(a, value(), 1, 127), s.mode = DrafterKind::Ngram;
+        else if (a == "--eagle") s.eagle_path = value(), s.mode = DrafterKind::Eagle;
+        else if (a == "--eagle-tree") s.eagle_tree = value(), s.mode = DrafterKind::Eagle;
         else if (a == "--accept") o.accept = value();
         else if (a == "--temp") s.temperature = real_number(a, value(), 0.0f, 10.0f);
         else if (a == "--top-k") s.top_k = whole_number(a, value(), 0, 1000000);
@@ -186,7 +186,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
     app.stop();
     if (!frames_until(window, r, app, [&] { return idle() && !app.reader.turns().empty() && app.reader.turns()[0].done; }, 60))
         return fail("stop did not end the turn");
-    if (app.reader.turns()[0].stop_reason != "cancelled") return fail("turn was not cancelled");
+    if (app.reader.turns()[0].stop_reason != StopReason::Cancelled) return fail("turn was not cancelled");
     app.clear();
     frames_until(window, r, app, [] { return true; }, 1);
     if (!app.reader.steps().empty() || !app.reader.turns().empty()) return fail("clear left steps behind");
@@ -206,7 +206,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
     if (app.reader.steps().size() != medusa_steps || app.reader.turns().size() != 1)
         return fail("the speedup measurement leaked into the chat");
     // Draft-model mode: switch, generate once, and check the steps are draft chains.
-    app.settings.mode = DecodeMode::Draft;
+    app.settings.mode = DrafterKind::DraftModel;
     app.settings.gamma = 4;
     if (!app.send("The little dog")) return fail("draft send refused");
     if (!frames_until(window, r, app, [&] { return idle() && app.reader.turns().size() == 2 && app.reader.turns()[1].done; }, 120))

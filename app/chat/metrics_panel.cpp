@@ -11,6 +11,7 @@
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
+#include "drafter_words.h"
 #include "session_charts.h"
 
 namespace medusa::chat {
@@ -23,7 +24,7 @@ void draw_speedup(ChatApp& app) {
     const bool busy = app.worker.busy();
     const auto& turns = app.reader.turns();
     const bool can = !busy && !turns.empty() && turns.back().done && turns.back().new_tokens >= 2 &&
-                     app.last_settings.mode != DecodeMode::Plain;
+                     app.last_settings.mode != DrafterKind::Plain;
     ImGui::BeginDisabled(!can);
     if (ImGui::Button("measure speedup vs plain")) app.measure_speedup();
     ImGui::EndDisabled();
@@ -38,13 +39,12 @@ void draw_speedup(ChatApp& app) {
     }
     const SpeedupResult r = app.worker.speedup();
     if (!r.valid) {
-        ImGui::TextDisabled(app.last_settings.mode == DecodeMode::Plain ? "(send a Medusa or draft turn first)" : "");
+        ImGui::TextDisabled(app.last_settings.mode == DrafterKind::Plain ? "(send a Medusa or draft turn first)" : "");
         return;
     }
-    const std::string name = r.mode.substr(0, r.mode.find(' '));
     ImGui::NewLine();
     ImGui::PushStyleColor(ImGuiCol_Text, r.speedup() >= 1 ? IM_COL32(140, 230, 140, 255) : IM_COL32(255, 170, 120, 255));
-    ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", name == "medusa" ? "Medusa" : name.c_str(),
+    ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", drafter_word(r.drafter),
                        r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
     ImGui::PopStyleColor();
     ImGui::PushTextWrapPos(0);

@@ -2,18 +2,11 @@
 
 #include <algorithm>
 
+#include "drafter_words.h"
+
 namespace medusa::chat {
 
 namespace {
-
-// "draft (stories260K_q80, gamma 4, greedy)" -> "draft"; "plain decoding" -> "plain".
-std::string mode_kind(const std::string& mode) {
-    const std::string head = mode.substr(0, mode.find(" ("));
-    if (head == "plain decoding") return "plain";
-    if (head == "medusa") return "Medusa";
-    if (head == "eagle") return "EAGLE";
-    return head;
-}
 
 struct Totals {
     int tokens = 0, steps = 0;
@@ -23,12 +16,11 @@ struct Totals {
 }  // namespace
 
 std::vector<charts::Chart> session_charts(const std::vector<TurnRecord>& turns) {
-    std::vector<std::pair<std::string, Totals>> modes;  // in the order first run
+    std::vector<std::pair<DrafterKind, Totals>> modes;  // in the order first run
     for (const auto& t : turns) {
         if (!t.done || t.new_tokens == 0 || t.decode_ms <= 0) continue;
-        const std::string k = mode_kind(t.mode);
-        auto it = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.first == k; });
-        if (it == modes.end()) it = modes.insert(modes.end(), {k, Totals{}});
+        auto it = std::find_if(modes.begin(), modes.end(), [&](const auto& m) { return m.first == t.drafter; });
+        if (it == modes.end()) it = modes.insert(modes.end(), {t.drafter, Totals{}});
         it->second.tokens += t.new_tokens;
         it->second.steps += t.steps;
         it->second.ms += t.decode_ms;
@@ -42,12 +34,12 @@ std::vector<charts::Chart> session_charts(const std::vector<TurnRecord>& turns) 
     tau.reference = 1;
     tau.reference_label = "plain decoding: 1";
     charts::ChartSeries s{"tokens/s", {}}, p{"tau", {}};
-    for (const auto& [name, m] : modes) {
-        speed.labels.push_back(name);
-        tau.labels.push_back(name);
+    for (const auto& [kind, m] : modes) {
+        speed.labels.push_back(drafter_word(kind));
+        tau.labels.push_back(drafter_word(kind));
         s.values.push_back(m.tokens * 1000.0 / m.ms);
         p.values.push_back(m.steps ? double(m.tokens) / m.steps : 1.0);
-        if (name == "plain") {
+        if (kind == DrafterKind::Plain) {
             speed.reference = s.values.back();
             speed.reference_label = "plain decoding";
         }

@@ -29,8 +29,8 @@ namespace {
 json to_json(const SavedState& st) {
     const DecodeSettings& s = st.settings;
     return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", s.heads_path},
-            {"mode", int(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
-            {"rule", int(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
+            {"mode", drafter_kind_name(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
+            {"rule", accept_rule_name(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
             {"adaptive_gamma", s.adaptive_gamma}, {"draft_branches", s.draft_branches},
             {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", s.eagle_tree},
             {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
@@ -58,6 +58,18 @@ void take(const json& j, const char* key, T& out) {
     }
 }
 
+// A mode or rule by its name; an unknown name keeps the default.
+template <class E>
+void take_name(const json& j, const char* key, E& out, E (*parse)(const std::string&)) {
+    std::string name;
+    take(j, key, name);
+    if (name.empty()) return;
+    try {
+        out = parse(name);
+    } catch (const std::invalid_argument&) {
+    }
+}
+
 }  // namespace
 
 std::optional<SavedState> load_state(const std::string& path) {
@@ -72,14 +84,13 @@ std::optional<SavedState> load_state(const std::string& path) {
     if (!j.is_object()) throw std::runtime_error(path + ": not a settings file (not a JSON object)");
     SavedState st;
     DecodeSettings& s = st.settings;
-    int mode = int(s.mode), rule = int(s.rule);
     take(j, "model", s.model_path);
     take(j, "tokenizer", s.tokenizer_path);
     take(j, "heads", s.heads_path);
-    take(j, "mode", mode);
+    take_name(j, "mode", s.mode, parse_drafter_kind);
     take(j, "tree", s.tree);
     take(j, "num_heads", s.num_heads);
-    take(j, "rule", rule);
+    take_name(j, "rule", s.rule, parse_accept_rule);
     take(j, "draft", s.draft_path);
     take(j, "gamma", s.gamma);
     take(j, "adaptive_gamma", s.adaptive_gamma);
@@ -104,8 +115,6 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "tree_all", st.tree_all);
     take(j, "tree_fit", st.tree_fit);
     take(j, "tree_zoom", st.tree_zoom);
-    if (mode >= int(DecodeMode::Plain) && mode <= int(DecodeMode::Eagle)) s.mode = DecodeMode(mode);
-    if (rule >= 0 && rule <= int(AcceptRule::Sample)) s.rule = AcceptRule(rule);
     // Values a hand edit may have broken are brought back into the ranges the controls offer.
     s.num_heads = std::clamp(s.num_heads, 1, 7);
     s.gamma = std::clamp(s.gamma, 1, 16);

@@ -26,29 +26,38 @@ std::string plural(int n, const char* one, const char* many) { return std::to_st
 int token_origin(const StepTrace& step, int i) { return i < step.accepted ? i + 1 : 0; }
 
 std::string guesser(const StepTrace& s, int d) {
-    if (s.drafter == "medusa") return "head " + std::to_string(d);
-    if (s.drafter == "eagle") return "EAGLE level " + std::to_string(d);
-    if (s.drafter == "ngram") return "the lookup";
+    switch (s.drafter) {
+        case DrafterKind::Medusa: return "head " + std::to_string(d);
+        case DrafterKind::Eagle: return "EAGLE level " + std::to_string(d);
+        case DrafterKind::Ngram: return "the lookup";
+        case DrafterKind::Plain:
+        case DrafterKind::DraftModel: break;
+    }
     return "the draft";
 }
 
 std::string row_label(const StepTrace& s, int d) {
     if (d == 0) return "root";
-    if (s.drafter == "medusa") return "head " + std::to_string(d);
-    if (s.drafter == "draft") return "draft " + std::to_string(d);
+    if (s.drafter == DrafterKind::Medusa) return "head " + std::to_string(d);
+    if (s.drafter == DrafterKind::DraftModel) return "draft " + std::to_string(d);
     return "level " + std::to_string(d);
 }
 
 std::string drafter_explanation(const StepTrace& s) {
-    if (s.drafter == "medusa")
-        return "Medusa: K extra heads read the model's last hidden state; head k guesses the token k places ahead.";
-    if (s.drafter == "eagle")
-        return "EAGLE drafts at the feature level: one small layer reads the model's own hidden state and the next "
-               "token, predicts the next hidden state, and the model's own LM head turns it into guesses, level by level.";
-    if (s.drafter == "ngram")
-        return "n-gram lookup: the last few tokens are found earlier in the text, and what followed them there is "
-               "proposed; no model, no training.";
-    if (s.drafter == "draft") return "A small draft model writes the next tokens one by one; the target checks them all at once.";
+    switch (s.drafter) {
+        case DrafterKind::Medusa:
+            return "Medusa: K extra heads read the model's last hidden state; head k guesses the token k places ahead.";
+        case DrafterKind::Eagle:
+            return "EAGLE drafts at the feature level: one small layer reads the model's own hidden state and the next "
+                   "token, predicts the next hidden state, and the model's own LM head turns it into guesses, level by "
+                   "level.";
+        case DrafterKind::Ngram:
+            return "n-gram lookup: the last few tokens are found earlier in the text, and what followed them there is "
+                   "proposed; no model, no training.";
+        case DrafterKind::DraftModel:
+            return "A small draft model writes the next tokens one by one; the target checks them all at once.";
+        case DrafterKind::Plain: break;
+    }
     return "Plain decoding: one forward pass per token.";
 }
 
@@ -128,13 +137,13 @@ std::string step_caption(const StepRecord& r) {
     if (r.source == StepSource::Draft) return draft_caption(r);
     const StepTrace& s = r.trace;
     const int emitted = int(s.emitted.size());
-    const bool medusa = s.drafter == "medusa";
+    const bool medusa = s.drafter == DrafterKind::Medusa;
     if (s.nodes.size() == 1 && medusa && s.step == 1)
         return "Step 1: the heads read the hidden state of the last token, which no pass has made yet: this pass "
                "checks the prompt's last token alone and gives the first token " +
                quoted(r.bonus_text) + "; the heads guess from the next step.";
     if (s.nodes.size() == 1)
-        return "Step " + std::to_string(s.step) + ": " + (s.drafter == "plain" ? "plain decoding" : "nothing drafted") +
+        return "Step " + std::to_string(s.step) + ": " + (s.drafter == DrafterKind::Plain ? "plain decoding" : "nothing drafted") +
                " - one forward pass, the model's own token " + quoted(r.bonus_text) + " (1 token per pass).";
     auto guesser = [&](int d) { return medusa::chat::guesser(s, d); };
     std::string out = "Step " + std::to_string(s.step) + ": ";
@@ -195,11 +204,11 @@ std::vector<std::string> node_explanation(const StepRecord& r, int i) {
                                       : "not tried: its parent was not accepted");
         return out;
     }
-    if (s.rule == "greedy") {
+    if (s.rule == AcceptRule::Greedy) {
         const std::string choice =
             i < int(r.greedy_text.size()) && !r.greedy_text[i].empty() ? quoted(r.greedy_text[i]) : "another token";
         out.push_back(std::string(n.passes ? "passes" : "fails") + ": the model's own choice here is " + choice);
-    } else if (s.rule == "typical") {
+    } else if (s.rule == AcceptRule::Typical) {
         out.push_back(std::string(n.passes ? "passes" : "fails") + ": p " + fixed3(n.model_prob) +
                       (n.passes ? " > " : " <= ") + "threshold " + fixed3(n.limit) + " = min(eps, delta exp(-H))");
     } else if (n.draw >= 0) {
@@ -216,45 +225,56 @@ std::vector<std::string> node_explanation(const StepRecord& r, int i) {
 
 namespace medusa::chat {
 
-const char* phase_name(int phase) {
-    static const char* names[] = {"the whole step", "draft", "tree", "forward", "acceptance", "commit"};
-    return names[phase >= 0 && phase <= kPhases ? phase : 0];
+TeachingPhase next_phase(TeachingPhase p) {
+    return p == TeachingPhase::WholeStep || p == TeachingPhase::Commit ? TeachingPhase::Draft : TeachingPhase(int(p) + 1);
 }
 
-std::string phase_caption(const StepRecord& r, int phase) {
+const char* phase_name(TeachingPhase phase) {
+    switch (phase) {
+        case TeachingPhase::WholeStep: return "the whole step";
+        case TeachingPhase::Draft: return "draft";
+        case TeachingPhase::Tree: return "tree";
+        case TeachingPhase::Forward: return "forward";
+        case TeachingPhase::Acceptance: return "acceptance";
+        case TeachingPhase::Commit: return "commit";
+    }
+    return "";
+}
+
+std::string phase_caption(const StepRecord& r, TeachingPhase phase) {
     const StepTrace& s = r.trace;
     const int n = int(s.nodes.size());
     int depth = 0;
     for (const auto& node : s.nodes) depth = std::max(depth, node.depth);
-    const std::string head = "Phase " + std::to_string(phase) + "/" + std::to_string(kPhases) + ", " + phase_name(phase) + ": ";
+    const std::string head = "Phase " + std::to_string(int(phase)) + "/" + std::to_string(kPhases) + ", " + phase_name(phase) + ": ";
     switch (phase) {
-        case 1:
+        case TeachingPhase::Draft:
             if (n <= 1) return head + "nothing to propose this step; the model will decode the root alone.";
             return head + drafter_explanation(s) + " It proposed " + plural(n - 1, "candidate", "candidates") +
                    " after the root " + quoted(text_of(r, 0)) + ", " + plural(depth, "level", "levels") + " deep.";
-        case 2:
+        case TeachingPhase::Tree:
             return head + "the tree becomes one block of " + plural(n, "token", "tokens") + " at cache slots " +
                    std::to_string(s.base) + ".." + std::to_string(s.base + n - 1) +
                    ": node i sits at position base + its depth and sees the cached text and its own ancestors only "
                    "(the mask: row = node, column = what it may attend to).";
-        case 3:
+        case TeachingPhase::Forward:
             return head + "one forward pass over all " + plural(n, "node", "nodes") +
                    " gives the model's distribution after each: p of every candidate at its parent (in the boxes).";
-        case 4: {
-            std::string rule = s.rule == "greedy"    ? "greedy: a candidate passes if it is the model's own choice"
-                               : s.rule == "typical" ? "typical: a candidate passes if p > min(eps, delta e^-H)"
-                                                     : "sample: try children in order, keep x if u < r(x)/q(x)";
+        case TeachingPhase::Acceptance: {
+            const char* rule = s.rule == AcceptRule::Greedy    ? "greedy: a candidate passes if it is the model's own choice"
+                               : s.rule == AcceptRule::Typical ? "typical: a candidate passes if p > min(eps, delta e^-H)"
+                                                               : "sample: try children in order, keep x if u < r(x)/q(x)";
             return head + rule + ". The path kept: " + plural(s.accepted, "candidate", "candidates") +
                    ", then the model's own " + quoted(r.bonus_text) + ".";
         }
-        case 5:
+        case TeachingPhase::Commit:
             return head + "the kept path's keys and values move to consecutive cache slots " + std::to_string(s.base) +
                    ".." + std::to_string(s.base + s.accepted) + "; the rest of the tree is forgotten, and " +
                    quoted(r.bonus_text) + " is the next step's root. " +
                    plural(int(s.emitted.size()), "token", "tokens") + " from one pass.";
-        default:
-            return step_caption(r);
+        case TeachingPhase::WholeStep: break;
     }
+    return step_caption(r);
 }
 
 }  // namespace medusa::chat

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "step_log.h"
+#include "teaching_phase.h"
 
 namespace medusa::chat {
 
@@ -29,12 +30,8 @@ std::string drafter_explanation(const StepTrace& step);
 // sample: the draw u against r(x)/q(x)), or why it was never tested.
 std::vector<std::string> node_explanation(const StepRecord& r, int node);
 
-// Teaching mode's walk through one step, phase 1..5: what the drafter proposed, the tree as one
-// block with its attention mask, the forward pass, the acceptance rule's verdicts, what the cache
-// keeps. kPhases names them.
-constexpr int kPhases = 5;
-const char* phase_name(int phase);
-std::string phase_caption(const StepRecord& r, int phase);
+// The caption of a teaching phase (teaching_phase.h) of the step; WholeStep: step_caption.
+std::string phase_caption(const StepRecord& r, TeachingPhase phase);
 
 // One line such as "head 1 guessed 'upon' (rank 1); the model agreed; accepted 3 tokens this step",
 // or for a draft step "the draft proposed 4 tokens ...; the target accepted 2; at position 3 it

@@ -2,12 +2,13 @@
 
 namespace medusa::chat {
 
-int StepLog::begin_turn(std::string prompt, std::string mode) {
+int StepLog::begin_turn(std::string prompt, std::string mode, DrafterKind drafter) {
     std::lock_guard lock(mutex_);
     TurnRecord t;
     t.id = next_turn_++;
     t.prompt = std::move(prompt);
     t.mode = std::move(mode);
+    t.drafter = drafter;
     turns_.push_back(std::move(t));
     return turns_.back().id;
 }
@@ -29,7 +30,7 @@ void StepLog::append(StepRecord record) {
     if (steps_.size() > kDetailedSteps) drop_step_details(steps_[steps_.size() - kDetailedSteps - 1]);
 }
 
-void StepLog::end_turn(int id, const std::string& stop_reason, int new_tokens, int steps, double decode_ms) {
+void StepLog::end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms) {
     std::lock_guard lock(mutex_);
     for (auto& t : turns_)
         if (t.id == id) {

@@ -41,9 +41,10 @@ void drop_step_details(StepRecord& r);
 struct TurnRecord {
     int id = 0;
     std::string prompt;
-    std::string mode;  // "medusa (mc_sim_7b_63, greedy)" ...
+    std::string mode;  // describe() of its spec: "medusa (mc_sim_7b_63, 4 heads, greedy)" ...
+    DrafterKind drafter = DrafterKind::Plain;
     bool done = false;
-    std::string stop_reason;  // "length", "stop-token", "cancelled", "error: ..."
+    StopReason stop_reason = StopReason::Length;  // once done
     int new_tokens = 0;
     int steps = 0;  // verify passes of the target
     double decode_ms = 0;
@@ -57,9 +58,9 @@ public:
         std::vector<TurnRecord> turns;    // all turns (few, small)
     };
 
-    int begin_turn(std::string prompt, std::string mode);
+    int begin_turn(std::string prompt, std::string mode, DrafterKind drafter);
     void append(StepRecord record);
-    void end_turn(int id, const std::string& stop_reason, int new_tokens, int steps, double decode_ms);
+    void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms);
     void clear();
 
     // Steps with index >= from (of the current epoch); a reader passes the count it already holds.

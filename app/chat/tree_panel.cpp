@@ -61,18 +61,20 @@ void box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l
 }
 
 // Line 2 of a node's box: what the phase (or the whole-step view) shows of it.
-std::string box_line(const StepRecord& r, int i, int phase, bool draft) {
+std::string box_line(const StepRecord& r, int i, TeachingPhase phase, bool draft) {
     const TreeNodeTrace& n = r.trace.nodes[i];
     char buf[48];
     if (i == 0) return "root";
-    if (phase == 1 || phase == 2) std::snprintf(buf, sizeof buf, "q %.2f", n.draft_prob);
-    else if (phase == 3) std::snprintf(buf, sizeof buf, "p %.2f", n.model_prob);
+    using P = TeachingPhase;
+    const bool verdict = phase == P::Acceptance, greedy = r.trace.rule == AcceptRule::Greedy;
+    if (phase == P::Draft || phase == P::Tree) std::snprintf(buf, sizeof buf, "q %.2f", n.draft_prob);
+    else if (phase == P::Forward) std::snprintf(buf, sizeof buf, "p %.2f", n.model_prob);
     else if (!n.tried) return "not tried";
-    else if (phase == 4 && r.trace.rule == "greedy") return n.passes ? "= model's" : "not model's";
-    else if (phase == 4 && r.trace.rule == "typical") std::snprintf(buf, sizeof buf, "p %.2f %s %.2f", n.model_prob, n.passes ? ">" : "<=", n.limit);
-    else if (phase == 4 && n.draw >= 0) std::snprintf(buf, sizeof buf, "u %.2f %s %.2f", n.draw, n.passes ? "<" : ">=", n.ratio);
+    else if (verdict && greedy) return n.passes ? "= model's" : "not model's";
+    else if (verdict && r.trace.rule == AcceptRule::Typical) std::snprintf(buf, sizeof buf, "p %.2f %s %.2f", n.model_prob, n.passes ? ">" : "<=", n.limit);
+    else if (verdict && n.draw >= 0) std::snprintf(buf, sizeof buf, "u %.2f %s %.2f", n.draw, n.passes ? "<" : ">=", n.ratio);
     else if (draft && n.draw >= 0) std::snprintf(buf, sizeof buf, "q %.2f  p %.2f", n.draft_prob, n.model_prob);
-    else if (draft && r.trace.rule == "greedy") return n.passes ? "= argmax" : "not argmax";
+    else if (draft && greedy) return n.passes ? "= argmax" : "not argmax";
     else std::snprintf(buf, sizeof buf, "q %.2f", n.draft_prob);
     return buf;
 }
@@ -103,6 +105,219 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int hi
     }
 }
 
+// The step's line and the view's toggles: all nodes, mask, fit, zoom.
+void draw_tree_toolbar(ChatApp& app, const StepRecord& r, bool draft) {
+    ImGui::Text("Step %d of turn %d%s", r.trace.step, r.turn, app.selected_step < 0 ? " (latest)" : " (selected)");
+    ImGui::SameLine();
+    if (app.selected_step >= 0 && ImGui::SmallButton("follow latest")) app.selected_step = -1;
+    ImGui::SameLine();
+    if (!draft) {
+        ImGui::Checkbox("all nodes", &app.tree_all);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Off: the accepted path and every guess under it (folded subtrees show +n).\n"
+                              "On: the whole tree; zoom and scroll for large trees.");
+        ImGui::SameLine();
+    }
+    ImGui::Checkbox("mask", &app.tree_mask);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The verify pass's attention mask beside the tree.");
+    ImGui::SameLine();
+    ImGui::Checkbox("fit", &app.tree_fit);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(std::max(60.0f, ImGui::GetContentRegionAvail().x - 100));
+    if (ImGui::SliderFloat("zoom", &app.tree_zoom, 0.1f, 2.0f, "%.2f")) app.tree_fit = false;
+}
+
+// What the step (or the teaching phase) did, and how to read the picture.
+void draw_tree_caption(const ChatApp& app, const StepRecord& r, TeachingPhase phase, bool draft) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 215, 150, 255));
+    ImGui::TextWrapped("%s", phase_caption(r, phase).c_str());
+    ImGui::PopStyleColor();
+    ImGui::PushTextWrapPos(0);
+    if (draft)
+        ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
+                            "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
+                            "target's own token (resampled after a rejection). q: the draft's probability of the "
+                            "token, p: the target's.");
+    else
+        ImGui::TextDisabled("%s Row k: the guesses for the token k places ahead%s, best rank on the left. The number "
+                            "in a box is the drafter's probability q of its token; hover a box for the model's p and "
+                            "what decided it. Orange: accepted. Faded: rejected or not tried. Blue: the model's own "
+                            "token after the accepted ones.",
+                            drafter_explanation(r.trace).c_str(),
+                            app.tree_all ? "" : " that follow the accepted path (+n: guesses folded under a rejected one)");
+    ImGui::PopTextWrapPos();
+}
+
+// Where the tree's rows and columns fall on the canvas, and how big its boxes are.
+struct TreeCanvas {
+    TreeLayout layout;
+    ImDrawList* dl = nullptr;
+    ImVec2 origin;
+    float left = 0, col_w = 0, row_h = 0, font = 0;
+    float col_hw = 0, full_hw = 0, hh = 0;  // box half-widths (any node, an accepted one) and half-height
+    int rows = 0;                           // the tree's rows and the model's own token's row
+    ImVec2 center(float col, int row) const {
+        return ImVec2(origin.x + left + (col + 0.5f) * col_w, origin.y + 4 + (row + 0.5f) * row_h);
+    }
+};
+
+TreeCanvas tree_canvas(ChatApp& app, const StepRecord& r, bool draft, ImVec2 avail) {
+    TreeCanvas c;
+    const auto& nodes = r.trace.nodes;
+    c.layout = draft || app.tree_all ? layout_tree(nodes) : layout_accepted_view(nodes);
+    float gutter = ImGui::CalcTextSize("model's own").x + 10;  // row labels ("head 2", "level 2", "model's own")
+    for (int d = 0; d < c.layout.rows; ++d)
+        gutter = std::max(gutter, ImGui::CalcTextSize(row_label(r.trace, d).c_str()).x + 10);
+    c.rows = c.layout.rows + 1;
+    c.left = gutter + 4;
+    if (app.tree_fit)
+        app.tree_zoom = std::clamp((avail.x - c.left - (draft ? 200 : 8)) / (c.layout.columns * 78.0f), 0.1f, 1.4f);
+    if (ImGui::IsWindowHovered() && ImGui::GetIO().KeyCtrl && ImGui::GetIO().MouseWheel != 0) {
+        app.tree_zoom = std::clamp(app.tree_zoom * (1.0f + 0.1f * ImGui::GetIO().MouseWheel), 0.1f, 2.0f);
+        app.tree_fit = false;
+    }
+    c.col_w = 78 * app.tree_zoom;
+    c.row_h = std::clamp((avail.y - 10) / c.rows, 30.0f, 80.0f);
+    c.origin = ImGui::GetCursorScreenPos();
+    c.dl = ImGui::GetWindowDrawList();
+    c.font = ImGui::GetFontSize();
+    // Every box fits its column, so neighbours never overlap at any zoom; a chain has one node per row.
+    c.col_hw = draft ? 60.0f : std::max(3.0f, c.col_w * 0.5f - 2);
+    c.full_hw = std::min(36.0f, c.col_hw);
+    c.hh = c.row_h < 40 ? std::min(12.0f, c.row_h * 0.4f) : 17.0f;
+    return c;
+}
+
+// A box with two lines of text; true when the mouse is over it.
+bool draw_box(const TreeCanvas& c, ImVec2 at, float hw, ImU32 fill, ImU32 border, float thick, const std::string& l1,
+              const std::string& l2, ImU32 text) {
+    const ImVec2 a(at.x - hw, at.y - c.hh), b(at.x + hw, at.y + c.hh);
+    c.dl->AddRectFilled(a, b, fill, 4);
+    c.dl->AddRect(a, b, border, 4, 0, thick);
+    box_text(c.dl, at, hw, c.hh, l1, l2, text);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    return mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
+}
+
+// The row labels and the edges (only the accepted path's in the commit phase).
+void draw_tree_edges(const TreeCanvas& c, const StepRecord& r, TeachingPhase phase, bool draft, bool verdicts) {
+    const auto& nodes = r.trace.nodes;
+    const TreeLayout& L = c.layout;
+    for (int d = 0; d < L.rows; ++d)
+        c.dl->AddText(ImVec2(c.origin.x + 4, c.center(0, d).y - c.font * 0.5f), IM_COL32(150, 150, 160, 255),
+                      row_label(r.trace, d).c_str());
+    if (verdicts)
+        c.dl->AddText(ImVec2(c.origin.x + 4, c.center(0, L.rows).y - c.font * 0.5f), IM_COL32(150, 150, 160, 255),
+                      "model's own");
+    for (size_t i = 1; i < nodes.size(); ++i) {
+        if (!L.visible[i]) continue;
+        const int p = nodes[i].parent;
+        const ImVec2 a = c.center(L.column[p], nodes[p].depth), b = c.center(L.column[i], nodes[i].depth);
+        const bool acc = verdicts && nodes[i].accepted;
+        if (phase == TeachingPhase::Commit && !acc) continue;
+        c.dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, draft ? 160 : 90), acc ? 3.5f : 1.0f);
+    }
+}
+
+// Every visible node's box, rejected guesses first and the accepted path on top; returns the
+// node under the mouse, or -1.
+int draw_tree_nodes(const TreeCanvas& c, const StepRecord& r, TeachingPhase phase, bool draft, bool verdicts,
+                    int rejected) {
+    const auto& nodes = r.trace.nodes;
+    const TreeLayout& L = c.layout;
+    int hovered = -1;
+    for (int pass = 0; pass < 2; ++pass)
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!L.visible[i]) continue;
+            const TreeNodeTrace& n = nodes[i];
+            const bool acc = i == 0 || (verdicts && n.accepted);
+            if (acc != (pass == 1)) continue;
+            if (phase == TeachingPhase::Commit && !acc) continue;
+            const bool is_rejected = int(i) == rejected;
+            // Before the verdict every guess looks alike; after it, rejected and untried guesses fade.
+            const float alpha = !verdicts || acc || is_rejected ? 1.0f : !n.tried ? 0.35f : n.passes ? 0.75f : 0.5f;
+            const ImU32 border = acc ? kAcceptedPath : is_rejected ? kRejected
+                                                                   : origin_color(draft ? kDraftOrigin : n.depth, alpha);
+            // A fill as strong as the guess was likely, so small boxes are not bare outlines.
+            const float strength = std::clamp(0.35f + 0.65f * n.draft_prob, 0.35f, 1.0f);
+            const ImU32 fill = acc ? IM_COL32(70, 50, 20, 255)
+                                   : IM_COL32(int(38 + 30 * strength), int(40 + 30 * strength), int(52 + 40 * strength),
+                                              int(255 * alpha));
+            const ImVec2 at = c.center(L.column[i], n.depth);
+            const float hw = draft ? c.col_hw : acc ? c.full_hw : c.col_hw;
+            if (draw_box(c, at, hw, fill, border, acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]),
+                         box_line(r, int(i), phase, draft), IM_COL32(235, 235, 240, int(255 * alpha))))
+                hovered = int(i);
+            if (is_rejected) {
+                char why[48];
+                if (n.draw >= 0) std::snprintf(why, sizeof why, "rejected (u %.2f >= p/q %.2f)", n.draw, n.ratio);
+                else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
+                c.dl->AddText(ImVec2(at.x + hw + 8, at.y - c.font * 0.5f), kRejected, why);
+            }
+            if (L.hidden[i] > 0 && c.col_hw >= 14) {
+                char more[16];
+                std::snprintf(more, sizeof more, "+%d", L.hidden[i]);
+                const ImVec2 sz = ImGui::CalcTextSize(more);
+                c.dl->AddText(ImVec2(at.x - sz.x * 0.5f, at.y + c.hh + 1), IM_COL32(150, 150, 165, 220), more);
+            }
+        }
+    return hovered;
+}
+
+void bonus_tooltip(const StepRecord& r, bool draft, int rejected) {
+    if (draft && rejected >= 0)
+        ImGui::SetTooltip(n_sampled(r) ? "resampled %s: after rejecting the draft's token the target draws its own "
+                                         "from what is left of p, max(0, p - q) renormalised.\nThis keeps the "
+                                         "output distributed exactly as the target alone would sample it."
+                                       : "%s: the target's own most likely token, in place of the rejected draft token.",
+                          label_text(r.bonus_text).c_str());
+    else
+        ImGui::SetTooltip("%s: the model's own next token after the accepted path (from the same pass).\nEvery step "
+                          "adds one, so a step never yields fewer tokens than plain decoding.",
+                          label_text(r.bonus_text).c_str());
+}
+
+// The tree (and the mask beside it) in a scrolling child window.
+void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool draft) {
+    const auto& nodes = r.trace.nodes;
+    ImGui::BeginChild("tree canvas", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+    const bool show_mask = (app.tree_mask || phase == TeachingPhase::Tree) && nodes.size() > 1;
+    const ImVec2 avail0 = ImGui::GetContentRegionAvail();
+    const float mask_w = show_mask ? std::min(avail0.y, avail0.x * 0.35f) : 0;
+    const ImVec2 avail(avail0.x - mask_w, avail0.y);
+    if (nodes.size() <= 1 && phase == TeachingPhase::WholeStep) {
+        ImGui::TextWrapped("%s", r.trace.drafter == DrafterKind::Medusa && r.trace.step == 1
+                                     ? ("Step 1 checks the prompt's last token alone: it gives the first token " +
+                                        label_text(r.bonus_text) + " and the hidden state the Medusa heads guess from. "
+                                        "Trees start at step 2.").c_str()
+                                     : ("Nothing was drafted this step: one pass gave the model's own token " +
+                                        label_text(r.bonus_text) + ".").c_str());
+        ImGui::EndChild();
+        return;
+    }
+    const TreeCanvas c = tree_canvas(app, r, draft, avail);
+    const bool verdicts = phase == TeachingPhase::WholeStep || phase == TeachingPhase::Acceptance ||
+                          phase == TeachingPhase::Commit;
+    const int last = r.trace.path.empty() ? 0 : r.trace.path.back();
+    draw_tree_edges(c, r, phase, draft, verdicts);
+    const int rejected = draft && verdicts ? rejected_node(r.trace) : -1;
+    // The model's own token after the accepted path, in its own row below the tree.
+    const ImVec2 bonus_c = c.center(c.layout.column[last], c.layout.rows);
+    if (verdicts) c.dl->AddLine(c.center(c.layout.column[last], nodes[last].depth), bonus_c, origin_color(0), 2.5f);
+    const int hovered = draw_tree_nodes(c, r, phase, draft, verdicts, rejected);
+    bool bonus_hover = false;
+    if (verdicts) {
+        const char* bonus_label = !draft || rejected < 0 ? "own" : n_sampled(r) ? "resampled" : "target's";
+        bonus_hover = draw_box(c, bonus_c, std::max(c.full_hw, 30.0f), origin_color(0, 0.30f), origin_color(0), 2.0f,
+                               label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
+    }
+    if (show_mask) draw_mask(c.dl, ImVec2(c.origin.x + avail.x + 4, c.origin.y), mask_w - 8, r, hovered);
+    ImGui::Dummy(ImVec2(c.left + c.layout.columns * c.col_w + (draft ? 260 : 8) + mask_w, c.rows * c.row_h + 8));
+    if (hovered >= 0) node_tooltip(r, hovered);
+    else if (bonus_hover) bonus_tooltip(r, draft, rejected);
+    ImGui::EndChild();
+}
+
 }  // namespace
 
 void draw_tree_panel(ChatApp& app) {
@@ -126,166 +341,10 @@ void draw_tree_panel(ChatApp& app) {
     }
     const bool draft = r.source == StepSource::Draft;
     // Phases are a teaching-mode walk through the latest step while decoding is paused.
-    const int phase = app.worker.paused() && app.selected_step < 0 ? app.phase : 0;
-    ImGui::Text("Step %d of turn %d%s", r.trace.step, r.turn, app.selected_step < 0 ? " (latest)" : " (selected)");
-    ImGui::SameLine();
-    if (app.selected_step >= 0 && ImGui::SmallButton("follow latest")) app.selected_step = -1;
-    ImGui::SameLine();
-    if (!draft) {
-        ImGui::Checkbox("all nodes", &app.tree_all);
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("Off: the accepted path and every guess under it (folded subtrees show +n).\n"
-                              "On: the whole tree; zoom and scroll for large trees.");
-        ImGui::SameLine();
-    }
-    ImGui::Checkbox("mask", &app.tree_mask);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The verify pass's attention mask beside the tree.");
-    ImGui::SameLine();
-    ImGui::Checkbox("fit", &app.tree_fit);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(std::max(60.0f, ImGui::GetContentRegionAvail().x - 100));
-    if (ImGui::SliderFloat("zoom", &app.tree_zoom, 0.1f, 2.0f, "%.2f")) app.tree_fit = false;
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 215, 150, 255));
-    ImGui::TextWrapped("%s", phase > 0 ? phase_caption(r, phase).c_str() : step_caption(r).c_str());
-    ImGui::PopStyleColor();
-    ImGui::PushTextWrapPos(0);
-    if (draft)
-        ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
-                            "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
-                            "target's own token (resampled after a rejection). q: the draft's probability of the "
-                            "token, p: the target's.");
-    else
-        ImGui::TextDisabled("%s Row k: the guesses for the token k places ahead%s, best rank on the left. The number "
-                            "in a box is the drafter's probability q of its token; hover a box for the model's p and "
-                            "what decided it. Orange: accepted. Faded: rejected or not tried. Blue: the model's own "
-                            "token after the accepted ones.",
-                            drafter_explanation(r.trace).c_str(),
-                            app.tree_all ? "" : " that follow the accepted path (+n: guesses folded under a rejected one)");
-    ImGui::PopTextWrapPos();
-
-    const auto& nodes = r.trace.nodes;
-    ImGui::BeginChild("tree canvas", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
-    const bool show_mask = (app.tree_mask || phase == 2) && nodes.size() > 1;
-    const ImVec2 avail0 = ImGui::GetContentRegionAvail();
-    const float mask_w = show_mask ? std::min(avail0.y, avail0.x * 0.35f) : 0;
-    const ImVec2 avail(avail0.x - mask_w, avail0.y);
-    if (nodes.size() <= 1 && phase == 0) {
-        ImGui::TextWrapped("%s", r.trace.drafter == "medusa" && r.trace.step == 1
-                                     ? ("Step 1 checks the prompt's last token alone: it gives the first token " +
-                                        label_text(r.bonus_text) + " and the hidden state the Medusa heads guess from. "
-                                        "Trees start at step 2.").c_str()
-                                     : ("Nothing was drafted this step: one pass gave the model's own token " +
-                                        label_text(r.bonus_text) + ".").c_str());
-        ImGui::EndChild();
-        return;
-    }
-    const TreeLayout L = draft || app.tree_all ? layout_tree(nodes) : layout_accepted_view(nodes);
-    float gutter = ImGui::CalcTextSize("model's own").x + 10;  // row labels ("head 2", "level 2", "model's own")
-    for (int d = 0; d < L.rows; ++d) gutter = std::max(gutter, ImGui::CalcTextSize(row_label(r.trace, d).c_str()).x + 10);
-    const int rows = L.rows + 1;             // the tree's rows, then the model's own token's row
-    const float left = gutter + 4;
-    if (app.tree_fit) app.tree_zoom = std::clamp((avail.x - left - (draft ? 200 : 8)) / (L.columns * 78.0f), 0.1f, 1.4f);
-    if (ImGui::IsWindowHovered() && ImGui::GetIO().KeyCtrl && ImGui::GetIO().MouseWheel != 0) {
-        app.tree_zoom = std::clamp(app.tree_zoom * (1.0f + 0.1f * ImGui::GetIO().MouseWheel), 0.1f, 2.0f);
-        app.tree_fit = false;
-    }
-    const float z = app.tree_zoom;
-    const float col_w = 78 * z, row_h = std::clamp((avail.y - 10) / rows, 30.0f, 80.0f);
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    auto center = [&](float col, int row) { return ImVec2(o.x + left + (col + 0.5f) * col_w, o.y + 4 + (row + 0.5f) * row_h); };
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    const float font = ImGui::GetFontSize();
-    // Every box fits its column, so neighbours never overlap at any zoom; a chain has one node per row.
-    const float col_hw = draft ? 60.0f : std::max(3.0f, col_w * 0.5f - 2);
-    const float full_hw = std::min(36.0f, col_hw), hh = row_h < 40 ? std::min(12.0f, row_h * 0.4f) : 17.0f;
-
-    for (int d = 0; d < L.rows; ++d)
-        dl->AddText(ImVec2(o.x + 4, center(0, d).y - font * 0.5f), IM_COL32(150, 150, 160, 255), row_label(r.trace, d).c_str());
-    const bool verdicts = phase == 0 || phase >= 4;
-    const int last = r.trace.path.empty() ? 0 : r.trace.path.back();
-    if (verdicts)
-        dl->AddText(ImVec2(o.x + 4, center(0, L.rows).y - font * 0.5f), IM_COL32(150, 150, 160, 255), "model's own");
-    for (size_t i = 1; i < nodes.size(); ++i) {
-        if (!L.visible[i]) continue;
-        const int p = nodes[i].parent;
-        const ImVec2 a = center(L.column[p], nodes[p].depth), b = center(L.column[i], nodes[i].depth);
-        const bool acc = verdicts && nodes[i].accepted;
-        if (phase == 5 && !acc) continue;
-        dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, draft ? 160 : 90), acc ? 3.5f : 1.0f);
-    }
-    const int rejected = draft && verdicts ? rejected_node(r.trace) : -1;
-    // The model's own token after the accepted path, in its own row below the tree.
-    const ImVec2 bonus_c = center(L.column[last], L.rows);
-    if (verdicts) dl->AddLine(center(L.column[last], nodes[last].depth), bonus_c, origin_color(0), 2.5f);
-    int hovered = -1;
-    const ImVec2 mouse = ImGui::GetIO().MousePos;
-    auto box = [&](ImVec2 c, float hw, ImU32 fill, ImU32 border, float thick, const std::string& l1,
-                   const std::string& l2, ImU32 text) {
-        const ImVec2 a(c.x - hw, c.y - hh), b(c.x + hw, c.y + hh);
-        dl->AddRectFilled(a, b, fill, 4);
-        dl->AddRect(a, b, border, 4, 0, thick);
-        box_text(dl, c, hw, hh, l1, l2, text);
-        return mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
-    };
-    // Rejected guesses first, then the accepted path on top of them.
-    for (int pass = 0; pass < 2; ++pass)
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            if (!L.visible[i]) continue;
-            const TreeNodeTrace& n = nodes[i];
-            const bool acc = i == 0 || (verdicts && n.accepted);
-            if (acc != (pass == 1)) continue;
-            if (phase == 5 && !acc) continue;
-            const bool is_rejected = int(i) == rejected;
-            // Before the verdict every guess looks alike; after it, rejected and untried guesses fade.
-            const float alpha = !verdicts || acc || is_rejected ? 1.0f : !n.tried ? 0.35f : n.passes ? 0.75f : 0.5f;
-            const ImU32 border = acc ? kAcceptedPath : is_rejected ? kRejected
-                                                                   : origin_color(draft ? kDraftOrigin : n.depth, alpha);
-            // A fill as strong as the guess was likely, so small boxes are not bare outlines.
-            const float strength = std::clamp(0.35f + 0.65f * n.draft_prob, 0.35f, 1.0f);
-            const ImU32 fill = acc ? IM_COL32(70, 50, 20, 255)
-                                   : IM_COL32(int(38 + 30 * strength), int(40 + 30 * strength), int(52 + 40 * strength),
-                                              int(255 * alpha));
-            const ImVec2 c = center(L.column[i], n.depth);
-            const float hw = draft ? col_hw : acc ? full_hw : col_hw;
-            if (box(c, hw, fill, border, acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]),
-                    box_line(r, int(i), phase, draft), IM_COL32(235, 235, 240, int(255 * alpha))))
-                hovered = int(i);
-            if (is_rejected) {
-                char why[48];
-                if (n.draw >= 0) std::snprintf(why, sizeof why, "rejected (u %.2f >= p/q %.2f)", n.draw, n.ratio);
-                else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
-                dl->AddText(ImVec2(c.x + hw + 8, c.y - font * 0.5f), kRejected, why);
-            }
-            if (L.hidden[i] > 0 && col_hw >= 14) {
-                char more[16];
-                std::snprintf(more, sizeof more, "+%d", L.hidden[i]);
-                const ImVec2 sz = ImGui::CalcTextSize(more);
-                dl->AddText(ImVec2(c.x - sz.x * 0.5f, c.y + hh + 1), IM_COL32(150, 150, 165, 220), more);
-            }
-        }
-    bool bonus_hover = false;
-    if (verdicts) {
-        const char* bonus_label = !draft || rejected < 0 ? "own" : n_sampled(r) ? "resampled" : "target's";
-        bonus_hover = box(bonus_c, std::max(full_hw, 30.0f), origin_color(0, 0.30f), origin_color(0), 2.0f,
-                          label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
-    }
-    if (show_mask) draw_mask(dl, ImVec2(o.x + avail.x + 4, o.y), mask_w - 8, r, hovered);
-    ImGui::Dummy(ImVec2(left + L.columns * col_w + (draft ? 260 : 8) + mask_w, rows * row_h + 8));
-    if (hovered >= 0) {
-        node_tooltip(r, hovered);
-    } else if (bonus_hover) {
-        if (draft && rejected >= 0)
-            ImGui::SetTooltip(n_sampled(r) ? "resampled %s: after rejecting the draft's token the target draws its own "
-                                             "from what is left of p, max(0, p - q) renormalised.\nThis keeps the "
-                                             "output distributed exactly as the target alone would sample it."
-                                           : "%s: the target's own most likely token, in place of the rejected draft token.",
-                              label_text(r.bonus_text).c_str());
-        else
-            ImGui::SetTooltip("%s: the model's own next token after the accepted path (from the same pass).\nEvery step "
-                              "adds one, so a step never yields fewer tokens than plain decoding.",
-                              label_text(r.bonus_text).c_str());
-    }
-    ImGui::EndChild();
+    const TeachingPhase phase = app.worker.paused() && app.selected_step < 0 ? app.phase : TeachingPhase::WholeStep;
+    draw_tree_toolbar(app, r, draft);
+    draw_tree_caption(app, r, phase, draft);
+    draw_tree_view(app, r, phase, draft);
 }
 
 }  // namespace medusa::chat

@@ -36,12 +36,12 @@ struct ModeResult {
 };
 
 // Every prompt `runs` times; the median run's rate over all prompts.
-ModeResult time_mode(const std::string& name, DrafterSetup& setup, TreeRunner& runner, const DecodeOptions& o,
+ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& runner, const DecodeOptions& o,
                      const std::vector<std::vector<int>>& prompts, int runs) {
     ModeResult m;
     m.name = name;
-    m.description = setup.description;
-    SpeculativeDecoder decoder(runner, *setup.drafter, o);
+    m.description = drafting.summary;
+    SpeculativeDecoder decoder(runner, *drafting.drafter, o);
     std::vector<std::pair<double, GenerationStats>> results;
     for (int r = 0; r < runs; ++r) {
         GenerationStats sum;
@@ -66,13 +66,13 @@ ModeResult time_mode(const std::string& name, DrafterSetup& setup, TreeRunner& r
 }
 
 // Per-stage GPU time of one step that verified a tree (the last such step of a short run).
-json step_stages(GpuModel& model, DrafterSetup& setup, const DecodeOptions& o, const std::vector<int>& prompt) {
+json step_stages(GpuModel& model, Drafting& drafting, const DecodeOptions& o, const std::vector<int>& prompt) {
     // A second runner over the same model, with timestamps (they cost time, so not in the timed runs).
     auto timed = gpu_runner(model, true);
     DecodeOptions t = o;
     t.max_new_tokens = 16;
     json stages = json::object();
-    SpeculativeDecoder decoder(*timed, *setup.drafter, t);
+    SpeculativeDecoder decoder(*timed, *drafting.drafter, t);
     decoder.generate(prompt, [&](const StepTrace& s) {
         if (!s.stage_ms.empty() && (s.nodes.size() > 1 || stages.empty())) {
             stages = json::object();
@@ -103,12 +103,11 @@ json mode_json(const ModeResult& m, double ar_rate) {
 
 // Story prompts the model continues, and for n-gram lookup the same stories retold: BOS, the
 // model's own greedy story, then its first words again, which the model tends to repeat.
-std::vector<std::vector<int>> retell_prompts(TreeRunner& runner, const std::vector<std::vector<int>>& prompts,
-                                             int story_tokens) {
-    NoDrafter plain;
-    DecodeOptions o;
-    o.max_new_tokens = story_tokens;
-    SpeculativeDecoder d(runner, plain, o);
+std::vector<std::vector<int>> retell_prompts(const ModelFile& file, TreeRunner& runner,
+                                             const std::vector<std::vector<int>>& prompts, int story_tokens) {
+    const DecodingSpec greedy{.max_new_tokens = story_tokens};
+    Drafting plain = build_drafting(greedy.drafter, {.file = file, .runner = runner});
+    SpeculativeDecoder d(runner, *plain.drafter, decode_options(greedy, {}));
     std::vector<std::vector<int>> out;
     for (const auto& p : prompts) {
         std::vector<int> story = p;
@@ -121,6 +120,29 @@ std::vector<std::vector<int>> retell_prompts(TreeRunner& runner, const std::vect
         out.push_back(retell);
     }
     return out;
+}
+
+// The drafters `--compare MODE` stands for, each with its name in the table: a draft mode has one
+// per --draft-model file.
+std::vector<std::pair<std::string, DrafterSpec>> compared_drafters(const Args& args, const std::string& mode) {
+    if (mode == "ar") return {{"ar", PlainSpec{}}};
+    if (mode == "medusa") return {{"medusa", medusa_spec(args)}};
+    if (mode == "draft" || mode == "draft-tree") {
+        if (!args.has("--draft-model")) throw UsageError("--compare " + mode + " needs --draft-model FILE[,FILE]");
+        std::vector<std::pair<std::string, DrafterSpec>> out;
+        for (const auto& path : split(args.str("--draft-model"))) {
+            DraftModelSpec d = draft_model_spec(args, path);
+            d.branches = mode == "draft" ? 1 : args.has("--draft-tree") ? d.branches : 2;
+            out.push_back({mode + ":" + path.substr(path.find_last_of('/') + 1), d});
+        }
+        return out;
+    }
+    if (mode == "ngram") return {{"ngram", ngram_spec(args)}};
+    if (mode == "eagle") {
+        if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR");
+        return {{"eagle", eagle_spec(args)}};
+    }
+    throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle)");
 }
 
 }  // namespace
@@ -136,15 +158,14 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
         prompts.push_back(fallback_prompt);
     const int ctx = model.config().seq_len;
     n_tokens = std::max(1, std::min(n_tokens, ctx / 2 - 40));  // room for the longest prompt, retold
-    DecodeOptions o = decode_options(args);
-    o.sampling.temperature = args.number("--temp", 0.0f);
-    o.max_new_tokens = n_tokens;
-    o.stop_tokens.clear();  // every mode decodes the same number of tokens
+    DecodingSpec spec = sampling_spec(args, 0.0f);
+    spec.max_new_tokens = n_tokens;
+    const DecodeOptions o = decode_options(spec, {});  // no stop tokens: every mode decodes as many tokens
 
     Engine engine = borrowed_engine(model);  // shared by every mode (draft models use its device)
     std::vector<std::pair<std::string, std::vector<std::vector<int>>>> sets = {{"stories", prompts}};
     if (std::find(modes.begin(), modes.end(), "ngram") != modes.end())
-        sets.push_back({"retell", retell_prompts(*engine.runner, prompts, std::min(120, ctx / 3))});
+        sets.push_back({"retell", retell_prompts(file, *engine.runner, prompts, std::min(120, ctx / 3))});
 
     json out;
     out["new_tokens_per_prompt"] = n_tokens;
@@ -155,33 +176,12 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
     for (const auto& [set_name, set_prompts] : sets) {
         std::vector<ModeResult> results;
         for (const auto& mode : modes) {
-            std::vector<std::pair<std::string, DrafterSetup>> setups;
-            if (mode == "ar") {
-                setups.push_back({"ar", make_drafter(args, DraftMode::Plain, file, engine)});
-            } else if (mode == "medusa") {
-                setups.push_back({"medusa", make_drafter(args, DraftMode::Medusa, file, engine)});
-            } else if (mode == "draft" || mode == "draft-tree") {
-                if (!args.has("--draft-model")) throw UsageError("--compare " + mode + " needs --draft-model FILE[,FILE]");
-                for (const auto& path : split(args.str("--draft-model"))) {
-                    Args a = args;
-                    if (mode == "draft-tree" && !args.has("--draft-tree")) a.set("--draft-tree", "2");
-                    if (mode == "draft") a.set("--draft-tree", "1");
-                    setups.push_back({mode + ":" + path.substr(path.find_last_of('/') + 1),
-                                      make_drafter(a, DraftMode::DraftModel, file, engine, path)});
-                }
-            } else if (mode == "ngram") {
-                Args a = args;
-                if (!args.has("--ngram")) a.set("--ngram", "8");
-                setups.push_back({"ngram", make_drafter(a, DraftMode::Ngram, file, engine)});
-            } else if (mode == "eagle") {
-                if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR");
-                setups.push_back({"eagle", make_drafter(args, DraftMode::Eagle, file, engine)});
-            } else {
-                throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle)");
-            }
-            for (auto& [name, setup] : setups) {
-                ModeResult m = time_mode(name, setup, *engine.runner, o, set_prompts, runs);
-                m.stage_ms = step_stages(model, setup, o, set_prompts.front());
+            for (auto& [name, drafter] : compared_drafters(args, mode)) {
+                spec.drafter = drafter;
+                check_spec(spec);
+                Drafting drafting = make_drafting(drafter, file, engine);
+                ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs);
+                m.stage_ms = step_stages(model, drafting, o, set_prompts.front());
                 results.push_back(std::move(m));
             }
         }

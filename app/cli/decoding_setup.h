@@ -1,20 +1,17 @@
 // What `generate`, `bench` and `tune-tree` build from the flags: the engine that runs the target
-// (the GPU, or the C++ reference with --cpu) behind one TreeRunner, the drafter the flags ask for,
-// and the decoding options. Every mode is then the same SpeculativeDecoder.
+// (the GPU, or the C++ reference with --cpu) behind one TreeRunner, and the decoding spec the
+// flags ask for. Every mode is then the same SpeculativeDecoder.
 #pragma once
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "args.h"
-#include "decode/drafter.h"
-#include "decode/speculative_decoder.h"
-#include "decode/tree.h"
+#include "decoding/decoding_spec.h"
+#include "decoding/drafting.h"
 #include "gpu/context.h"
 #include "llm/cpu_reference.h"
-#include "llm/eagle_runner.h"
 #include "llm/gpu_model.h"
-#include "llm/medusa_heads.h"
 #include "llm/tree_runner.h"
 #include "model/model_file.h"
 
@@ -37,32 +34,27 @@ Engine open_engine(const Args& args, const ModelFile& file, GpuModelOptions opti
 std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps = false);
 Engine borrowed_engine(GpuModel& model);
 
-enum class DraftMode { Plain, Medusa, DraftModel, Ngram, Eagle };
-// --heads/--tree/--num-heads: Medusa; --draft-model: a draft model; --ngram: prompt lookup;
-// --eagle: EAGLE's draft layer; none: plain. More than one is a usage error.
-DraftMode draft_mode(const Args& args);
+// The decoding spec the flags give: one drafter (--heads/--tree/--num-heads: Medusa;
+// --draft-model; --ngram; --eagle; none: plain) with its flags, and the sampling flags (--temp,
+// --top-p, --top-k, --repeat-penalty, --repeat-last-n, --seed, -n, --accept, --typical-eps,
+// --typical-delta; --accept defaults to sample when --temp > 0, else greedy). Two drafters, a
+// drafter's flag without it, an unknown rule or a value out of range are usage errors naming the flag.
+DecodingSpec decoding_spec(const Args& args);
+// The sampling flags alone, with no drafter (plain); --temp defaults to `default_temperature`.
+DecodingSpec sampling_spec(const Args& args, float default_temperature = 0.8f);
+// validate() as a usage error.
+void check_spec(const DecodingSpec& spec);
+// One drafter's flags: --heads FILE|DIR|init, --num-heads K, --tree SPEC; --gamma N,
+// --adaptive-gamma, --draft-tree K (for `model`); --ngram N, --ngram-match M, --ngram-branches B;
+// --eagle DIR, --eagle-tree dynamic|SPEC (EAGLE-1: a tree of rank paths), --eagle-topk K,
+// --eagle-depth D, --eagle-nodes N.
+MedusaSpec medusa_spec(const Args& args);
+DraftModelSpec draft_model_spec(const Args& args, const std::string& model);
+NgramSpec ngram_spec(const Args& args);
+EagleSpec eagle_spec(const Args& args);
 
-// A drafter and what it drafts with, kept alive together.
-struct DrafterSetup {
-    std::unique_ptr<Drafter> drafter;
-    MedusaHeads heads;
-    TreeBuffers tree;
-    std::string draft_path;
-    ModelFile draft_file;
-    std::unique_ptr<GpuModel> draft_gpu;
-    std::unique_ptr<CpuReferenceModel> draft_cpu;
-    std::unique_ptr<EagleRunner> eagle;
-    std::string description;  // for statistics lines: "medusa (4 heads, 5-node tree)", ...
-};
-// For Medusa: --heads FILE|DIR|init, --num-heads K, --tree SPEC. For a draft model: `draft_path`
-// (default --draft-model), --gamma N, --adaptive-gamma, --draft-tree K. For n-grams: --ngram N,
-// --ngram-match M, --ngram-branches B. For EAGLE: --eagle DIR, --eagle-tree dynamic|SPEC (a tree
-// of rank paths: EAGLE-1), --eagle-topk K, --eagle-depth D, --eagle-nodes N.
-DrafterSetup make_drafter(const Args& args, DraftMode mode, const ModelFile& target, Engine& engine,
-                          const std::string& draft_path = "");
-
-// --temp, --top-p, --top-k, --repeat-penalty, --repeat-last-n, --seed, -n, --accept (sample
-// when --temp > 0, else greedy), --typical-eps, --typical-delta. Range errors are usage errors.
-DecodeOptions decode_options(const Args& args);
+// The drafter a spec names, on the engine's device; a file that does not fit is a usage error
+// naming it, and warnings about what was loaded go to stderr.
+Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine);
 
 }  // namespace medusa::cli

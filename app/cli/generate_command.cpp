@@ -1,5 +1,5 @@
 // `medusa generate`: stdout carries exactly the prompt and its continuation; every decoding mode
-// (plain, Medusa heads, a draft model, n-gram lookup) is the same speculative loop.
+// (plain, Medusa heads, a draft model, n-gram lookup, EAGLE) is the same speculative loop.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include "context_size.h"
 #include "decoding_setup.h"
 #include "interrupt.h"
+#include "model/stop_tokens.h"
 #include "session.h"
 
 namespace medusa::cli {
@@ -24,14 +25,13 @@ int run_generate(int argc, char** argv) {
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
     const std::string prompt = args.str("--prompt", "");
-    DecodeOptions options = decode_options(args);
-    const DraftMode mode = draft_mode(args);
-    options.stop_tokens = {tokenizer.eos_id()};
-    // llama2.c story models separate stories with BOS, so run.c stops there too.
-    if (file.format.rfind("llama2c", 0) == 0) options.stop_tokens.push_back(tokenizer.bos_id());
+    const DecodingSpec spec = decoding_spec(args);
     // --chat: the model's chat template makes the prompt; the reply ends at its stop tokens/strings.
     const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
-    options.stop_tokens.insert(options.stop_tokens.end(), chat.stop_tokens.begin(), chat.stop_tokens.end());
+    std::vector<int> stop_tokens = model_stop_tokens(file, tokenizer);
+    for (int id : chat.stop_tokens)
+        if (std::find(stop_tokens.begin(), stop_tokens.end(), id) == stop_tokens.end()) stop_tokens.push_back(id);
+    const DecodeOptions options = decode_options(spec, stop_tokens);
     StopStringFilter stop_strings(chat.stop_strings);
 
     // The cache holds the prompt, the new tokens and one verified block past them: all this run
@@ -44,8 +44,8 @@ int run_generate(int argc, char** argv) {
                          (args.has("--ctx-size") ? " that --ctx-size gives"
                                                  : " " + file.path + " was trained for (--ctx-size allows more)"));
     Engine engine = open_engine(args, file, {.context = context});
-    DrafterSetup drafter = make_drafter(args, mode, file, engine);
-    SpeculativeDecoder decoder(*engine.runner, *drafter.drafter, options);
+    Drafting drafting = make_drafting(spec.drafter, file, engine);
+    SpeculativeDecoder decoder(*engine.runner, *drafting.drafter, options);
     std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);
     int prev = chat.tokens.back();
@@ -73,16 +73,16 @@ int run_generate(int argc, char** argv) {
     if (trace_file) trace_file->commit();
     std::fputs((stop_strings.flush() + "\n").c_str(), stdout);
     std::fflush(stdout);  // the text ends before the statistics on stderr
-    if (stats.stop_reason == "context")
+    if (stats.stop_reason == StopReason::Context)
         std::fprintf(stderr, "note: reached the end of the context (%d tokens%s)\n", engine.context,
                      engine.context < file.config.seq_len ? "; --ctx-size allows more" : "");
     if (!args.has("--quiet")) {
         std::fprintf(stderr, "%s, %s, on %s: %d prompt tokens in %.1f ms, %d new tokens in %d steps (%.2f tokens/step",
-                     drafter.description.c_str(), accept_rule_name(decoder.rule().kind()), engine.device_name().c_str(),
+                     drafting.summary.c_str(), accept_rule_name(decoder.rule().kind()), engine.device_name().c_str(),
                      stats.prompt_tokens, stats.prefill_ms, stats.new_tokens, stats.steps, stats.tokens_per_step());
-        if (mode != DraftMode::Plain) std::fprintf(stderr, ", %.2f of drafted accepted", stats.acceptance());
+        if (drafter_kind(spec.drafter) != DrafterKind::Plain) std::fprintf(stderr, ", %.2f of drafted accepted", stats.acceptance());
         std::fprintf(stderr, ", %.2f submits/step) at %.1f tokens/s (stop: %s)\n", stats.submits_per_step(),
-                     stats.decode_tokens_per_s(), stats.stop_reason.c_str());
+                     stats.decode_tokens_per_s(), stop_reason_name(stats.stop_reason));
     }
     if (engine.validation_messages() > 0) {
         std::fprintf(stderr, "error: %d Vulkan validation message(s)\n", engine.validation_messages());

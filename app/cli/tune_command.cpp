@@ -8,9 +8,9 @@
 #include "bench_charts.h"
 #include "commands.h"
 #include "context_size.h"
-#include "decode/medusa_drafter.h"
 #include "decode/speculative_decoder.h"
 #include "decode/tree_search.h"
+#include "decoding/drafting.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_model.h"
@@ -27,17 +27,15 @@ using namespace medusa::train;
 
 namespace {
 
-// Milliseconds per Medusa step (heads, top-k, verify, accept, commit) with a given tree.
-double time_medusa_step(TreeRunner& runner, const ModelFile& file, const MedusaHeads& heads,
+// Milliseconds per Medusa step (heads, top-k, verify, accept, commit) with a given tree, drafted
+// with the heads `loaded` holds.
+double time_medusa_step(const DraftingTarget& target, const Drafting& loaded,
                         const std::vector<std::vector<int>>& choices, const std::vector<int>& prompt) {
-    int topk = 1;
-    for (const auto& c : choices)
-        for (int r : c) topk = std::max(topk, r + 1);
-    const TreeBuffers tree = build_tree_buffers(make_tree(choices), topk);
-    MedusaDrafter drafter(runner, file, heads, tree);
-    DecodeOptions o;
-    o.max_new_tokens = 48;
-    SpeculativeDecoder d(runner, drafter, o);
+    MedusaSpec medusa = std::get<MedusaSpec>(loaded.spec);
+    medusa.choices = choices;
+    const DecodingSpec spec{.drafter = medusa, .max_new_tokens = 48};
+    Drafting drafting = build_drafting(spec.drafter, target, &loaded);
+    SpeculativeDecoder d(target.runner, *drafting.drafter, decode_options(spec, {}));
     // The fastest of three runs: other work on the machine only ever adds time.
     double best = 0;
     for (int run = 0; run < 3; ++run) {
@@ -61,7 +59,12 @@ int run_tune_tree(int argc, char** argv) {
     const int context = context_size(args, file);
     GpuModel model(*gpu, file, {.context = context});
     GpuTreeRunner runner(model);
-    const MedusaHeads heads = load_medusa_heads(args.str("--heads"), model.config());
+    // The heads, loaded once: every budget's drafter reuses them.
+    Drafting loaded;
+    loaded.spec = MedusaSpec{.heads = args.str("--heads")};
+    loaded.heads = std::make_shared<const MedusaHeads>(load_medusa_heads(args.str("--heads"), model.config()));
+    const MedusaHeads& heads = *loaded.heads;
+    const DraftingTarget target{.file = file, .runner = runner, .gpu = gpu.get(), .context = context};
     const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);
 
     // Calibration text: greedy continuations, which is what greedy Medusa decoding must match.
@@ -102,7 +105,7 @@ int run_tune_tree(int argc, char** argv) {
         rows[n - 1].expected_tokens = 1 + tree.expected_accept(n - 1);
         if (g > 0 && grid[g - 1] == n) {
             const std::vector<std::vector<int>> c(tree.choices.begin(), tree.choices.begin() + (n - 1));
-            rows[n - 1].step_ms = time_medusa_step(runner, file, heads, c, prompt);
+            rows[n - 1].step_ms = time_medusa_step(target, loaded, c, prompt);
             --g;
         } else {
             rows[n - 1].step_ms = rows[n].step_ms;

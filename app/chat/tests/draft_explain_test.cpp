@@ -48,7 +48,7 @@ TEST_CASE("draft captions from real sampling steps: proposal, accepted count, re
           "[chat][draft]") {
     const int validation_before = context().validation_messages();
     DecodeSettings s;
-    s.mode = DecodeMode::Draft;
+    s.mode = DrafterKind::DraftModel;
     s.rule = AcceptRule::Sample;
     s.temperature = 1.0f;
     s.draft_path = MEDUSA_SHARED_DIR "/models/llama2xs.bin";  // another model: rejections and full steps both
@@ -108,9 +108,9 @@ TEST_CASE("greedy draft mode in the app writes plain greedy decoding's text", "[
     const int validation_before = context().validation_messages();
     DecodeSettings s;
     s.max_new_tokens = 80;
-    s.mode = DecodeMode::Plain;
+    s.mode = DrafterKind::Plain;
     const auto plain = decode(s, "The little dog");
-    s.mode = DecodeMode::Draft;
+    s.mode = DrafterKind::DraftModel;
     s.rule = AcceptRule::Greedy;
     s.gamma = 5;
     const auto draft = decode(s, "The little dog");

@@ -28,13 +28,13 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     const int validation_before = context().validation_messages();
     DecodeSettings s;
     s.max_new_tokens = 60;
-    s.mode = DecodeMode::Plain;
+    s.mode = DrafterKind::Plain;
     std::vector<int> plain;
     for (const StepRecord& r : decode(s, "Tom and his dog")) plain.insert(plain.end(), r.trace.emitted.begin(), r.trace.emitted.end());
     const auto dir = std::filesystem::temp_directory_path() / ("medusa_chat_eagle_" + std::to_string(getpid()));
     const ModelFile file = load_model(s.model_path);
     save_eagle_layer(EagleLayer::init(file.config, 5), dir.string(), file.path);
-    s.mode = DecodeMode::Eagle;
+    s.mode = DrafterKind::Eagle;
     s.eagle_path = dir.string();
     s.eagle_top_k = 3;
     s.eagle_depth = 3;
@@ -44,7 +44,7 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     int trees = 0;
     for (const StepRecord& r : steps) {
         eagle.insert(eagle.end(), r.trace.emitted.begin(), r.trace.emitted.end());
-        CHECK(r.trace.drafter == "eagle");
+        CHECK(r.trace.drafter == DrafterKind::Eagle);
         if (r.trace.nodes.size() < 2) continue;
         ++trees;
         CHECK(row_label(r.trace, 2) == "level 2");

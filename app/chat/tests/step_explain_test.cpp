@@ -12,7 +12,7 @@ namespace {
 StepRecord three_token_step() {
     StepRecord r;
     r.trace.step = 4;
-    r.trace.drafter = "medusa";
+    r.trace.drafter = DrafterKind::Medusa;
     r.trace.nodes.resize(4);
     r.trace.nodes[1].parent = 0, r.trace.nodes[1].depth = 1, r.trace.nodes[1].rank = 0;
     r.trace.nodes[2].parent = 0, r.trace.nodes[2].depth = 1, r.trace.nodes[2].rank = 1;
@@ -70,7 +70,7 @@ std::string joined(const std::vector<std::string>& lines) {
 TEST_CASE("a node's explanation gives the number that decided it under each rule", "[chat]") {
     StepRecord r = three_token_step();
     r.greedy_text = {"", " upon", " upon", " a"};
-    r.trace.rule = "greedy";
+    r.trace.rule = AcceptRule::Greedy;
     for (auto& n : r.trace.nodes) n.tried = true;
     r.trace.nodes[1].accepted = r.trace.nodes[3].accepted = true;
     r.trace.nodes[1].passes = r.trace.nodes[3].passes = true;
@@ -78,12 +78,12 @@ TEST_CASE("a node's explanation gives the number that decided it under each rule
     CHECK_THAT(joined(node_explanation(r, 2)), Catch::Contains("fails: the model's own choice here is ' upon'"));
     CHECK_THAT(joined(node_explanation(r, 1)), Catch::Contains("ACCEPTED"));
 
-    r.trace.rule = "typical";
+    r.trace.rule = AcceptRule::Typical;
     r.trace.nodes[2].model_prob = 0.05f;
     r.trace.nodes[2].limit = 0.09f;
     CHECK_THAT(joined(node_explanation(r, 2)), Catch::Contains("fails: p 0.050 <= threshold 0.090"));
 
-    r.trace.rule = "sample";
+    r.trace.rule = AcceptRule::Sample;
     r.trace.nodes[1].draw = 0.25f, r.trace.nodes[1].ratio = 0.80f;
     r.trace.nodes[2].tried = false;  // its sibling (node 1) was tried first and accepted
     r.trace.nodes[3].draw = 0.90f, r.trace.nodes[3].ratio = 0.40f, r.trace.nodes[3].passes = false;

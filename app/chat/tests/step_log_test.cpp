@@ -7,6 +7,7 @@
 
 #include "step_log.h"
 
+using namespace medusa;
 using namespace medusa::chat;
 
 namespace {
@@ -37,9 +38,9 @@ TEST_CASE("the reader sees every step exactly once while the writer runs", "[cha
     std::thread writer([&] {
         for (int t = 0; t < kTurns; ++t) {
             if (t % 2 == 0) wait_for_poll();
-            const int id = log.begin_turn("prompt " + std::to_string(t), "test");
+            const int id = log.begin_turn("prompt " + std::to_string(t), "test", DrafterKind::Plain);
             for (int s = 0; s < kSteps; ++s) log.append(record(id, s));
-            log.end_turn(id, "length", kSteps, kSteps, 1.0);
+            log.end_turn(id, StopReason::Length, kSteps, kSteps, 1.0);
         }
         done = true;
     });
@@ -73,12 +74,12 @@ TEST_CASE("the reader sees every step exactly once while the writer runs", "[cha
 TEST_CASE("a clear while the reader holds steps restarts it from the new epoch", "[chat][step_log]") {
     StepLog log;
     StepLogReader reader;
-    int id = log.begin_turn("one", "test");
+    int id = log.begin_turn("one", "test", DrafterKind::Plain);
     for (int s = 0; s < 10; ++s) log.append(record(id, s));
     REQUIRE(reader.poll(log));
     REQUIRE(reader.steps().size() == 10);
     log.clear();
-    id = log.begin_turn("two", "test");
+    id = log.begin_turn("two", "test", DrafterKind::Plain);
     for (int s = 0; s < 3; ++s) log.append(record(id, 100 + s));
     // Without the epoch the reader would ask for steps from index 10 and miss these three.
     REQUIRE(reader.poll(log));
@@ -96,7 +97,7 @@ TEST_CASE("clears racing with appends never leave stale or repeated steps", "[ch
     std::thread writer([&] {
         for (int round = 0; round < 200; ++round) {
             log.clear();
-            const int id = log.begin_turn("r", "test");
+            const int id = log.begin_turn("r", "test", DrafterKind::Plain);
             for (int s = 0; s < 50; ++s) log.append(record(id, s));
         }
         done = true;
@@ -118,7 +119,7 @@ TEST_CASE("steps before the latest kDetailedSteps keep their text but not their 
           "[chat][step_log]") {
     StepLog log;
     StepLogReader reader;
-    const int turn = log.begin_turn("prompt", "test");
+    const int turn = log.begin_turn("prompt", "test", DrafterKind::Plain);
     const int total = int(kDetailedSteps) + 250;
     for (int i = 0; i < total; ++i) {
         StepRecord r = record(turn, i + 1);

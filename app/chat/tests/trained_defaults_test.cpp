@@ -77,13 +77,13 @@ TEST_CASE("trained defaults: missing pieces, other models and explicit choices k
 TEST_CASE("mode names for the turn table", "[chat]") {
     DecodeSettings s;
     CHECK(s.mode_name() == "medusa (mc_sim_7b_63, 4 heads, greedy)");
-    s.mode = DecodeMode::Plain;
+    s.mode = DrafterKind::Plain;
     CHECK(s.mode_name() == "plain decoding");
-    s.mode = DecodeMode::Draft;
+    s.mode = DrafterKind::DraftModel;
     s.gamma = 5;
     s.adaptive_gamma = true;
     CHECK(s.mode_name() == "draft (stories260K_q80, gamma 5 adaptive, greedy)");
-    const std::string key = s.decoder_key();
+    const auto key = s.decoder_key();
     s.rule = AcceptRule::Sample;
     CHECK_THAT(s.mode_name(), Catch::StartsWith("draft (stories260K_q80, gamma 5 adaptive, sample T="));
     CHECK(s.decoder_key() != key);

@@ -40,7 +40,7 @@ void nap() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
 
 DecodeSettings greedy_medusa() {
     DecodeSettings s;  // stories260K + tok512, untrained heads
-    s.mode = DecodeMode::Medusa;
+    s.mode = DrafterKind::Medusa;
     s.tree = "chain:3";
     s.num_heads = 3;
     s.rule = AcceptRule::Greedy;
@@ -138,7 +138,7 @@ TEST_CASE("the UI thread polling during real decoding sees exactly the decoder's
     reader.poll(log);
     REQUIRE(reader.turns().size() == 1);
     CHECK(reader.turns()[0].done);
-    CHECK(reader.turns()[0].stop_reason != "cancelled");
+    CHECK(reader.turns()[0].stop_reason != StopReason::Cancelled);
     check_same_steps(reader.steps(), want);
     CHECK(context().validation_messages() == 0);
 }
@@ -236,7 +236,7 @@ TEST_CASE("a chat model's turns are prompted through its template with the conve
     DecodeSettings s;
     s.model_path = path;
     s.tokenizer_path = "";  // the GGUF's own vocabulary
-    s.mode = DecodeMode::Plain;
+    s.mode = DrafterKind::Plain;
     s.max_new_tokens = 12;
     StepLog log;
     DecodeWorker worker(context(), log);
@@ -299,7 +299,7 @@ TEST_CASE("a failed load keeps the loaded model, its status and its decoding, wi
     CHECK(worker.status() == status);
     // A bad draft model in draft mode: the same.
     DecodeSettings bad_draft = good;
-    bad_draft.mode = DecodeMode::Draft;
+    bad_draft.mode = DrafterKind::DraftModel;
     bad_draft.draft_path = "/nonexistent/draft.bin";
     worker.load(bad_draft);
     worker.wait_idle();

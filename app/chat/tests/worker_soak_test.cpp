@@ -23,7 +23,7 @@ TEST_CASE("10,000 steps through the decode worker, wrapping at the context end, 
     StepLogReader reader;
     DecodeWorker worker(context(), log);
     DecodeSettings s;  // stories260K + tok512, untrained heads, 17-node trees
-    s.mode = DecodeMode::Medusa;
+    s.mode = DrafterKind::Medusa;
     s.tree = "dense:4,3";
     s.num_heads = 2;
     s.max_new_tokens = 100000;  // every turn runs to the end of the context
@@ -43,7 +43,7 @@ TEST_CASE("10,000 steps through the decode worker, wrapping at the context end, 
         REQUIRE(worker.last_error().empty());
         reader.poll(log);
         ++turns;
-        context_ends += reader.turns().back().stop_reason == "context";
+        context_ends += reader.turns().back().stop_reason == StopReason::Context;
         if (baseline == 0 && reader.steps().size() >= kWarmSteps) baseline = resident_mb();
         if (baseline > 0) peak = std::max(peak, resident_mb());
     }

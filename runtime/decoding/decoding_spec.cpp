@@ -1,0 +1,134 @@
+#include "decoding/decoding_spec.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "decoding/overloaded.h"
+#include "llm/token_block.h"
+
+namespace medusa {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw SpecError(message);
+}
+
+void check_range(int v, int lo, int hi, const char* flag) {
+    require(v >= lo && v <= hi, std::string(flag) + " must be in " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+std::string file_stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+std::string rule_text(const DecodingSpec& s) {
+    const AcceptRule rule = effective_rule(s);
+    std::string r = accept_rule_name(rule);
+    if (rule != AcceptRule::Greedy) {
+        char t[32];
+        std::snprintf(t, sizeof t, " T=%.2f", s.sampling.temperature);
+        r += t;
+    }
+    return r;
+}
+
+constexpr int kMaxDrafted = TokenBlock::kMaxTokens - 1;  // a verify block holds the root too
+
+}  // namespace
+
+DrafterKind drafter_kind(const DrafterSpec& spec) {
+    return std::visit(Overloaded{[](const PlainSpec&) { return DrafterKind::Plain; },
+                                 [](const MedusaSpec&) { return DrafterKind::Medusa; },
+                                 [](const DraftModelSpec&) { return DrafterKind::DraftModel; },
+                                 [](const NgramSpec&) { return DrafterKind::Ngram; },
+                                 [](const EagleSpec&) { return DrafterKind::Eagle; }},
+                      spec);
+}
+
+AcceptRule effective_rule(const DecodingSpec& spec) {
+    return spec.sampling.temperature > 0 ? spec.rule : AcceptRule::Greedy;
+}
+
+void validate(const DecodingSpec& spec) {
+    const SamplingParams& s = spec.sampling;
+    require(spec.max_new_tokens >= 0, "-n must be >= 0");
+    require(s.temperature >= 0, "--temp must be >= 0");
+    require(s.top_p > 0 && s.top_p <= 1, "--top-p must be in (0, 1]");
+    require(s.top_k >= 0, "--top-k must be >= 0 (0: off)");
+    require(s.repeat_penalty > 0, "--repeat-penalty must be > 0 (1: off)");
+    require(s.repeat_last_n >= 0, "--repeat-last-n must be >= 0");
+    require(spec.typical.eps >= 0 && spec.typical.delta >= 0, "--typical-eps and --typical-delta must be >= 0");
+    std::visit(Overloaded{
+                   [](const PlainSpec&) {},
+                   [](const MedusaSpec& m) {
+                       require(m.num_heads >= 0, "--num-heads must be >= 1");
+                       require(m.max_depth >= 0, "the Medusa tree's depth limit must be >= 0");
+                       require(!m.tree.empty() || m.choices, "--tree needs a preset, a spec or a file");
+                   },
+                   [](const DraftModelSpec& d) {
+                       require(!d.model.empty(), "--draft-model needs the draft model's file");
+                       check_range(d.gamma, 1, kMaxDrafted, "--gamma");
+                       check_range(d.branches, 1, 8, "--draft-tree");
+                   },
+                   [](const NgramSpec& n) {
+                       check_range(n.max_tokens, 1, kMaxDrafted, "--ngram");
+                       require(n.max_match >= 1, "--ngram-match must be >= 1");
+                       check_range(n.branches, 1, 16, "--ngram-branches");
+                   },
+                   [](const EagleSpec& e) {
+                       require(!e.layer.empty(),
+                               "--eagle needs the draft layer's folder: train one with `medusa train-eagle` (or "
+                               "scripts/train_default_heads.sh)");
+                       require(!e.tree.empty(), "--eagle-tree needs 'dynamic' or a tree spec");
+                       check_range(e.top_k, 1, 32, "--eagle-topk");
+                       check_range(e.depth, 1, 16, "--eagle-depth");
+                       check_range(e.nodes, 1, kMaxDrafted, "--eagle-nodes");
+                   }},
+               spec.drafter);
+}
+
+std::string describe(const DecodingSpec& spec) {
+    const std::string rule = rule_text(spec);
+    return std::visit(
+        Overloaded{
+            [&](const PlainSpec&) {
+                return effective_rule(spec) == AcceptRule::Greedy ? std::string("plain decoding")
+                                                                  : "plain decoding (" + rule + ")";
+            },
+            [&](const MedusaSpec& m) {
+                const std::string tree = m.choices ? std::to_string(m.choices->size() + 1) + "-node tree"
+                                         : m.tree.find('/') != std::string::npos
+                                             ? std::filesystem::path(m.tree).filename().string()  // a JSON file
+                                             : m.tree;
+                const int heads = m.max_depth > 0 ? m.max_depth : m.num_heads;
+                const std::string h = heads > 0           ? std::to_string(heads) + " heads"
+                                      : m.heads.empty() ? std::string("init heads")
+                                                        : std::filesystem::path(m.heads).filename().string();
+                return "medusa (" + tree + ", " + h + ", " + rule + ")";
+            },
+            [&](const DraftModelSpec& d) {
+                return "draft (" + file_stem(d.model) + ", gamma " + std::to_string(d.gamma) +
+                       (d.adaptive_gamma ? " adaptive" : "") +
+                       (d.branches > 1 ? ", " + std::to_string(d.branches) + " branches" : "") + ", " + rule + ")";
+            },
+            [&](const NgramSpec& n) {
+                return "n-gram (" + std::to_string(n.max_tokens) + " tokens" +
+                       (n.branches > 1 ? ", " + std::to_string(n.branches) + " branches" : "") + ", " + rule + ")";
+            },
+            [&](const EagleSpec& e) {
+                return "eagle (" + (e.tree == "dynamic" ? "EAGLE-2, " + std::to_string(e.nodes) + " nodes" : e.tree) +
+                       ", " + rule + ")";
+            }},
+        spec.drafter);
+}
+
+DecodeOptions decode_options(const DecodingSpec& spec, std::vector<int> stop_tokens) {
+    DecodeOptions o;
+    o.max_new_tokens = spec.max_new_tokens;
+    o.sampling = spec.sampling;
+    o.rule = spec.rule;
+    o.typical = spec.typical;
+    o.stop_tokens = std::move(stop_tokens);
+    return o;
+}
+
+}  // namespace medusa

@@ -1,0 +1,83 @@
+// How to decode, whatever front end asks: the drafter and what it drafts with, the sampling and
+// the acceptance rule. The CLI's flags and the app's settings map onto one DecodingSpec;
+// validate() refuses what cannot run, naming the flag; describe() is the line every front end
+// shows for it; build_drafting() (drafting.h) loads what it names.
+#pragma once
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "decode/decoding_kinds.h"
+#include "decode/speculative_decoder.h"
+
+namespace medusa {
+
+struct PlainSpec {
+    bool operator==(const PlainSpec&) const = default;
+};
+
+// Medusa heads on the target's last hidden state fill a sparse tree (--heads, --num-heads, --tree).
+struct MedusaSpec {
+    std::string heads;                  // a heads file or folder in any layout read; empty: initialised from the model
+    int num_heads = 0;                  // initialised heads: how many (0: one a tree level)
+    std::string tree = "mc_sim_7b_63";  // a preset, dense:W1,W2,.., chain:N or a JSON file
+    std::optional<std::vector<std::vector<int>>> choices;  // when set, the tree's rank paths themselves (not `tree`)
+    int max_depth = 0;                  // the tree cut to this many levels (0: all of it)
+    bool operator==(const MedusaSpec&) const = default;
+};
+
+// A small model with the target's vocabulary drafts gamma levels (--draft-model, --gamma, ...).
+struct DraftModelSpec {
+    std::string model;
+    int gamma = 4;  // levels drafted per step (the start value when adaptive)
+    bool adaptive_gamma = false;
+    int branches = 1;  // children per drafted node: 1 is a chain
+    bool operator==(const DraftModelSpec&) const = default;
+};
+
+// What followed the latest earlier match of the text's last tokens (--ngram, --ngram-match, ...).
+struct NgramSpec {
+    int max_tokens = 8;  // the longest continuation drafted
+    int max_match = 4;   // the longest suffix looked up
+    int branches = 1;    // distinct continuations kept
+    bool operator==(const NgramSpec&) const = default;
+};
+
+// EAGLE's draft layer on the target's features (--eagle, --eagle-tree, --eagle-topk, ...).
+struct EagleSpec {
+    std::string layer;                // the layer's folder (EAGLE's layout)
+    std::string tree = "dynamic";     // EAGLE-2's dynamic tree, or an EAGLE-1 tree of rank paths
+    int top_k = 8, depth = 6, nodes = 59;  // EAGLE-2: expanded per level, deepest level, nodes verified
+    bool operator==(const EagleSpec&) const = default;
+};
+
+using DrafterSpec = std::variant<PlainSpec, MedusaSpec, DraftModelSpec, NgramSpec, EagleSpec>;
+
+struct DecodingSpec {
+    DrafterSpec drafter;
+    AcceptRule rule = AcceptRule::Greedy;  // at temperature 0 every rule is greedy
+    SamplingParams sampling{0.0f, 1.0f, 0};
+    TypicalParams typical;
+    int max_new_tokens = 256;
+    bool operator==(const DecodingSpec&) const = default;
+};
+
+// A spec the engine cannot run: the message names the flag (or the file) at fault.
+struct SpecError : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+DrafterKind drafter_kind(const DrafterSpec& spec);
+// The rule decoding applies: greedy at temperature 0, else the spec's.
+AcceptRule effective_rule(const DecodingSpec& spec);
+// Throws SpecError for a value out of range ("--gamma must be in 1..63") or a drafter without its
+// file ("--eagle needs the draft layer's folder ...").
+void validate(const DecodingSpec& spec);
+// "plain decoding", "medusa (mc_sim_7b_63, 4 heads, greedy)", "draft (stories260K_q80, gamma 4
+// adaptive, sample T=0.70)", "n-gram (8 tokens, greedy)", "eagle (EAGLE-2, 59 nodes, greedy)".
+std::string describe(const DecodingSpec& spec);
+// The decoder's options: the spec's sampling and rule, with the tokenizer's stop tokens.
+DecodeOptions decode_options(const DecodingSpec& spec, std::vector<int> stop_tokens);
+
+}  // namespace medusa

@@ -1,0 +1,60 @@
+// The drafter a DrafterSpec names, built once for every front end, with what it drafts with kept
+// alive beside it: Medusa heads and their tree, a draft model on the target's device, EAGLE's
+// layer on the target's engine.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decode/drafter.h"
+#include "decode/tree.h"
+#include "decoding/decoding_spec.h"
+#include "llm/cpu_reference.h"
+#include "llm/eagle_runner.h"
+#include "llm/gpu_model.h"
+#include "llm/medusa_heads.h"
+#include "llm/tree_runner.h"
+#include "model/model_file.h"
+
+namespace medusa {
+
+// Where drafting runs: the target's file and engine, and its device (null: the CPU reference).
+struct DraftingTarget {
+    const ModelFile& file;
+    TreeRunner& runner;
+    gpu::Context* gpu = nullptr;
+    int context = 0;  // the target's KV cache positions; a draft model gets as many, up to its own
+};
+
+// A draft model loaded for a target: its file and the engine it runs on.
+struct DraftModel {
+    std::string path;
+    ModelFile file;
+    std::unique_ptr<GpuModel> gpu;
+    std::unique_ptr<CpuReferenceModel> cpu;
+    LanguageModel& model() { return gpu ? static_cast<LanguageModel&>(*gpu) : *cpu; }
+};
+
+struct Drafting {
+    DrafterSpec spec;
+    std::shared_ptr<const MedusaHeads> heads;  // Medusa
+    TreeBuffers tree;                          // Medusa
+    std::shared_ptr<DraftModel> draft;         // a draft model
+    std::unique_ptr<EagleRunner> eagle;        // EAGLE's layer
+    std::unique_ptr<Drafter> drafter;          // last: it goes first, before what it drafts with
+    // What was loaded, for statistics and status lines: "medusa (init, 4 heads, 63-node tree
+    // mc_sim_7b_63)", "draft stories260K_q80.bin (llama2c, 5 layers, dim 64; gamma 4)", ...
+    std::string summary;
+    std::vector<std::string> warnings;  // e.g. heads with non-finite weights
+};
+
+// Loads what `spec` names for `target` and builds its drafter. `reuse`: a previous Drafting for
+// the same target, whose heads or draft model are kept when the spec names them again (a mode
+// switch in the app reloads nothing it has). `progress` hears "loading ..." lines. Throws
+// std::invalid_argument or FormatError naming the file at fault (a heads file for another
+// hidden size, a draft model with another vocabulary, a tree deeper than the heads).
+Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, const Drafting* reuse = nullptr,
+                        const std::function<void(const std::string&)>& progress = {});
+
+}  // namespace medusa

@@ -1,0 +1,14 @@
+// The tokens a generation of this model ends at, whatever front end runs it.
+#pragma once
+#include <vector>
+
+#include "model/model_file.h"
+#include "model/tokenizer.h"
+
+namespace medusa {
+
+// The tokenizer's EOS; llama2.c story models also stop at BOS, which separates their stories
+// (run.c stops there too). A chat template's end-of-turn tokens come on top (chat_stop_tokens).
+std::vector<int> model_stop_tokens(const ModelFile& file, const Tokenizer& tokenizer);
+
+}  // namespace medusa
