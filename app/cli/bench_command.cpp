@@ -79,116 +79,132 @@ json timing_json(const Timing& t) {
             {"runs", t.runs}};
 }
 
-}  // namespace
+// What one bench run times, from its flags.
+struct BenchPlan {
+    int runs = 0, n_decode = 0, n_prompt = 0;
+    std::vector<int> prompt;
+    std::string layouts_name;  // --kernel-layouts as given
+    KernelLayouts layouts = KernelLayouts::Auto;
+    bool big = false;          // a model of 1024 dimensions or more
+    int context = 0, position = 0;
+};
 
-int run_bench(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels"},
-              {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--position", "--compare",
-               "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
-               "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-               "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
-    check_output_flags(args, {"--json", "--plot", "--tune-out"});
-    if (args.has("--tune-kernels")) return run_kernel_tuning(args);
-    if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
-    ModelFile file = open_model(args);
-    const LlamaConfig& c = file.config;
-    const int runs = std::max(1, args.integer("--runs", 5));
-    const int n_decode = std::max(1, args.integer("--tokens", 128));
-    const int n_prompt = std::clamp(args.integer("--prompt-tokens", 32), 1, TokenBlock::kMaxTokens);
-    std::vector<int> prompt = {1};
-    for (int i = 1; i < n_prompt; ++i) prompt.push_back((i * 7919 + 3) % c.vocab_size);
+// Which shader layouts to time: the device's own choice, or the other one for comparison.
+KernelLayouts parse_layouts(const std::string& name) {
+    if (name != "auto" && name != "gpu" && name != "cpu")
+        throw UsageError("--kernel-layouts must be auto, gpu or cpu, got '" + name + "'");
+    return name == "gpu" ? KernelLayouts::Gpu : name == "cpu" ? KernelLayouts::Cpu : KernelLayouts::Auto;
+}
 
-    auto gpu = open_gpu(args, &file);
-    // Which shader layouts to time: the device's own choice, or the other one for comparison.
-    const std::string layouts_name = args.str("--kernel-layouts", "auto");
-    if (layouts_name != "auto" && layouts_name != "gpu" && layouts_name != "cpu")
-        throw UsageError("--kernel-layouts must be auto, gpu or cpu, got '" + layouts_name + "'");
-    const KernelLayouts layouts = layouts_name == "gpu"   ? KernelLayouts::Gpu
-                                  : layouts_name == "cpu" ? KernelLayouts::Cpu
-                                                          : KernelLayouts::Auto;
-    const bool big = file.config.dim >= 1024;
+// The run's sizes; the layouts and the verify position are checked once the GPU is open.
+BenchPlan plan_runs(const Args& args, const LlamaConfig& c) {
+    BenchPlan p;
+    p.runs = std::max(1, args.integer("--runs", 5));
+    p.n_decode = std::max(1, args.integer("--tokens", 128));
+    p.n_prompt = std::clamp(args.integer("--prompt-tokens", 32), 1, TokenBlock::kMaxTokens);
+    p.prompt = {1};
+    for (int i = 1; i < p.n_prompt; ++i) p.prompt.push_back((i * 7919 + 3) % c.vocab_size);
+    return p;
+}
+
+void plan_placement(BenchPlan& p, const Args& args, const ModelFile& file) {
+    p.layouts_name = args.str("--kernel-layouts", "auto");
+    p.layouts = parse_layouts(p.layouts_name);
+    p.big = file.config.dim >= 1024;
     // Synthetic 7B shapes would need gigabytes of cache for their full context: 1024 positions.
-    const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
+    p.context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
     // Where the timed verify blocks sit in the cache: after the prompt, or deeper (--position),
     // where attention over the cached keys costs more.
-    const int position = args.integer("--position", n_prompt);
-    if (position < 1 || position + 1 >= context)
-        throw UsageError("--position must be 1.." + std::to_string(context - 2) + " (the context), got " +
-                         std::to_string(position));
+    p.position = args.integer("--position", p.n_prompt);
+    if (p.position < 1 || p.position + 1 >= p.context)
+        throw UsageError("--position must be 1.." + std::to_string(p.context - 2) + " (the context), got " +
+                         std::to_string(p.position));
+}
+
+// The report's description of the model, the device and the run.
+json bench_header(const ModelFile& file, gpu::Context& gpu, const BenchPlan& p) {
+    const LlamaConfig& c = file.config;
     json out;
     out["model"] = file.path;
     out["synthetic"] = file.format == "synthetic";
     out["config"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers}, {"n_heads", c.n_heads},
                      {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"context", c.seq_len}};
-    out["ctx_size"] = context;
-    out["device"] = {{"name", gpu->info().name}, {"vendor", gpu->info().vendor}, {"driver", gpu->info().driver},
-                     {"type", gpu->info().type}};
-    out["prompt_tokens"] = n_prompt;
-    out["kernel_layouts"] = layouts_name;
+    out["ctx_size"] = p.context;
+    out["device"] = {{"name", gpu.info().name}, {"vendor", gpu.info().vendor}, {"driver", gpu.info().driver},
+                     {"type", gpu.info().type}};
+    out["prompt_tokens"] = p.n_prompt;
+    out["kernel_layouts"] = p.layouts_name;
+    return out;
+}
 
-    std::fprintf(stderr, "measuring the memory bandwidth of %s...\n", gpu->info().name.c_str());
-    const gpu::MeasuredBandwidth bandwidth = gpu::measure_bandwidth(*gpu);
-    json g;
-    {
-        std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
-        GpuModel model(*gpu, file, {.context = context, .layouts = layouts});
-        const uint64_t submits_before = model.submits();
-        Timing t = time_engine(model, prompt, n_decode, runs, "vulkan");
-        const double forwards = double(model.submits() - submits_before);
-        g = timing_json(t);
-        g["dispatches_per_token"] = model.dispatches_per_forward();
-        g["submits_per_token"] = forwards / (runs * (t.decode_tokens + 1.0));
-        g["weight_bytes"] = model.weight_bytes();
-        g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
-        g["measured_bandwidth"] = {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}, {"bytes", bandwidth.bytes}};
-        g["decode_bandwidth_fraction"] = g["weight_bandwidth_gb_s"].get<double>() / bandwidth.gb_s;
-        // What each extra submit of a step (a draft model's or EAGLE's levels) costs by itself.
-        g["empty_submit_ms"] = gpu::measure_submit_ms(*gpu);
-        // The same with a blocking wait from the start: what polling the fence first saves.
-        g["empty_submit_blocking_ms"] = gpu::measure_submit_ms(*gpu, 200, std::chrono::microseconds(0));
-        g["weights"] = model.weight_variants();
-        g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
-        // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
-        const int max_block = args.integer("--max-block", big && gpu->info().type == "cpu" ? 64 : 128);
-        g["verify_position"] = position;
-        g["verify_latency_ms"] = bench_verify_latency(model, position, runs, max_block);
-        g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
-        // Decoding modes side by side: --compare's list, else plain against Medusa.
-        if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))
-            out["compare"] = bench_compare(args, model, file, prompt, n_decode, runs);
-    }
-    {
-        GpuModel profiled(*gpu, file, {.timestamps = true, .context = context, .layouts = layouts});
-        profiled.forward(TokenBlock::causal(0, prompt));
-        int token = profiled.argmax(n_prompt - 1);
-        for (int i = 0; i < 8; ++i) {
-            profiled.forward(TokenBlock::causal(n_prompt + i, {token}));
-            token = profiled.argmax(0);
-        }
-        json stages = json::object();
-        for (const auto& s : profiled.stage_times()) stages[s.stage] = {{"ms", s.ms}, {"dispatches", s.dispatches}};
-        g["decode_stage_gpu_ms"] = stages;
-        g["peak_gpu_memory_bytes"] = gpu->peak_bytes();
-    }
-    out["vulkan"] = g;
+// The GPU engine's speed, costs per token and verify latencies; the decoding modes side by side go
+// into out["compare"].
+json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, const ModelFile& file, const BenchPlan& p,
+                 const gpu::MeasuredBandwidth& bandwidth, json& out) {
+    std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
+    GpuModel model(*gpu, file, {.context = p.context, .layouts = p.layouts});
+    const uint64_t submits_before = model.submits();
+    Timing t = time_engine(model, p.prompt, p.n_decode, p.runs, "vulkan");
+    const double forwards = double(model.submits() - submits_before);
+    json g = timing_json(t);
+    g["dispatches_per_token"] = model.dispatches_per_forward();
+    g["submits_per_token"] = forwards / (p.runs * (t.decode_tokens + 1.0));
+    g["weight_bytes"] = model.weight_bytes();
+    g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
+    g["measured_bandwidth"] = {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}, {"bytes", bandwidth.bytes}};
+    g["decode_bandwidth_fraction"] = g["weight_bandwidth_gb_s"].get<double>() / bandwidth.gb_s;
+    // What each extra submit of a step (a draft model's or EAGLE's levels) costs by itself.
+    g["empty_submit_ms"] = gpu::measure_submit_ms(*gpu);
+    // The same with a blocking wait from the start: what polling the fence first saves.
+    g["empty_submit_blocking_ms"] = gpu::measure_submit_ms(*gpu, 200, std::chrono::microseconds(0));
+    g["weights"] = model.weight_variants();
+    g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
+    // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
+    const int max_block = args.integer("--max-block", p.big && gpu->info().type == "cpu" ? 64 : 128);
+    g["verify_position"] = p.position;
+    g["verify_latency_ms"] = bench_verify_latency(model, p.position, p.runs, max_block);
+    g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
+    // Decoding modes side by side: --compare's list, else plain against Medusa.
+    if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))
+        out["compare"] = bench_compare(args, model, file, p.prompt, p.n_decode, p.runs);
+    return g;
+}
 
-    if (!args.has("--no-cpu")) {
-        std::fprintf(stderr, "preparing the CPU reference...\n");
-        CpuReferenceModel cpu(file, context);
-        Timing t = time_engine(cpu, prompt, big ? std::min(n_decode, 4) : n_decode, big ? 1 : runs, "cpu-reference");
-        out["cpu_reference"] = timing_json(t);
-        out["decode_speedup_vulkan_over_cpu_reference"] =
-            t.decode_tokens_per_s > 0 ? g["decode_tokens_per_s"].get<double>() / t.decode_tokens_per_s : 0.0;
+// Each decode stage's GPU time over eight tokens, from timestamps, and the device's peak memory.
+void profile_stages(gpu::Context& gpu, const ModelFile& file, const BenchPlan& p, json& g) {
+    GpuModel profiled(gpu, file, {.timestamps = true, .context = p.context, .layouts = p.layouts});
+    profiled.forward(TokenBlock::causal(0, p.prompt));
+    int token = profiled.argmax(p.n_prompt - 1);
+    for (int i = 0; i < 8; ++i) {
+        profiled.forward(TokenBlock::causal(p.n_prompt + i, {token}));
+        token = profiled.argmax(0);
     }
-    if (gpu->validation_messages() > 0) out["validation_messages"] = gpu->validation_messages();
+    json stages = json::object();
+    for (const auto& s : profiled.stage_times()) stages[s.stage] = {{"ms", s.ms}, {"dispatches", s.dispatches}};
+    g["decode_stage_gpu_ms"] = stages;
+    g["peak_gpu_memory_bytes"] = gpu.peak_bytes();
+}
 
+// The CPU reference's speed (a few tokens, once, for a large model) and the GPU's speed-up over it.
+void time_cpu_reference(const ModelFile& file, const BenchPlan& p, json& out) {
+    std::fprintf(stderr, "preparing the CPU reference...\n");
+    CpuReferenceModel cpu(file, p.context);
+    Timing t = time_engine(cpu, p.prompt, p.big ? std::min(p.n_decode, 4) : p.n_decode, p.big ? 1 : p.runs,
+                           "cpu-reference");
+    out["cpu_reference"] = timing_json(t);
+    out["decode_speedup_vulkan_over_cpu_reference"] =
+        t.decode_tokens_per_s > 0 ? out["vulkan"]["decode_tokens_per_s"].get<double>() / t.decode_tokens_per_s : 0.0;
+}
+
+// The table on stdout.
+void print_bench(const json& out, const gpu::MeasuredBandwidth& bandwidth) {
+    const json& g = out["vulkan"];
     std::printf("%-15s %14s %14s %12s\n", "engine", "prefill tok/s", "decode tok/s", "ms/token");
     auto row = [](const char* name, const json& j) {
         std::printf("%-15s %14.1f %14.1f %12.3f\n", name, j["prefill_tokens_per_s"].get<double>(),
                     j["decode_tokens_per_s"].get<double>(), j["decode_ms_per_token"].get<double>());
     };
-    row("vulkan", out["vulkan"]);
+    row("vulkan", g);
     if (out.contains("cpu_reference")) row("cpu-reference", out["cpu_reference"]);
     std::printf("dispatches/token %u, submits/token %.2f, weights %.1f MiB, decode weight bandwidth %.2f GB/s\n",
                 g["dispatches_per_token"].get<uint32_t>(), g["submits_per_token"].get<double>(),
@@ -205,6 +221,35 @@ int run_bench(int argc, char** argv) {
         std::printf("  %s: %.2f", tokens.c_str(), g["forward_ratio"][tokens].get<double>());
     }
     std::printf("\n");
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels"},
+              {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
+               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--position", "--compare",
+               "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
+               "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
+               "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
+    check_output_flags(args, {"--json", "--plot", "--tune-out"});
+    if (args.has("--tune-kernels")) return run_kernel_tuning(args);
+    if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
+    ModelFile file = open_model(args);
+    BenchPlan plan = plan_runs(args, file.config);
+    auto gpu = open_gpu(args, &file);
+    plan_placement(plan, args, file);
+    json out = bench_header(file, *gpu, plan);
+
+    std::fprintf(stderr, "measuring the memory bandwidth of %s...\n", gpu->info().name.c_str());
+    const gpu::MeasuredBandwidth bandwidth = gpu::measure_bandwidth(*gpu);
+    json g = time_vulkan(args, gpu, file, plan, bandwidth, out);
+    profile_stages(*gpu, file, plan, g);
+    out["vulkan"] = g;
+    if (!args.has("--no-cpu")) time_cpu_reference(file, plan, out);
+    if (gpu->validation_messages() > 0) out["validation_messages"] = gpu->validation_messages();
+
+    print_bench(out, bandwidth);
     if (args.has("--json")) {
         write_file_atomically(args.str("--json"), json_text(out));
         std::fprintf(stderr, "wrote %s\n", args.str("--json").c_str());

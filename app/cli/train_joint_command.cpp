@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "commands.h"
 #include "interrupt.h"
@@ -30,19 +31,11 @@ namespace medusa::cli {
 namespace fs = std::filesystem;
 using namespace medusa::train;
 
-int run_train_joint(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--joint", "--resume", "--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
-               "--device", "--max-len", "--data-engine", "--checkpoint-every", "--init-heads", "--warmup-steps", "--lora-rank",
-               "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
-    if (!args.has("--out")) throw UsageError("--out DIR is required");
-    const InterruptScope interrupt;
-    const std::string out = args.str("--out");
-    check_output_folder(out);  // before minutes of work, not after them
-    ModelFile file = open_model(args);
-    Tokenizer tok = open_tokenizer(args, file);
-    const int K = args.integer("--heads", 4);
-    if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
+namespace {
+
+// The joint run's options from the flags; a --resume checked against its checkpoint before the GPU
+// and the training text.
+JointOptions joint_options(const Args& args, const std::string& out, const ModelFile& file, int K) {
     JointOptions jo;
     jo.schedule.lr = 3e-3f;  // the heads'; the backbone's is 30 times lower (JointOptions)
     apply_training_flags(args, out, 1000, jo.schedule);
@@ -59,48 +52,48 @@ int run_train_joint(int argc, char** argv) {
                                                          " blocks and LoRA rank " + std::to_string(jo.lora.rank));
     if (jo.schedule.resume)  // before the GPU and the training text
         check_resumable((fs::path(jo.schedule.checkpoint_dir) / "heads").string(), jo.schedule.identity);
-    const BackboneWeights base = BackboneWeights::from_model(file);
-    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    const FolderLock lock(out);  // one trainer per folder
-    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
-    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
-    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
-    const auto t0 = std::chrono::steady_clock::now();
-    const DistilledText text = distill_text(args, model, file, tok, out, jo.schedule.seed);
+    return jo;
+}
 
-    // Phase 1, Medusa-1: the heads alone on the frozen model.
-    MedusaHeads heads;
+void log_line(const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); }
+
+// Phase 1, Medusa-1: the heads from --init-heads, or trained alone on the frozen model (--warmup-steps)
+// and saved in out/medusa1. Empty when interrupted (what to run next is said).
+std::optional<MedusaHeads> medusa1_heads(const Args& args, gpu::Context& gpu, const ModelFile& file,
+                                         const DistilledText& text, const JointOptions& jo, const std::string& out,
+                                         int K) {
     if (args.has("--init-heads")) {
-        heads = load_medusa_heads(args.str("--init-heads"), file.config);
+        MedusaHeads heads = load_medusa_heads(args.str("--init-heads"), file.config);
         std::fprintf(stderr, "Medusa-1 heads from %s\n", args.str("--init-heads").c_str());
-    } else {
-        TrainOptions w = jo.schedule;
-        w.lr = 3e-3f;
-        w.steps = args.integer("--warmup-steps", 1000);
-        w.batch = 256;
-        w.checkpoint_dir = (fs::path(out) / "medusa1" / "checkpoint").string();
-        w.checkpoint_every = std::max(50, w.steps / 10);
-        w.log_every = std::max(10, w.steps / 20);
-        MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
-        init.source = file.path;
-        std::fprintf(stderr, "phase 1 (Medusa-1): %d steps of the heads alone\n", w.steps);
-        heads = train_heads(*gpu, init, text.train, w, [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); })
-                    .heads;
-        if (interrupt_requested()) return report_training_interrupted(w.checkpoint_dir);
-        save_medusa_heads(heads, (fs::path(out) / "medusa1").string());
+        return heads;
     }
-    heads.copy_shared_classifier(file);
-    if (heads.count() != K) throw UsageError("--init-heads holds " + std::to_string(heads.count()) + " heads, not --heads " + std::to_string(K));
-    const JointReport medusa1 = evaluate_original(*gpu, base, heads, text.held, jo);
+    TrainOptions w = jo.schedule;
+    w.lr = 3e-3f;
+    w.steps = args.integer("--warmup-steps", 1000);
+    w.batch = 256;
+    w.checkpoint_dir = (fs::path(out) / "medusa1" / "checkpoint").string();
+    w.checkpoint_every = std::max(50, w.steps / 10);
+    w.log_every = std::max(10, w.steps / 20);
+    MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
+    init.source = file.path;
+    std::fprintf(stderr, "phase 1 (Medusa-1): %d steps of the heads alone\n", w.steps);
+    MedusaHeads heads = train_heads(gpu, init, text.train, w, log_line).heads;
+    if (interrupt_requested()) {
+        report_training_interrupted(w.checkpoint_dir);
+        return std::nullopt;
+    }
+    save_medusa_heads(heads, (fs::path(out) / "medusa1").string());
+    return heads;
+}
 
-    // Phase 2, Medusa-2: adapters and heads together.
-    std::fprintf(stderr, "phase 2 (Medusa-2): %d joint steps, LoRA rank %d alpha %g, lambda %g, lr heads %g backbone %g\n",
-                 jo.schedule.steps, jo.lora.rank, jo.lora.alpha, jo.lambda, jo.schedule.lr, jo.backbone_lr);
-    const JointResult r = train_joint(*gpu, base, heads, text.train, text.held, jo, [](const std::string& l) {
-        std::fprintf(stderr, "%s\n", l.c_str());
-    });
-    if (interrupt_requested()) return report_training_interrupted(jo.schedule.checkpoint_dir);
+// The merged model (llama2.c fp32) as out/model.bin and the tuned heads in out/heads, their
+// config.json naming Medusa-2 and the original model.
+struct JointOutputs {
+    std::string model_path, heads_dir;
+};
 
+JointOutputs save_joint(const BackboneWeights& base, const ModelFile& file, const JointResult& r,
+                        const JointOptions& jo, const std::string& out) {
     const std::string model_path = (fs::path(out) / "model.bin").string();
     write_llama2c(merge_lora(base, r.lora, jo.lora), model_path);
     if (file.format.rfind("llama2c", 0) != 0)  // GGUF and HF folders carry their vocabulary; llama2.c files do not
@@ -117,7 +110,12 @@ int run_train_joint(int argc, char** argv) {
     config["lora_rank"] = jo.lora.rank;
     config["lora_alpha"] = jo.lora.alpha;
     write_file_atomically((fs::path(heads_dir) / "config.json").string(), json_text(config));
+    return {model_path, heads_dir};
+}
 
+// The held-out comparison and the speed on stdout, and the same in out/medusa2_report.json.
+void report_joint(const ModelFile& file, const std::string& device, const JointOptions& jo, const JointReport& medusa1,
+                  const JointResult& r, const JointOutputs& saved, double wall, const std::string& out, int K) {
     const JointReport& h = r.heldout;
     std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
                 "%.3f -> %.3f\nhead  top1 Medusa-1 (original)  top1 Medusa-2 (tuned)\n",
@@ -126,13 +124,12 @@ int run_train_joint(int argc, char** argv) {
     std::printf("GPU time per joint step:");
     for (const auto& st : r.stage_times) std::printf("  %s %.1f ms", st.stage.c_str(), st.ms);
     std::printf("\n");
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("joint training: %d steps, %.0f tokens/s, %.1f s; %.1f s in all\ntuned model %s (its output is the "
                 "tuned model's, not the original's), heads in %s\n",
-                r.steps_done, r.tokens_per_s, r.wall_s, wall, model_path.c_str(), heads_dir.c_str());
+                r.steps_done, r.tokens_per_s, r.wall_s, wall, saved.model_path.c_str(), saved.heads_dir.c_str());
     nlohmann::json report = {{"model", file.path},
-                             {"tuned_model", model_path},
-                             {"device", gpu->info().name},
+                             {"tuned_model", saved.model_path},
+                             {"device", device},
                              {"steps", jo.schedule.steps},
                              {"lora_rank", jo.lora.rank},
                              {"lora_alpha", jo.lora.alpha},
@@ -151,6 +148,48 @@ int run_train_joint(int argc, char** argv) {
                              {"train_tokens_per_s", r.tokens_per_s},
                              {"train_wall_s", r.wall_s}};
     write_file_atomically((fs::path(out) / "medusa2_report.json").string(), json_text(report));
+}
+
+}  // namespace
+
+int run_train_joint(int argc, char** argv) {
+    Args args(argc, argv, 2, {"--joint", "--resume", "--validate"},
+              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
+               "--device", "--max-len", "--data-engine", "--checkpoint-every", "--init-heads", "--warmup-steps", "--lora-rank",
+               "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
+    if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const InterruptScope interrupt;
+    const std::string out = args.str("--out");
+    check_output_folder(out);  // before minutes of work, not after them
+    ModelFile file = open_model(args);
+    Tokenizer tok = open_tokenizer(args, file);
+    const int K = args.integer("--heads", 4);
+    if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
+    const JointOptions jo = joint_options(args, out, file, K);
+    const BackboneWeights base = BackboneWeights::from_model(file);
+    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
+    const FolderLock lock(out);  // one trainer per folder
+    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
+    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
+    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
+    const auto t0 = std::chrono::steady_clock::now();
+    const DistilledText text = distill_text(args, model, file, tok, out, jo.schedule.seed);
+
+    std::optional<MedusaHeads> heads = medusa1_heads(args, *gpu, file, text, jo, out, K);
+    if (!heads) return kInterruptedExit;
+    heads->copy_shared_classifier(file);
+    if (heads->count() != K) throw UsageError("--init-heads holds " + std::to_string(heads->count()) + " heads, not --heads " + std::to_string(K));
+    const JointReport medusa1 = evaluate_original(*gpu, base, *heads, text.held, jo);
+
+    // Phase 2, Medusa-2: adapters and heads together.
+    std::fprintf(stderr, "phase 2 (Medusa-2): %d joint steps, LoRA rank %d alpha %g, lambda %g, lr heads %g backbone %g\n",
+                 jo.schedule.steps, jo.lora.rank, jo.lora.alpha, jo.lambda, jo.schedule.lr, jo.backbone_lr);
+    const JointResult r = train_joint(*gpu, base, *heads, text.train, text.held, jo, log_line);
+    if (interrupt_requested()) return report_training_interrupted(jo.schedule.checkpoint_dir);
+
+    const JointOutputs saved = save_joint(base, file, r, jo, out);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    report_joint(file, gpu->info().name, jo, medusa1, r, saved, wall, out, K);
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "gpu/device_limits.h"
+#include "llm/cpu_attention.h"
 #include "model/dequantize.h"
 
 namespace medusa {
@@ -108,9 +109,9 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file, int context) : cfg_(
 void CpuReferenceModel::forward(const TokenBlock& block) {
     block.validate(cfg_.seq_len, cfg_.vocab_size);
     const int T = block.size(), dim = cfg_.dim, kv_dim = cfg_.kv_dim(), hd = cfg_.head_dim();
-    const int hidden_dim = cfg_.hidden_dim, kv_mul = cfg_.n_heads / cfg_.n_kv_heads;
+    const int hidden_dim = cfg_.hidden_dim;
     std::vector<float> x(size_t(T) * dim), xb(dim), q(size_t(T) * dim), att_out(dim), tmp(dim);
-    std::vector<float> hb(hidden_dim), hb2(hidden_dim), scores(block.base + T);
+    std::vector<float> hb(hidden_dim), hb2(hidden_dim);
     for (int t = 0; t < T; ++t)
         std::copy_n(&embeddings_[size_t(block.tokens[t]) * dim], dim, &x[size_t(t) * dim]);
 
@@ -138,29 +139,8 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                         cfg_.rope_position_scale);
         }
         for (int t = 0; t < T; ++t) {
-            const int n_keys = block.base + T;
-            for (int h = 0; h < cfg_.n_heads; ++h) {
-                const float* qh = &q[size_t(t) * dim + h * hd];
-                const int kv_off = (h / kv_mul) * hd;
-                float max_score = -INFINITY;
-                for (int s = 0; s < n_keys; ++s) {
-                    if (!block.sees_slot(t, s)) continue;
-                    float acc = 0;
-                    for (int d = 0; d < hd; ++d) acc += qh[d] * kc[size_t(s) * kv_dim + kv_off + d];
-                    scores[s] = acc / std::sqrt(float(hd));
-                    max_score = std::max(max_score, scores[s]);
-                }
-                float sum = 0;
-                for (int s = 0; s < n_keys; ++s) {
-                    scores[s] = block.sees_slot(t, s) ? std::exp(scores[s] - max_score) : 0.0f;
-                    sum += scores[s];
-                }
-                for (int d = 0; d < hd; ++d) {
-                    float acc = 0;
-                    for (int s = 0; s < n_keys; ++s) acc += scores[s] * vc[size_t(s) * kv_dim + kv_off + d];
-                    att_out[h * hd + d] = acc / sum;
-                }
-            }
+            cpu_attention(att_out, {&q[size_t(t) * dim], size_t(dim)}, kc, vc, block, t,
+                          {cfg_.n_heads, cfg_.n_kv_heads, hd});
             matvec(tmp.data(), att_out.data(), L.wo.data(), dim, dim);
             for (int i = 0; i < dim; ++i) x[size_t(t) * dim + i] += tmp[i];
         }

@@ -1,6 +1,7 @@
 #include "llm/cpu_tree_runner.h"
 
 #include "llm/cpu_eagle_runner.h"
+#include "llm/softmax.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,12 +26,10 @@ public:
             for (size_t v = 0; v < order.size(); ++v) order[v] = int(v);
             std::partial_sort(order.begin(), order.begin() + topk_, order.end(),
                               [&](int a, int b) { return l[a] > l[b] || (l[a] == l[b] && a < b); });
-            const float top = l[order[0]];
-            double z = 0;
-            for (float x : l) z += std::exp(double(x) - top);
+            const ExpSum z = exp_sum(l);
             for (int r = 0; r < topk_; ++r) {
                 cand_token[1 + k * topk_ + r] = order[r];
-                cand_prob[1 + k * topk_ + r] = float(std::exp(double(l[order[r]]) - top) / z);
+                cand_prob[1 + k * topk_ + r] = float(z.prob(l[order[r]]));
             }
         }
         probs.assign(block.size(), 1.0f);
@@ -81,11 +80,8 @@ NodeStats CpuTreeRunner::stats(int node) const {
     if (!stats_[node]) {
         const float inv_t = 1.0f / (*stats_temperature_ > 0 ? *stats_temperature_ : 1.0f);
         const auto l = model_.logits(node);
-        const float m = *std::max_element(l.begin(), l.end()) * inv_t;
-        double z = 0;
-        for (float x : l) z += std::exp(double(x * inv_t - m));
         NodeStats s;
-        s.log_normalizer = float(m + std::log(z));
+        s.log_normalizer = float(exp_sum(l, inv_t).log_normalizer());
         double h = 0;
         for (float x : l) {
             const double p = std::exp(double(x * inv_t) - s.log_normalizer);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 
+#include "llm/cpu_attention.h"
 #include "llm/cpu_reference.h"
 #include "model/dequantize.h"
 
@@ -74,7 +75,6 @@ void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> feat
     block.validate(context_, vocab_);
     const EagleLayer& L = layer_;
     const int T = block.size(), d = L.dim, kv = L.kv_dim(), hd = L.head_dim(), hidden = L.hidden_dim;
-    const int kv_mul = L.n_heads / L.n_kv_heads;
     if (features.size() != size_t(T) * d) throw std::invalid_argument("an EAGLE block needs one feature row per token");
     std::vector<float> x(size_t(T) * d), q(size_t(T) * d), in(2 * d), att(d), tmp(d), xb(d), g(hidden), u(hidden);
     // fc over [e(t) ; f], then q, k, v of every token before attention (as the target's forward).
@@ -91,28 +91,9 @@ void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> feat
         rope_rotate(&key_cache_[size_t(slot) * kv], kv, hd, block.positions[t], L.rope_theta);
     }
     out_.assign(size_t(T) * d, 0.0f);
-    std::vector<float> scores(block.base + T);
     for (int t = 0; t < T; ++t) {
-        const int n_keys = block.base + T;
-        for (int h = 0; h < L.n_heads; ++h) {
-            const float* qh = &q[size_t(t) * d + h * hd];
-            const int off = (h / kv_mul) * hd;
-            float m = -INFINITY;
-            for (int s = 0; s < n_keys; ++s) {
-                if (!block.sees_slot(t, s)) continue;
-                float acc = 0;
-                for (int i = 0; i < hd; ++i) acc += qh[i] * key_cache_[size_t(s) * kv + off + i];
-                scores[s] = acc / std::sqrt(float(hd));
-                m = std::max(m, scores[s]);
-            }
-            float sum = 0;
-            for (int s = 0; s < n_keys; ++s) sum += scores[s] = block.sees_slot(t, s) ? std::exp(scores[s] - m) : 0.0f;
-            for (int i = 0; i < hd; ++i) {
-                float acc = 0;
-                for (int s = 0; s < n_keys; ++s) acc += scores[s] * value_cache_[size_t(s) * kv + off + i];
-                att[h * hd + i] = acc / sum;
-            }
-        }
+        cpu_attention(att, {&q[size_t(t) * d], size_t(d)}, key_cache_, value_cache_, block, t,
+                      {L.n_heads, L.n_kv_heads, hd});
         float* h = &out_[size_t(t) * d];
         matvec(tmp.data(), att.data(), L.wo.data(), d, d);
         for (int i = 0; i < d; ++i) h[i] = x[size_t(t) * d + i] + tmp[i];

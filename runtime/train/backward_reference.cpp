@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "llm/softmax.h"
+
 namespace medusa::train::ref {
 
 Vec linear(const Vec& x, const Vec& w, const Vec& b, int rows, int in, int out) {
@@ -117,17 +119,13 @@ struct Probs {
 Probs probs(const Vec& qkv, const AttentionShape& s, int i, int h) {
     const int hd = s.head_dim, stride = s.stride(), g = h / (s.n_heads / s.n_kv_heads);
     Probs out{(i / s.seq_len) * s.seq_len, {}};
-    double m = -1e300;
     for (int j = out.start; j <= i; ++j) {
         double d = 0;
         for (int e = 0; e < hd; ++e)
             d += qkv[size_t(i) * stride + h * hd + e] * qkv[size_t(j) * stride + (s.n_heads + g) * hd + e];
         out.p.push_back(d / std::sqrt(double(hd)));
-        m = std::max(m, out.p.back());
     }
-    double sum = 0;
-    for (double& v : out.p) sum += v = std::exp(v - m);
-    for (double& v : out.p) v /= sum;
+    softmax(out.p);
     return out;
 }
 
@@ -223,17 +221,14 @@ LossOut soft_cross_entropy(const Vec& logits, const Vec& target_logits, const Ve
     LossOut o;
     o.grad.resize(logits.size());
     o.row_loss.resize(rows);
-    auto softmax = [&](const double* l) {
+    auto distribution = [&](const double* l) {
         Vec p(l, l + vocab);
-        const double m = *std::max_element(p.begin(), p.end());
-        double sum = 0;
-        for (double& v : p) sum += v = std::exp(v - m);
-        for (double& v : p) v /= sum;
+        softmax(p);
         return p;
     };
     for (int r = 0; r < rows; ++r) {
         const double* l = &logits[size_t(r) * vocab];
-        const Vec p = softmax(&target_logits[size_t(r) * vocab]), q = softmax(l);
+        const Vec p = distribution(&target_logits[size_t(r) * vocab]), q = distribution(l);
         const int top = int(std::max_element(p.begin(), p.end()) - p.begin());  // the lowest index on ties
         double loss = 0;
         int rank = 0;

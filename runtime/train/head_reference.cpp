@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "llm/softmax.h"
+
 namespace medusa::train {
 
 
@@ -40,20 +42,16 @@ HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std
         const int y = targets[b];
         r.ranks.push_back(-1);
         if (y < 0) continue;
-        double m = -1e300;
         for (int v = 0; v < V; ++v) {
             double s = 0;
             for (int i = 0; i < D; ++i) s += double(head.w2[size_t(v) * D + i]) * xs[L][i];
             logits[v] = s;
-            m = std::max(m, s);
         }
-        double sum = 0;
+        const ExpSum z = exp_sum(logits);
         int rank = 0;
-        for (int v = 0; v < V; ++v) {
-            sum += std::exp(logits[v] - m);
+        for (int v = 0; v < V; ++v)
             if (logits[v] > logits[y] || (logits[v] == logits[y] && v < y)) ++rank;
-        }
-        r.loss += scale * (std::log(sum) + m - logits[y]);
+        r.loss += scale * (z.log_normalizer() - logits[y]);
         r.valid++;
         r.top1 += rank == 0;
         r.top5 += rank < 5;
@@ -61,7 +59,7 @@ HeadBatchResult head_forward_backward(const MedusaHeads& heads, int k, const std
         if (!want_grad) continue;
         std::fill(dx.begin(), dx.end(), 0.0);
         for (int v = 0; v < V; ++v) {
-            const double dl = scale * (std::exp(logits[v] - m) / sum - (v == y ? 1.0 : 0.0));
+            const double dl = scale * (z.prob(logits[v]) - (v == y ? 1.0 : 0.0));
             for (int i = 0; i < D; ++i) {
                 r.grad.w2[size_t(v) * D + i] += float(dl * xs[L][i]);
                 dx[i] += dl * head.w2[size_t(v) * D + i];

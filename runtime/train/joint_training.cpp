@@ -6,6 +6,7 @@
 #include <random>
 
 #include "llm/medusa_heads_io.h"
+#include "llm/softmax.h"
 #include "model/dequantize.h"
 #include "model/safetensors_file.h"
 #include "train/checkpoint_folder.h"
@@ -72,11 +73,8 @@ JointReport evaluate_joint(GpuJointTrainer& trainer, const DistillData& d, int s
         const std::vector<float> lt = trainer.logits(false), lb = trainer.logits(true);
         const int V = int(lt.size() / b.rows());
         auto nll = [&](const std::vector<float>& l, size_t row, int target) {
-            const float* x = &l[row * V];
-            double m = x[0], sum = 0;
-            for (int v = 1; v < V; ++v) m = std::max(m, double(x[v]));
-            for (int v = 0; v < V; ++v) sum += std::exp(x[v] - m);
-            return std::log(sum) + m - x[target];
+            const std::span<const float> x(&l[row * V], size_t(V));
+            return exp_sum(x).log_normalizer() - x[target];
         };
         for (int s2 = 0; s2 < fresh; ++s2) {
             const int start = d.seq_start[seqs[s2]], end = d.seq_start[seqs[s2] + 1];
