@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "llm/softmax.h"
+
 namespace medusa {
 
 NodeDistributions::NodeDistributions(TreeRunner& runner, const CandidateTree& tree, std::span<const int> sequence,
@@ -58,11 +60,7 @@ float NodeDistributions::raw_prob(int node, int token) {
     if (stats_temperature_ && *stats_temperature_ == 1.0f)
         return std::exp(runner_.logits(node)[token] - runner_.stats(node).log_normalizer);
     const auto l = runner_.logits(node);
-    float m = l[0];
-    for (float x : l) m = std::max(m, x);
-    double z = 0;
-    for (float x : l) z += std::exp(double(x) - m);
-    return float(std::exp(double(l[token]) - m) / z);
+    return float(exp_sum(l).prob(l[token]));
 }
 
 }  // namespace medusa

@@ -5,6 +5,8 @@
 #include <functional>
 #include <numeric>
 
+#include "llm/softmax.h"
+
 namespace medusa {
 
 int argmax(std::span<const float> v) {
@@ -67,16 +69,14 @@ int Sampler::greedy_token(std::span<const float> raw, std::span<const int> histo
 std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<const int> history) const {
     const size_t n = raw.size();
     const std::vector<float> logits = penalized(raw, history);
-    std::vector<float> p(n, 0.0f);
     if (greedy()) {
+        std::vector<float> p(n, 0.0f);
         p[argmax(logits)] = 1.0f;
         return p;
     }
-    const float m = *std::max_element(logits.begin(), logits.end());
-    double sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += p[i] = std::exp((logits[i] - m) / params_.temperature);
+    std::vector<float> p = logits;
+    const double sum = softmax(p, params_.temperature);
     if (!std::isfinite(sum) || !(sum > 0)) throw NonFiniteLogits();  // NaN, or +Inf minus +Inf
-    for (auto& x : p) x = float(x / sum);
     if (params_.top_k > 0 && size_t(params_.top_k) < n) {
         std::vector<float> sorted = p;
         std::nth_element(sorted.begin(), sorted.begin() + (params_.top_k - 1), sorted.end(), std::greater<float>());
