@@ -16,7 +16,6 @@
 #include "train/head_training.h"
 #include "model/json_file.h"
 #include "model/folder_lock.h"
-#include "model/output_path.h"
 #include "train/checkpoint_identity.h"
 #include "train/training_progress.h"
 
@@ -42,14 +41,9 @@ int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
               {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr",
                "--layers", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
-    if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
-    const std::string out = args.str("--out");
-    check_output_folder(out);  // before minutes of work, not after them
-    ModelFile file = open_model(args);
-    Tokenizer tok = open_tokenizer(args, file);
-    const int K = args.integer("--heads", 4);
-    if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
+    auto [out, file, tok] = open_training(args);
+    const int K = heads_to_train(args);
     TrainOptions o;
     apply_training_flags(args, out, 2000, o);
     const int layers = args.integer("--layers", 1);

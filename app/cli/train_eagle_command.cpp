@@ -18,7 +18,6 @@
 #include "train/eagle_training.h"
 #include "model/json_file.h"
 #include "model/folder_lock.h"
-#include "model/output_path.h"
 #include "train/checkpoint_identity.h"
 #include "train/training_progress.h"
 
@@ -56,12 +55,8 @@ int run_train_eagle(int argc, char** argv) {
     Args args(argc, argv, 2, {"--resume", "--validate"},
               {"--model", "--tokenizer", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr", "--noise",
                "--token-weight", "--depth", "--eval-positions", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
-    if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
-    const std::string out = args.str("--out");
-    check_output_folder(out);  // before minutes of work, not after them
-    ModelFile file = open_model(args);
-    Tokenizer tok = open_tokenizer(args, file);
+    auto [out, file, tok] = open_training(args);
     EagleTrainOptions o;
     apply_training_flags(args, out, o.steps, o);
     o.identity = checkpoint_identity(file, "an EAGLE layer");

@@ -22,7 +22,6 @@
 #include "train/backbone_weights.h"
 #include "train/joint_training.h"
 #include "model/folder_lock.h"
-#include "model/output_path.h"
 #include "train/checkpoint_identity.h"
 #include "train/training_progress.h"
 
@@ -157,14 +156,9 @@ int run_train_joint(int argc, char** argv) {
               {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
                "--device", "--max-len", "--data-engine", "--checkpoint-every", "--init-heads", "--warmup-steps", "--lora-rank",
                "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
-    if (!args.has("--out")) throw UsageError("--out DIR is required");
     const InterruptScope interrupt;
-    const std::string out = args.str("--out");
-    check_output_folder(out);  // before minutes of work, not after them
-    ModelFile file = open_model(args);
-    Tokenizer tok = open_tokenizer(args, file);
-    const int K = args.integer("--heads", 4);
-    if (K < 1 || K > 8) throw UsageError("--heads must be 1 to 8");
+    auto [out, file, tok] = open_training(args);
+    const int K = heads_to_train(args);
     const JointOptions jo = joint_options(args, out, file, K);
     const BackboneWeights base = BackboneWeights::from_model(file);
     auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind

@@ -8,9 +8,25 @@
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
+#include "model/output_path.h"
 #include "train/seed_prompts.h"
 
 namespace medusa::cli {
+
+TrainingStart open_training(const Args& args) {
+    if (!args.has("--out")) throw UsageError("--out DIR is required");
+    const std::string out = args.str("--out");
+    check_output_folder(out);  // before minutes of work, not after them
+    ModelFile file = open_model(args);
+    Tokenizer tok = open_tokenizer(args, file);
+    return {out, std::move(file), std::move(tok)};
+}
+
+int heads_to_train(const Args& args) {
+    const int k = args.integer("--heads", 4);
+    if (k < 1 || k > 8) throw UsageError("--heads must be 1 to 8");
+    return k;
+}
 
 namespace fs = std::filesystem;
 using namespace medusa::train;

@@ -12,6 +12,17 @@
 
 namespace medusa::cli {
 
+// What every trainer opens first: --out (required, and checked writable before minutes of work),
+// the model and its tokenizer.
+struct TrainingStart {
+    std::string out;
+    ModelFile file;
+    Tokenizer tok;
+};
+TrainingStart open_training(const Args& args);
+// --heads K (default 4): how many Medusa heads to train, 1 to 8.
+int heads_to_train(const Args& args);
+
 // --steps N (default `steps`), --batch N, --lr, --seed, --resume; checkpoints in DIR/checkpoint
 // every --checkpoint-every N steps (default about ten times a run), progress about forty times.
 // Ctrl-C (within an InterruptScope) stops the run after a step, with a checkpoint.
