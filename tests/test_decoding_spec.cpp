@@ -136,7 +136,7 @@ TEST_CASE("building a spec refuses heads for another hidden size, naming the fil
     CHECK_THAT(r.err, Contains(heads));
 }
 
-TEST_CASE("every drafter a spec builds decodes plain greedy text; a rebuild reuses what it loaded", "[spec]") {
+TEST_CASE("every drafter a spec builds decodes plain greedy text, and a rebuild reuses what it loaded", "[spec]") {
     ValidationGuard guard;
     GpuTarget target("stories260K.bin");
     const DraftingTarget where{.file = target.file, .runner = target.runner, .gpu = &gpu_context(),

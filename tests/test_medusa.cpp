@@ -173,3 +173,26 @@ TEST_CASE("the first tree's candidates are the CPU reference heads' top-k, on bo
         }
     }
 }
+
+TEST_CASE("a drafting stage runs only on the runner that made it, and goes with its handle", "[medusa]") {
+    test::ValidationGuard guard;
+    GpuTarget target("stories260K.bin");
+    GpuTreeRunner other(target.model);  // a second runner over the same model
+    const MedusaHeads heads = MedusaHeads::init_from_model(target.file, 2);
+    const TreeBuffers tree = build_tree_buffers(load_tree("chain:2"));
+    MedusaDrafter drafter(target.runner, target.file, heads, tree);
+    decode(target.runner, drafter, greedy_options(3), kStoryPrompts[0]);  // the heads now have a hidden state
+    const TokenBlock block = CandidateTree::root_only(1).block(0);
+    TreeRunOptions o;
+    o.stage = drafter.device_stage();
+    REQUIRE(o.stage != nullptr);
+    CHECK_THROWS_WITH(other.run(block, o), "a drafting stage of another engine");
+    CHECK_THROWS_WITH(other.prepare(2, o.stage), "a drafting stage of another engine");
+    // A stage whose handle is gone is unknown to its runner too.
+    const uint64_t gone = [&] {
+        auto stage = target.runner.medusa_stage(target.file, heads, 2, 1, std::vector<int>{0, 1, 2});
+        return stage->serial();
+    }();
+    DraftStage stale(gone, 3, nullptr);
+    CHECK_THROWS_WITH(target.runner.prepare(2, &stale), "a drafting stage of another engine");
+}

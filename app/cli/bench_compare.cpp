@@ -66,9 +66,13 @@ ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& ru
 }
 
 // Per-stage GPU time of one step that verified a tree (the last such step of a short run).
-json step_stages(GpuModel& model, Drafting& drafting, const DecodeOptions& o, const std::vector<int>& prompt) {
-    // A second runner over the same model, with timestamps (they cost time, so not in the timed runs).
+json step_stages(GpuModel& model, const ModelFile& file, const Drafting& loaded, const DecodeOptions& o,
+                 const std::vector<int>& prompt) {
+    // A second runner over the same model, with timestamps (they cost time, so not in the timed
+    // runs), and the drafter built again on it: a drafting stage belongs to the runner that made it.
     auto timed = gpu_runner(model, true);
+    const DraftingTarget target{.file = file, .runner = *timed, .gpu = &model.context(), .context = model.config().seq_len};
+    Drafting drafting = build_drafting(loaded.spec, target, &loaded);
     DecodeOptions t = o;
     t.max_new_tokens = 16;
     json stages = json::object();
@@ -181,7 +185,7 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                 check_spec(spec);
                 Drafting drafting = make_drafting(drafter, file, engine);
                 ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs);
-                m.stage_ms = step_stages(model, drafting, o, set_prompts.front());
+                m.stage_ms = step_stages(model, file, drafting, o, set_prompts.front());
                 results.push_back(std::move(m));
             }
         }

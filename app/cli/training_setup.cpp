@@ -9,6 +9,7 @@
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
 #include "model/output_path.h"
+#include "session.h"
 #include "train/seed_prompts.h"
 
 namespace medusa::cli {

@@ -38,7 +38,10 @@ void build_medusa(const MedusaSpec& m, const DraftingTarget& target, const Draft
     } else {
         d.heads = std::make_shared<const MedusaHeads>(load_medusa_heads(m.heads, target.file.config));
     }
-    if (const std::string note = d.heads->non_finite_note(); !note.empty()) d.warnings.push_back(note);
+    // Heads from a file may hold NaN; initialised heads are the model's own classifier, whose NaN
+    // is the model's error, reported as such when decoding starts.
+    if (const std::string note = d.heads->non_finite_note(); !m.heads.empty() && !note.empty())
+        d.warnings.push_back(note);
     d.drafter = std::make_unique<MedusaDrafter>(target.runner, target.file, *d.heads, d.tree);
     d.summary = "medusa (" + d.heads->source + ", " + std::to_string(d.heads->count()) + " heads, " +
                 std::to_string(d.tree.num_nodes) + "-node tree" + (m.choices ? "" : " " + m.tree) + ")";
