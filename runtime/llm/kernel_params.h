@@ -36,7 +36,7 @@ inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // CPU drivers (lavapipe) execute a subgroup as one SIMD register and turn per-lane addresses
 // into gathers, so they get shader layouts whose inputs are uniform loads (matmul's LANE_PER_ROW,
 // attention's ONE_PASS_HEAD_DIM); GPUs get layouts whose weight reads coalesce.
-inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().type == "cpu"; }
+inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().kind == gpu::DeviceKind::Cpu; }
 
 // The pipeline's specialization constants (TILE, LANE_PER_ROW, the workgroup size, SUBGROUP, the
 // kMatmul* FUSIONS) and its workgroup grid: a lane per row, or a subgroup per row.

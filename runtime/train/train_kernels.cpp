@@ -24,7 +24,7 @@ TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& m
                                     std::to_string(head_dim));
     // CPU drivers run the barrier-free GEMMs faster (QUAD where the shapes allow it, else DIRECT);
     // GPUs the shared-memory one.
-    std::string variant = !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled";
+    std::string variant = !matmul_variant.empty() ? matmul_variant : ctx.info().kind == gpu::DeviceKind::Cpu ? "quad" : "tiled";
     if (variant == "quad") {
         matmul_quad_ = std::make_unique<gpu::Kernel>(ctx, "train_matmul_quad", 3, sizeof(TrainMatmulPush));
         variant = "direct";
