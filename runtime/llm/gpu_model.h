@@ -85,7 +85,7 @@ public:
     const GpuMatrix& classifier() const { return classifier_; }
 
 private:
-    const gpu::Kernel& embed_kernel(const std::string& variant);
+    const gpu::Kernel& embed_kernel(MatrixVariant variant);
 
     gpu::Context& ctx_;
     LlamaConfig cfg_;
@@ -100,7 +100,8 @@ private:
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
-    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+    std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_;
+    std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size
     const gpu::CommandSequence* last_ = nullptr;
     uint32_t last_dispatches_ = 0;
