@@ -28,7 +28,7 @@ TEST_CASE("a wait on a submit returns after the dispatch finished, however long 
     for (uint32_t t = 0; t < rows; ++t) logits[size_t(t) * vocab + (t * 331) % vocab] = 9.0f;
     auto lb = buffer_with(logits);
     gpu::Buffer out(ctx, rows * 4, gpu::MemoryKind::Host);
-    auto kernel = logit_rows_kernel(ctx, "argmax", vocab, *lb, sizeof(ArgmaxPush));
+    auto kernel = logit_rows_kernel(ctx, LogitRows::Argmax, vocab, *lb, sizeof(ArgmaxPush));
     gpu::CommandSequence seq(ctx);
     seq.begin();
     record_logit_rows(seq, *kernel, *lb, out, ArgmaxPush{vocab, rows}, rows);

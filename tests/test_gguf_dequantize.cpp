@@ -113,7 +113,7 @@ TEST_CASE("the GPU expands rows 0 and 1 of every matrix to llama.cpp's values", 
     // The embedding shader is the GPU's plain dequantizer: it writes the rows of the listed tokens.
     test::ValidationGuard guard;
     auto& ctx = test::gpu_context();
-    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels;
+    std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> kernels;
     std::vector<uint32_t> params(4 + 2 * 128 + 128 * 4, 0);
     params[1] = 2;  // two rows: tokens 0 and 1
     params[5] = 1;
@@ -128,9 +128,9 @@ TEST_CASE("the GPU expands rows 0 and 1 of every matrix to llama.cpp's values", 
             CAPTURE(oracle, t.name);
             const GpuMatrix g = upload_matrix(ctx, {&t});
             const GpuMatrix::Segment& s = g.only();
-            CHECK((s.variant != "f32" || t.type == DType::F32));  // expanded in the shader, not at upload
+            CHECK((s.variant != MatrixVariant::F32 || t.type == DType::F32));  // expanded in the shader, not at upload
             auto& k = kernels[s.variant];
-            if (!k) k = std::make_unique<gpu::Kernel>(ctx, "embed_" + s.variant, 4, sizeof(kernels::EmbedPush));
+            if (!k) k = std::make_unique<gpu::Kernel>(ctx, embed_shader(s.variant), 4, sizeof(kernels::EmbedPush));
             const uint32_t cols = uint32_t(t.shape[1]);
             gpu::Buffer out(ctx, 2 * cols * 4, gpu::MemoryKind::Host);
             gpu::CommandSequence seq(ctx);

@@ -100,7 +100,7 @@ TEST_CASE("a model uses the tuned configuration for its device and shapes, with 
     ModelFile file = load_model(model_path("stories260K.bin"));
     auto& ctx = gpu_context();
     // A configuration the default never is: the other read path, the largest workgroup.
-    const MatmulConfig def = default_matmul_config(ctx, ctx.info().type == "cpu");
+    const MatmulConfig def = default_matmul_config(ctx, ctx.info().kind == gpu::DeviceKind::Cpu);
     const MatmulConfig tuned{!def.texel, 256};
     {
         GpuModel untuned(ctx, file);

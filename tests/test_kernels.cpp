@@ -84,14 +84,14 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     auto& ctx = gpu_context();
     struct Case {
         DType type;
-        std::string variant;
+        MatrixVariant variant;
         float tol;
         int block;  // a row's length is a multiple of this
     };
-    std::vector<Case> cases = {{DType::F32, "f32", 1e-4f, 1}, {DType::F16, "f16", 1e-4f, 1},
-                               {DType::BF16, "bf16", 1e-4f, 1}, {DType::Q8_G, "q8", 1e-4f, 4}};
+    std::vector<Case> cases = {{DType::F32, MatrixVariant::F32, 1e-4f, 1}, {DType::F16, MatrixVariant::F16, 1e-4f, 1},
+                               {DType::BF16, MatrixVariant::BF16, 1e-4f, 1}, {DType::Q8_G, MatrixVariant::Q8, 1e-4f, 4}};
     for (const BlockFormat& f : gguf_formats())
-        if (f.values > 1) cases.push_back({f.type, dtype_name(f.type), 1e-4f, f.values});
+        if (f.values > 1) cases.push_back({f.type, block_layout(f.type)->variant, 1e-4f, f.values});
     REQUIRE(cases.size() == 16);
     // Both row layouts run on any device, each through storage loads and texel views; the
     // workgroup sizes the tuner tries take turns over the cases.
@@ -127,7 +127,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
             std::vector<uint8_t> storage;
             Tensor w = random_tensor(c.type, rows, cols, 7 + T, storage);
             GpuMatrix m = upload_matrix(ctx, {&w});
-            REQUIRE(m.variant() == c.variant);
+            REQUIRE(m.variant() == variant_name(c.variant));
             const int out_rows = (flags & kMatmulSwiglu) ? rows / 2 : rows;
             auto x = random_floats(size_t(T) * x_stride, 11 + T);
             auto gain = random_floats(cols, 5, 1.0f);
@@ -205,7 +205,7 @@ TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
         logits[3 * vocab + 403] = 5.0f;
         auto lb = buffer_with(logits);
         gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
-        gpu::Kernel k(ctx, texel ? "argmax_texel" : "argmax", logit_rows_bindings(texel), sizeof(ArgmaxPush));
+        gpu::Kernel k(ctx, logit_rows_shader(LogitRows::Argmax, texel), logit_rows_bindings(texel), sizeof(ArgmaxPush));
         gpu::CommandSequence seq(ctx);
         seq.begin();
         record_logit_rows(seq, k, *lb, out, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);

@@ -48,7 +48,7 @@ TEST_CASE("embed copies each block token's row, dequantized", "[kernels]") {
         const TokenBlock block = random_tree_block(0, 9, vocab, 5);
         auto params = block_params_buffer(block);
         gpu::Buffer x(gpu_context(), size_t(block.size()) * dim * 4, gpu::MemoryKind::Device);
-        gpu::Kernel k(gpu_context(), "embed_" + m.variant, 4, sizeof(EmbedPush));
+        gpu::Kernel k(gpu_context(), embed_shader(m.variant), 4, sizeof(EmbedPush));
         run_once([&](gpu::CommandSequence& s) {
             s.dispatch(k, {*m.words, *m.scales, *params, x}, EmbedPush{uint32_t(dim), m.group_shift()},
                        div_up(dim / elements_per_word(m.variant), 64), uint32_t(block.size()));
@@ -68,7 +68,7 @@ TEST_CASE("rmsnorm normalises every token's row, applies the gains and fills the
     gpu::Buffer y(gpu_context(), x.size() * 4, gpu::MemoryKind::Device);
     auto features = buffer_with(std::vector<float>(size_t(ctx) * dim, -1.0f));
     auto params = block_params_buffer(TokenBlock::causal(base, std::vector<int>(T, 3)));
-    gpu::Kernel k(gpu_context(), "rmsnorm", 5, sizeof(RmsnormPush));
+    gpu::Kernel k(gpu_context(), gpu::Shader::rmsnorm, 5, sizeof(RmsnormPush));
     run_once([&](gpu::CommandSequence& s) {
         s.dispatch(k, {*xb, *gb, y, *features, *params}, RmsnormPush{uint32_t(dim), uint32_t(T), 1e-5f, 1u},
                    subgroup_item_groups(gpu_context(), T));
@@ -105,7 +105,7 @@ TEST_CASE("rope_kv adds the biases, rotates q in place and writes rotated k and 
         auto kc = buffer_with(zeros), vc = buffer_with(zeros);
         auto params = block_params_buffer(block);
         const uint32_t offset = uint32_t(layer * ctx * kv);
-        gpu::Kernel k(gpu_context(), "rope_kv", 6, sizeof(RopePush));
+        gpu::Kernel k(gpu_context(), gpu::Shader::rope_kv, 6, sizeof(RopePush));
         run_once([&](gpu::CommandSequence& s) {
             s.dispatch(k, {*qkvb, *kc, *vc, *params, *biasb, *factorsb}, RopePush{dim, kv, hd, theta, offset, position_scale},
                        div_up(dim / 2 + kv / 2 + kv, 64), uint32_t(T));
@@ -250,7 +250,7 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
             auto params = block_params_buffer(block);
             gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
             gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
-            gpu::Kernel k(gpu_context(), texel ? "attention_texel" : "attention", attention_bindings(texel),
+            gpu::Kernel k(gpu_context(), attention_shader(texel), attention_bindings(texel),
                           sizeof(AttentionPush), {one_pass, tokens_per_subgroup});
             const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
             const uint32_t groups =

@@ -38,7 +38,7 @@ TEST_CASE("medusa_topk finds each head's top-k (ties to the lower id) and their 
         auto lb = buffer_with(logits);
         const size_t n = 1 + heads * topk;
         auto tokens = buffer_with(std::vector<uint32_t>(n, 0)), probs = buffer_with(std::vector<float>(n, 0));
-        gpu::Kernel k(gpu_context(), texel ? "medusa_topk_texel" : "medusa_topk", medusa_topk_bindings(texel),
+        gpu::Kernel k(gpu_context(), medusa_topk_shader(texel), medusa_topk_bindings(texel),
                       sizeof(TopkPush));
         const TopkPush push{uint32_t(vocab), uint32_t(stride), uint32_t(topk)};
         run_once([&](gpu::CommandSequence& s) {
@@ -82,7 +82,7 @@ TEST_CASE("medusa_gather lays candidates into the block and leaves the root to t
     auto cb = buffer_with(cand), pb = buffer_with(cand_p);
     layout::DraftProbs probs{};
     auto out = host_struct(probs);
-    gpu::Kernel k(gpu_context(), "medusa_gather", 5, 0);
+    gpu::Kernel k(gpu_context(), gpu::Shader::medusa_gather, 5, 0);
     run_once([&](gpu::CommandSequence& s) { s.dispatch_raw(k, {*mb, *cb, *pb, *params, *out}, nullptr, 0, 1); });
     const auto* p = static_cast<const layout::BlockParams*>(params->mapped());
     const auto* q = static_cast<const layout::DraftProbs*>(out->mapped());
@@ -106,7 +106,7 @@ TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at t
             const auto logits = random_floats(size_t(vocab) * T, 51, 6.0f);
             auto lb = buffer_with(logits);
             gpu::Buffer stats(gpu_context(), size_t(T) * 2 * 4, gpu::MemoryKind::Host);
-            gpu::Kernel k(gpu_context(), texel ? "node_stats_texel" : "node_stats", logit_rows_bindings(texel),
+            gpu::Kernel k(gpu_context(), logit_rows_shader(LogitRows::NodeStats, texel), logit_rows_bindings(texel),
                           sizeof(NodeStatsPush));
             const NodeStatsPush push{uint32_t(vocab), uint32_t(T), temperature};
             run_once([&](gpu::CommandSequence& s) { record_logit_rows(s, k, *lb, stats, push, T); });
@@ -140,7 +140,7 @@ TEST_CASE("kv_compact moves an accepted path's rows to consecutive slots in ever
     c.old_base = base;
     for (size_t d = 0; d < path.size(); ++d) c.path[d] = uint32_t(path[d]);
     auto cb = host_struct(c);
-    gpu::Kernel k(gpu_context(), "kv_compact", 4, sizeof(KvCompactPush));
+    gpu::Kernel k(gpu_context(), gpu::Shader::kv_compact, 4, sizeof(KvCompactPush));
     run_once([&](gpu::CommandSequence& s) {
         s.dispatch(k, {*cb, *kc, *vc, *fc}, KvCompactPush{layers, kv, ctx, fdim}, div_up(layers * kv + fdim, 64));
     });
@@ -172,7 +172,7 @@ TEST_CASE("select_row hands over the hidden state of the path's last node", "[ke
     c.kept = 3;
     c.path[0] = 0, c.path[1] = 4, c.path[2] = 6;
     auto cb = host_struct(c);
-    gpu::Kernel k(gpu_context(), "select_row", 3, sizeof(RowPush));
+    gpu::Kernel k(gpu_context(), gpu::Shader::select_row, 3, sizeof(RowPush));
     run_once([&](gpu::CommandSequence& s) { s.dispatch(k, {*cb, *hb, out}, RowPush{dim}, 1); });
     CHECK(max_abs_diff(read(out, dim).data(), &hidden[6 * dim], dim) == 0.0f);
 }

@@ -75,7 +75,7 @@ void check_struct(const std::map<std::string, SpirvStruct>& spirv, const std::st
 }  // namespace
 
 TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders' SPIR-V", "[layouts]") {
-    const auto words = gpu::embedded_shader("layout_probe");
+    const auto words = gpu::embedded_shader(gpu::Shader::layout_probe).words;
     REQUIRE(!words.empty());
     const auto spirv = reflect(words);
     check_struct(spirv, "BlockParams",
@@ -146,7 +146,7 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
 
 TEST_CASE("the probe's reflection finds a shifted member (the check can fail)", "[layouts]") {
     // A hand-written struct whose second member sits at 8 in SPIR-V terms but 4 in C++ terms.
-    const auto spirv = reflect(gpu::embedded_shader("layout_probe"));
+    const auto spirv = reflect(gpu::embedded_shader(gpu::Shader::layout_probe).words);
     REQUIRE(spirv.count("KvCommit") == 1);
     const Members wrong = {{"kept", 0}, {"old_base", 8}, {"reserved", 8}, {"path", 16}};
     const SpirvStruct& s = spirv.at("KvCommit");

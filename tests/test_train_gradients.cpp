@@ -90,7 +90,8 @@ TEST_CASE("the CPU reference's head gradients match finite differences", "[train
 TEST_CASE("GPU head forward and backward kernels match the CPU reference", "[train]") {
     test::ValidationGuard guard;
     const int K = 3, L = 2, D = 64, V = 512, rows = 37;  // rows and sizes off the 64-wide GEMM tiles
-    for (auto [layers, variant] : {std::pair{1, "tiled"}, {L, "tiled"}, {L, "direct"}, {L, "quad"}}) {
+    for (auto [layers, variant] : {std::pair{1, TrainMatmul::Tiled}, {L, TrainMatmul::Tiled}, {L, TrainMatmul::Direct},
+                                  {L, TrainMatmul::Quad}}) {
         CAPTURE(layers, variant);
         const MedusaHeads heads = random_heads(K, layers, D, V, 11);
         GpuHeadTrainer trainer(gpu_context(), heads, 48, variant);

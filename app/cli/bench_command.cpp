@@ -131,7 +131,7 @@ json bench_header(const ModelFile& file, gpu::Context& gpu, const BenchPlan& p) 
                      {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"context", c.seq_len}};
     out["ctx_size"] = p.context;
     out["device"] = {{"name", gpu.info().name}, {"vendor", gpu.info().vendor}, {"driver", gpu.info().driver},
-                     {"type", gpu.info().type}};
+                     {"type", gpu::device_kind_name(gpu.info().kind)}};
     out["prompt_tokens"] = p.n_prompt;
     out["kernel_layouts"] = p.layouts_name;
     return out;
@@ -160,7 +160,7 @@ json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, con
     g["weights"] = model.weight_variants();
     g["matmul_config"] = {{"name", model.matmuls().config().name()}, {"source", model.matmul_config_source()}};
     // Block sizes up to 128 tokens (64 for a 1B model on a CPU driver: its 128-token block takes a minute).
-    const int max_block = args.integer("--max-block", p.big && gpu->info().type == "cpu" ? 64 : 128);
+    const int max_block = args.integer("--max-block", p.big && gpu->info().kind == gpu::DeviceKind::Cpu ? 64 : 128);
     g["verify_position"] = p.position;
     g["verify_latency_ms"] = bench_verify_latency(model, p.position, p.runs, max_block);
     g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);

@@ -77,7 +77,7 @@ int run_bench_dtypes(const Args& args) {
     for (const auto& t : rows)
         if (t.dtype == "q4_0") q4_0_gb_s = gb_s(t);
     nlohmann::json out = {{"model", "synthetic:" + synthetic},
-                          {"device", {{"name", gpu->info().name}, {"type", gpu->info().type}}},
+                          {"device", {{"name", gpu->info().name}, {"type", gpu::device_kind_name(gpu->info().kind)}}},
                           {"decode_tokens_per_run", tokens},
                           {"runs", runs},
                           {"measured_bandwidth", {{"gb_s", bandwidth.gb_s}, {"method", bandwidth.method}}},

@@ -13,7 +13,7 @@ int run_info(int argc, char** argv) {
     std::printf("Vulkan devices:\n");
     for (const auto& d : devices)
         std::printf("  [%u] %s (%s, %s) driver %s, Vulkan %s, %.1f GiB device-local, subgroup %u%s\n", d.index,
-                    d.name.c_str(), d.vendor.c_str(), d.type.c_str(), d.driver.c_str(), d.api_version.c_str(),
+                    d.name.c_str(), d.vendor.c_str(), gpu::device_kind_name(d.kind), d.driver.c_str(), d.api_version.c_str(),
                     double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.float16 ? ", float16" : "");
     if (devices.empty())
         std::printf("  none: install your GPU's Vulkan driver, or mesa-vulkan-drivers for the CPU driver (lavapipe);\n"

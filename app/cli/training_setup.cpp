@@ -87,7 +87,7 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     // on a CPU Vulkan driver it writes text ten times faster than one-token GPU passes.
     const std::string engine = args.str("--data-engine", "auto");
     if (engine != "auto" && engine != "cpu" && engine != "gpu") throw UsageError("--data-engine must be auto, cpu or gpu");
-    const bool use_cpu = engine == "cpu" || (engine == "auto" && model.context().info().type == "cpu");
+    const bool use_cpu = engine == "cpu" || (engine == "auto" && model.context().info().kind == gpu::DeviceKind::Cpu);
     std::unique_ptr<CpuReferenceModel> cpu;
     std::unique_ptr<TreeRunner> writer;
     if (use_cpu) {

@@ -76,7 +76,7 @@ int run_tune_tree(int argc, char** argv) {
     std::vector<std::vector<int>> prompts;
     for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
     std::unique_ptr<CpuReferenceModel> cpu;
-    if (gpu->info().type == "cpu") cpu = std::make_unique<CpuReferenceModel>(file, context);  // faster text on CPU drivers
+    if (gpu->info().kind == gpu::DeviceKind::Cpu) cpu = std::make_unique<CpuReferenceModel>(file, context);  // faster text on CPU drivers
     std::unique_ptr<CpuTreeRunner> cpu_runner;
     if (cpu) cpu_runner = std::make_unique<CpuTreeRunner>(*cpu);
     const DistillData calib = cpu ? generate_distill_data(*cpu_runner, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)

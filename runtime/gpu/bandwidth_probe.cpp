@@ -71,7 +71,7 @@ MeasuredBandwidth measure_device_copy(Context& ctx, size_t bytes, int runs) {
 }
 
 MeasuredBandwidth measure_bandwidth(Context& ctx, size_t bytes, int runs) {
-    return ctx.info().type == "cpu" ? measure_host_copy(bytes, runs) : measure_device_copy(ctx, bytes, runs);
+    return ctx.info().kind == DeviceKind::Cpu ? measure_host_copy(bytes, runs) : measure_device_copy(ctx, bytes, runs);
 }
 
 }  // namespace medusa::gpu

@@ -74,13 +74,13 @@ std::string vendor_name(uint32_t id, const std::string& device_name) {
     return buf;
 }
 
-const char* type_name(VkPhysicalDeviceType t) {
+DeviceKind device_kind(VkPhysicalDeviceType t) {
     switch (t) {
-        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-        case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-        default: return "other";
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return DeviceKind::Discrete;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return DeviceKind::Integrated;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return DeviceKind::Virtual;
+        case VK_PHYSICAL_DEVICE_TYPE_CPU: return DeviceKind::Cpu;
+        default: return DeviceKind::Other;
     }
 }
 
@@ -111,7 +111,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     DeviceInfo d;
     d.index = index;
     d.name = props.properties.deviceName;
-    d.type = type_name(props.properties.deviceType);
+    d.kind = device_kind(props.properties.deviceType);
     d.vendor = vendor_name(props.properties.vendorID, d.name);
     d.driver = std::string(v12.driverName) + " " + v12.driverInfo;
     uint32_t v = props.properties.apiVersion;
@@ -153,6 +153,17 @@ std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
 }
 
 }  // namespace
+
+const char* device_kind_name(DeviceKind kind) {
+    switch (kind) {
+        case DeviceKind::Discrete: return "discrete";
+        case DeviceKind::Integrated: return "integrated";
+        case DeviceKind::Virtual: return "virtual";
+        case DeviceKind::Cpu: return "cpu";
+        case DeviceKind::Other: break;
+    }
+    return "other";
+}
 
 NoVulkanDevice::NoVulkanDevice()
     : VulkanError("no Vulkan driver or device found: install your GPU's Vulkan driver, or mesa-vulkan-drivers for "

@@ -14,10 +14,15 @@
 
 namespace medusa::gpu {
 
+// VkPhysicalDeviceType: CPU drivers (lavapipe) get their own shader layouts and defaults.
+enum class DeviceKind { Discrete, Integrated, Virtual, Cpu, Other };
+// "discrete", "integrated", "virtual", "cpu", "other": for `info`, bench JSON and messages.
+const char* device_kind_name(DeviceKind kind);
+
 struct DeviceInfo {
     uint32_t index = 0;
     std::string name;
-    std::string type;    // discrete, integrated, virtual, cpu, other
+    DeviceKind kind = DeviceKind::Other;
     std::string vendor;  // NVIDIA, AMD, Intel, Mesa (lavapipe) ...
     std::string driver;  // driver name and version string
     std::string api_version;

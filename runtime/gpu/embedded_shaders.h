@@ -1,9 +1,26 @@
-// SPIR-V compiled from shaders/*.comp at build time (see cmake/shaders.cmake).
+// SPIR-V compiled from shaders/*.comp at build time (see cmake/shaders.cmake): one gpu::Shader
+// enumerator per module (generated/gpu/shader_list.h), so a shader that was not built is a compile
+// error rather than a failed lookup at run time.
 #pragma once
 #include <cstdint>
 #include <span>
 
+#include "gpu/shader_list.h"
+
 namespace medusa::gpu {
-// Empty span when no shader of that name was built.
-std::span<const uint32_t> embedded_shader(const char* name);
+
+struct EmbeddedShader {
+    Shader shader;
+    const char* name;  // the module's name: the .comp file's, with its variant (matmul_q4_k_texel)
+    std::span<const uint32_t> words;
+    // What its source declares in set 0: bindings 0..bindings-1 (some may go unused), those in
+    // texel_bindings (bit i: binding i) uniform texel buffers, the others storage buffers.
+    uint32_t bindings;
+    uint32_t texel_bindings;
+};
+
+// An array lookup.
+const EmbeddedShader& embedded_shader(Shader shader);
+inline const char* shader_name(Shader shader) { return embedded_shader(shader).name; }
+
 }  // namespace medusa::gpu

@@ -6,16 +6,32 @@
 
 namespace medusa::gpu {
 
-Kernel::Kernel(Context& ctx, const std::string& shader, uint32_t num_buffers, uint32_t push_bytes,
+std::string binding_mismatch(Shader shader, const std::vector<BindingKind>& bindings) {
+    const EmbeddedShader& s = embedded_shader(shader);
+    const std::string name = s.name;
+    if (bindings.size() != s.bindings)
+        return name + " declares " + std::to_string(s.bindings) + " bindings, its kernel binds " +
+               std::to_string(bindings.size());
+    for (uint32_t i = 0; i < s.bindings; ++i) {
+        const bool texel = (s.texel_bindings >> i) & 1;
+        if (texel != (bindings[i] == BindingKind::Texel))
+            return name + " declares binding " + std::to_string(i) + " a " +
+                   (texel ? "uniform texel buffer" : "storage buffer") + ", its kernel binds a " +
+                   (texel ? "storage buffer" : "uniform texel buffer");
+    }
+    return {};
+}
+
+Kernel::Kernel(Context& ctx, Shader shader, uint32_t num_buffers, uint32_t push_bytes,
                const std::vector<uint32_t>& spec_constants)
     : Kernel(ctx, shader, std::vector<BindingKind>(num_buffers, BindingKind::Storage), push_bytes, spec_constants) {}
 
-Kernel::Kernel(Context& ctx, const std::string& shader, std::vector<BindingKind> kinds, uint32_t push_bytes,
+Kernel::Kernel(Context& ctx, Shader shader, std::vector<BindingKind> kinds, uint32_t push_bytes,
                const std::vector<uint32_t>& spec_constants)
-    : ctx_(ctx), name_(shader), bindings_(std::move(kinds)), push_bytes_(push_bytes) {
+    : ctx_(ctx), shader_(shader), bindings_(std::move(kinds)), push_bytes_(push_bytes) {
     const uint32_t num_buffers = uint32_t(bindings_.size());
-    auto code = embedded_shader(shader.c_str());
-    if (code.empty()) throw VulkanError("no embedded shader named '" + shader + "'");
+    if (std::string why = binding_mismatch(shader, bindings_); !why.empty()) throw VulkanError(why);
+    const std::span<const uint32_t> code = embedded_shader(shader).words;
 
     std::vector<VkDescriptorSetLayoutBinding> bindings(num_buffers);
     for (uint32_t i = 0; i < num_buffers; ++i)
@@ -55,7 +71,7 @@ Kernel::Kernel(Context& ctx, const std::string& shader, std::vector<BindingKind>
     cpi.layout = layout_;
     VkResult r = vkCreateComputePipelines(ctx.device(), VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline_);
     vkDestroyShaderModule(ctx.device(), module, nullptr);
-    vk_check(r, ("creating pipeline " + shader).c_str());
+    vk_check(r, ("creating pipeline " + name()).c_str());
     ctx.count_pipeline();
 }
 

@@ -7,18 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "gpu/embedded_shaders.h"
+
 namespace medusa::gpu {
 
 class Context;
 
 enum class BindingKind { Storage, Texel };  // storage buffer, uniform texel buffer
 
+// Empty when `bindings` are the ones `shader`'s source declares (as many, each of its kind), else
+// what differs. A Kernel throws with it: a binding a shader reads and the pipeline lacks would
+// otherwise surface as a validation error or a wrong read at dispatch.
+std::string binding_mismatch(Shader shader, const std::vector<BindingKind>& bindings);
+
 class Kernel {
 public:
-    // spec_constants are bound to constant_id 0, 1, ... in order.
-    Kernel(Context& ctx, const std::string& shader, uint32_t num_buffers, uint32_t push_bytes,
+    // spec_constants are bound to constant_id 0, 1, ... in order. Throws VulkanError when the
+    // bindings are not the shader's (binding_mismatch).
+    Kernel(Context& ctx, Shader shader, uint32_t num_buffers, uint32_t push_bytes,
            const std::vector<uint32_t>& spec_constants = {});
-    Kernel(Context& ctx, const std::string& shader, std::vector<BindingKind> bindings, uint32_t push_bytes,
+    Kernel(Context& ctx, Shader shader, std::vector<BindingKind> bindings, uint32_t push_bytes,
            const std::vector<uint32_t>& spec_constants = {});
     ~Kernel();
     Kernel(const Kernel&) = delete;
@@ -30,11 +38,12 @@ public:
     uint32_t num_buffers() const { return uint32_t(bindings_.size()); }
     BindingKind binding(uint32_t i) const { return bindings_[i]; }
     uint32_t push_bytes() const { return push_bytes_; }
-    const std::string& name() const { return name_; }
+    Shader shader() const { return shader_; }
+    std::string name() const { return shader_name(shader_); }
 
 private:
     Context& ctx_;
-    std::string name_;
+    Shader shader_;
     std::vector<BindingKind> bindings_;
     uint32_t push_bytes_;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;

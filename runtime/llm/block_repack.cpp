@@ -22,18 +22,18 @@ struct TypeRepack {
 // Meta orders match sub_scale() in shaders/weights.glsl.
 const std::vector<std::pair<DType, TypeRepack>>& repacks() {
     static const std::vector<std::pair<DType, TypeRepack>> r = {
-        {DType::Q4_0, {{"q4_0", 32, 4, 0, 1}, {{0, 2}}}},
-        {DType::Q4_1, {{"q4_1", 32, 4, 0, 2}, {{0, 4}}}},
-        {DType::Q5_0, {{"q5_0", 32, 4, 1, 1}, {{0, 2}}}},
-        {DType::Q5_1, {{"q5_1", 32, 4, 1, 2}, {{0, 4}}}},
-        {DType::Q8_0, {{"q8_0", 32, 8, 0, 1}, {{0, 2}}}},
-        {DType::IQ4_NL, {{"iq4_nl", 32, 4, 0, 1}, {{0, 2}}}},
-        {DType::Q2_K, {{"q2_k", 256, 2, 0, 10}, {{80, 4}, {0, 16}}}},             // d, dmin, scales[16]
-        {DType::Q3_K, {{"q3_k", 256, 2, 1, 8}, {{108, 2}, {-1, 2}, {96, 12}}}},  // d, 0, scales[12]
-        {DType::Q4_K, {{"q4_k", 256, 4, 0, 8}, {{0, 16}}}},                      // d, dmin, scales[12]
-        {DType::Q5_K, {{"q5_k", 256, 4, 1, 8}, {{0, 16}}}},
-        {DType::Q6_K, {{"q6_k", 256, 4, 2, 10}, {{208, 2}, {-1, 2}, {192, 16}}}},  // d, 0, scales[16]
-        {DType::IQ4_XS, {{"iq4_xs", 256, 4, 0, 4}, {{0, 8}}}},                     // d, scales_h, scales_l[4]
+        {DType::Q4_0, {{MatrixVariant::Q4_0, 32, 4, 0, 1}, {{0, 2}}}},
+        {DType::Q4_1, {{MatrixVariant::Q4_1, 32, 4, 0, 2}, {{0, 4}}}},
+        {DType::Q5_0, {{MatrixVariant::Q5_0, 32, 4, 1, 1}, {{0, 2}}}},
+        {DType::Q5_1, {{MatrixVariant::Q5_1, 32, 4, 1, 2}, {{0, 4}}}},
+        {DType::Q8_0, {{MatrixVariant::Q8_0, 32, 8, 0, 1}, {{0, 2}}}},
+        {DType::IQ4_NL, {{MatrixVariant::IQ4_NL, 32, 4, 0, 1}, {{0, 2}}}},
+        {DType::Q2_K, {{MatrixVariant::Q2_K, 256, 2, 0, 10}, {{80, 4}, {0, 16}}}},             // d, dmin, scales[16]
+        {DType::Q3_K, {{MatrixVariant::Q3_K, 256, 2, 1, 8}, {{108, 2}, {-1, 2}, {96, 12}}}},  // d, 0, scales[12]
+        {DType::Q4_K, {{MatrixVariant::Q4_K, 256, 4, 0, 8}, {{0, 16}}}},                      // d, dmin, scales[12]
+        {DType::Q5_K, {{MatrixVariant::Q5_K, 256, 4, 1, 8}, {{0, 16}}}},
+        {DType::Q6_K, {{MatrixVariant::Q6_K, 256, 4, 2, 10}, {{208, 2}, {-1, 2}, {192, 16}}}},  // d, 0, scales[16]
+        {DType::IQ4_XS, {{MatrixVariant::IQ4_XS, 256, 4, 0, 4}, {{0, 8}}}},                     // d, scales_h, scales_l[4]
     };
     return r;
 }

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "llm/matrix_variant.h"
 #include "model/model_file.h"
 
 namespace medusa {
 
 struct BlockLayout {
-    const char* variant;  // shader variant suffix: "q4_k"
+    MatrixVariant variant;
     int block;            // values per block
     int low_bits, high_bits;
     int meta_halves;      // f16-sized meta entries per block

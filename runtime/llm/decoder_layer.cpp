@@ -26,7 +26,7 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
 const gpu::Kernel& DecoderLayerRecorder::attention_kernel(bool texel, uint32_t tokens_per_subgroup) {
     auto& k = attention_[{texel, tokens_per_subgroup}];
     if (!k)
-        k = std::make_unique<gpu::Kernel>(ctx_, texel ? "attention_texel" : "attention", attention_bindings(texel),
+        k = std::make_unique<gpu::Kernel>(ctx_, attention_shader(texel), attention_bindings(texel),
                                           sizeof(AttentionPush), std::vector<uint32_t>{one_pass_, tokens_per_subgroup});
     return *k;
 }
@@ -53,7 +53,7 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
     matmuls_.record(seq, qkv);
     if (!fused_rope) {
         // Built at first use: CPU drivers fuse it (each pipeline compiles for tens of ms there).
-        if (!rope_kv_) rope_kv_ = std::make_unique<gpu::Kernel>(ctx_, "rope_kv", 6, sizeof(RopePush));
+        if (!rope_kv_) rope_kv_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::rope_kv, 6, sizeof(RopePush));
         seq.dispatch(*rope_kv_, {*a.qkv, kv.keys(), kv.values(), params, bias, *rope_factors_},
                      RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
                      div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));

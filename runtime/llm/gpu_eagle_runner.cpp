@@ -44,9 +44,9 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(
     store_ = device(size_t(kStoreRows) * d);
     store_->fill_zero();
     logits_ = std::make_unique<gpu::Buffer>(ctx, T * vocab_ * 4, gpu::MemoryKind::Host);
-    input_kernel_ = std::make_unique<gpu::Kernel>(ctx, "eagle_input", 6, sizeof(RowPush));
-    store_kernel_ = std::make_unique<gpu::Kernel>(ctx, "eagle_store", 4, sizeof(RowPush));
-    bias_kernel_ = std::make_unique<gpu::Kernel>(ctx, "add_bias", 3, sizeof(RowPush));
+    input_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::eagle_input, 6, sizeof(RowPush));
+    store_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::eagle_store, 4, sizeof(RowPush));
+    bias_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::add_bias, 3, sizeof(RowPush));
 }
 
 GpuEagleRunner::~GpuEagleRunner() = default;

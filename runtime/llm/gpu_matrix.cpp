@@ -12,7 +12,7 @@ namespace medusa {
 namespace {
 
 struct Packed {
-    std::string variant;
+    MatrixVariant variant = MatrixVariant::F32;
     int group = 1;
     std::vector<uint32_t> words;
     std::vector<float> scales;
@@ -21,42 +21,47 @@ struct Packed {
 // Appends one tensor's elements to `out` in the layout of out.variant.
 void append(Packed& out, const Tensor& t) {
     const int64_t n = t.numel();
-    if (out.variant == "f32") {
-        auto f = dequantize(t);
-        const size_t at = out.words.size();
-        out.words.resize(at + f.size());
-        std::memcpy(&out.words[at], f.data(), f.size() * 4);
-    } else if (out.variant == "f16" || out.variant == "bf16") {
-        const size_t at = out.words.size();
-        out.words.resize(at + size_t(n / 2));
-        std::memcpy(&out.words[at], t.data, size_t(n) * 2);
-    } else if (out.variant == "q8") {  // llama2.c: int8 values, then one f32 scale per group
-        const size_t at = out.words.size();
-        out.words.resize(at + size_t(n / 4));
-        std::memcpy(&out.words[at], t.data, size_t(n));
-        const float* s = reinterpret_cast<const float*>(t.data + n);
-        out.scales.insert(out.scales.end(), s, s + n / t.group_size);
-    } else {
-        repack_block_rows(t, out.words);
+    const size_t at = out.words.size();
+    switch (out.variant) {
+        case MatrixVariant::F32: {
+            auto f = dequantize(t);
+            out.words.resize(at + f.size());
+            std::memcpy(&out.words[at], f.data(), f.size() * 4);
+            break;
+        }
+        case MatrixVariant::F16:
+        case MatrixVariant::BF16:
+            out.words.resize(at + size_t(n / 2));
+            std::memcpy(&out.words[at], t.data, size_t(n) * 2);
+            break;
+        case MatrixVariant::Q8: {  // llama2.c: int8 values, then one f32 scale per group
+            out.words.resize(at + size_t(n / 4));
+            std::memcpy(&out.words[at], t.data, size_t(n));
+            const float* s = reinterpret_cast<const float*>(t.data + n);
+            out.scales.insert(out.scales.end(), s, s + n / t.group_size);
+            break;
+        }
+        default: repack_block_rows(t, out.words);  // the GGUF block variants
     }
 }
 
-std::string native_variant(const Tensor& t, int cols) {
-    if (const BlockLayout* l = block_layout(t.type)) return cols % l->block == 0 ? l->variant : "f32";
+MatrixVariant native_variant(const Tensor& t, int cols) {
+    using enum MatrixVariant;
+    if (const BlockLayout* l = block_layout(t.type)) return cols % l->block == 0 ? l->variant : F32;
     switch (t.type) {
-        case DType::F16: return cols % 2 == 0 ? "f16" : "f32";
-        case DType::BF16: return cols % 2 == 0 ? "bf16" : "f32";
+        case DType::F16: return cols % 2 == 0 ? F16 : F32;
+        case DType::BF16: return cols % 2 == 0 ? BF16 : F32;
         // Shaders find a word's scale with a shift: groups must be powers of two of >= 4 values.
-        case DType::Q8_G: return cols % 4 == 0 && t.group_size >= 4 && !(t.group_size & (t.group_size - 1)) ? "q8" : "f32";
-        default: return "f32";
+        case DType::Q8_G: return cols % 4 == 0 && t.group_size >= 4 && !(t.group_size & (t.group_size - 1)) ? Q8 : F32;
+        default: return F32;
     }
 }
 
 // The variant one segment of `run` (tensors of one native variant) is uploaded in.
-std::string segment_variant(const std::vector<const Tensor*>& run, int cols) {
-    std::string variant = native_variant(*run.front(), cols);
+MatrixVariant segment_variant(const std::vector<const Tensor*>& run, int cols) {
+    MatrixVariant variant = native_variant(*run.front(), cols);
     for (const Tensor* t : run)  // one group size per dispatch
-        if (t->type == DType::Q8_G && t->group_size != run.front()->group_size) variant = "f32";
+        if (t->type == DType::Q8_G && t->group_size != run.front()->group_size) variant = MatrixVariant::F32;
     return variant;
 }
 
@@ -87,7 +92,7 @@ GpuMatrix::Segment upload_segment(gpu::Context& ctx, const std::vector<const Ten
     s.variant = p.variant;
     s.first_row = first_row;
     s.rows = rows;
-    s.group = p.variant == "q8" ? p.group : 1;
+    s.group = p.variant == MatrixVariant::Q8 ? p.group : 1;
     s.words = std::make_unique<gpu::Buffer>(ctx, p.words.size() * 4, gpu::MemoryKind::Device);
     s.words->upload(p.words.data(), p.words.size() * 4);
     s.scales = std::make_unique<gpu::Buffer>(ctx, p.scales.size() * 4, gpu::MemoryKind::Device);
@@ -99,13 +104,16 @@ GpuMatrix::Segment upload_segment(gpu::Context& ctx, const std::vector<const Ten
 
 size_t GpuMatrix::bytes() const {
     size_t b = 0;
-    for (const Segment& s : segments) b += s.words->size() + (s.variant == "q8" ? s.scales->size() : 0);
+    for (const Segment& s : segments) b += s.words->size() + (s.variant == MatrixVariant::Q8 ? s.scales->size() : 0);
     return b;
 }
 
 std::string GpuMatrix::variant() const {
     std::string v;
-    for (const Segment& s : segments) v += (v.empty() ? "" : "+") + s.variant;
+    for (const Segment& s : segments) {
+        if (!v.empty()) v += '+';
+        v += variant_name(s.variant);
+    }
     return v;
 }
 
@@ -130,14 +138,17 @@ std::vector<SegmentBytes> planned_segments(const std::vector<const Tensor*>& par
     const int cols = int(parts.front()->shape.back());
     std::vector<SegmentBytes> out;
     for (const auto& run : segment_runs(parts)) {
-        const std::string variant = segment_variant(run, cols);
+        const MatrixVariant variant = segment_variant(run, cols);
         SegmentBytes b;
         for (const Tensor* t : run) {
             const size_t n = size_t(t->numel());
-            if (variant == "f32") b.words += 4 * n;
-            else if (variant == "f16" || variant == "bf16") b.words += 2 * n;
-            else if (variant == "q8") b.words += n, b.scales += 4 * (n / size_t(t->group_size));
-            else b.words += size_t(t->shape[0]) * block_row_words(*block_layout(t->type), cols) * 4;
+            switch (variant) {
+                case MatrixVariant::F32: b.words += 4 * n; break;
+                case MatrixVariant::F16:
+                case MatrixVariant::BF16: b.words += 2 * n; break;
+                case MatrixVariant::Q8: b.words += n, b.scales += 4 * (n / size_t(t->group_size)); break;
+                default: b.words += size_t(t->shape[0]) * block_row_words(*block_layout(t->type), cols) * 4;
+            }
         }
         b.scales = std::max<size_t>(b.scales, 4);  // the one float that keeps the binding valid
         out.push_back(b);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpu/buffer.h"
+#include "llm/matrix_variant.h"
 #include "model/model_file.h"
 
 namespace medusa {
@@ -16,7 +17,7 @@ struct GpuMatrix {
     // (q|k|v of a Q4_K_M file, whose v is Q6_K in some layers) has one segment per run of equal
     // types; each is its own dispatch.
     struct Segment {
-        std::string variant;  // shader variant suffix: f32, f16, bf16, q8, or a GGUF type (q4_k)
+        MatrixVariant variant = MatrixVariant::F32;
         int first_row = 0;
         int rows = 0;
         int group = 1;  // q8: elements per scale, a power of two

@@ -71,9 +71,9 @@ GpuMedusaHeads::GpuMedusaHeads(GpuModel& model, const ModelFile& file, const Med
     map_->upload(&map, sizeof map);
     // The stride keeps each head's logits whole texels.
     const bool texel = logits_->texel_view(gpu::TexelFormat::F32x4) != VK_NULL_HANDLE;
-    topk_kernel_ = std::make_unique<gpu::Kernel>(ctx, texel ? "medusa_topk_texel" : "medusa_topk",
-                                                 medusa_topk_bindings(texel), sizeof(TopkPush));
-    gather_kernel_ = std::make_unique<gpu::Kernel>(ctx, "medusa_gather", 5, 0);
+    topk_kernel_ =
+        std::make_unique<gpu::Kernel>(ctx, medusa_topk_shader(texel), medusa_topk_bindings(texel), sizeof(TopkPush));
+    gather_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::medusa_gather, 5, 0);
 }
 
 void GpuMedusaHeads::record(gpu::CommandSequence& seq, const gpu::Buffer& last_hidden, gpu::Buffer& block_params,

@@ -71,15 +71,16 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (!params_->mapped() || !logits_->mapped() || !argmax_->mapped())
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
-    kernels_["rmsnorm"] = std::make_unique<gpu::Kernel>(ctx, "rmsnorm", 5, sizeof(RmsnormPush));
-    kernels_["argmax"] = logit_rows_kernel(ctx, "argmax", uint32_t(cfg_.vocab_size), *logits_, sizeof(ArgmaxPush));
+    rmsnorm_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::rmsnorm, 5, sizeof(RmsnormPush));
+    argmax_kernel_ =
+        logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), *logits_, sizeof(ArgmaxPush));
 }
 
 GpuModel::~GpuModel() = default;
 
-const gpu::Kernel& GpuModel::embed_kernel(const std::string& variant) {
-    auto& k = kernels_["embed_" + variant];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, "embed_" + variant, 4, sizeof(EmbedPush));
+const gpu::Kernel& GpuModel::embed_kernel(MatrixVariant variant) {
+    auto& k = embed_kernels_[variant];
+    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, embed_shader(variant), 4, sizeof(EmbedPush));
     return *k;
 }
 
@@ -97,12 +98,12 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     const DecoderActivations acts{x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()};
     for (size_t l = 0; l < layers_.size(); ++l) layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
     seq.stage("classifier");
-    seq.dispatch(*kernels_["rmsnorm"], {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
+    seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
                  RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, 1u}, subgroup_item_groups(ctx_, uint32_t(T)));
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
                            .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
-    record_logit_rows(seq, *kernels_["argmax"], *logits_, *argmax_, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
+    record_logit_rows(seq, *argmax_kernel_, *logits_, *argmax_, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
                       uint32_t(T));
 }
 

@@ -1,7 +1,9 @@
 // The transformer on the GPU: weights uploaded once, a KV cache, and one recorded command
 // buffer per block size that is replayed with a single submit per forward pass. Other llm
-// objects (the tree runner, the Medusa heads) record into their own command buffers through
-// the "recording" members below; nothing outside runtime/llm sees the buffers.
+// objects (the tree runner, the Medusa heads, the EAGLE runner) record into their own command
+// buffers through the "recording" members below. One buffer is read outside runtime/llm:
+// runtime/train/self_distill.cpp downloads hidden_states() after each forward, the final-norm
+// rows of a whole block at once, as the inputs the Medusa heads are trained on.
 #pragma once
 #include <map>
 #include <memory>
@@ -62,7 +64,8 @@ public:
     // Weight type per matrix role, e.g. "embeddings q8, wqkv q8, ...", for `info`.
     std::string weight_variants() const;
 
-    // Recording (runtime/llm only). The forward over the block in block_params(): embeddings,
+    // Recording (runtime/llm, but for hidden_states() as above and matmuls(), whose configuration
+    // `bench` reports and tunes). The forward over the block in block_params(): embeddings,
     // layers, final norm, classifier and argmax of every block token.
     void record_forward(gpu::CommandSequence& seq, int n_tokens);
     // The embeddings of the block in `params` (its tokens) into `out`, (tokens, dim) floats.
@@ -82,7 +85,7 @@ public:
     const GpuMatrix& classifier() const { return classifier_; }
 
 private:
-    const gpu::Kernel& embed_kernel(const std::string& variant);
+    const gpu::Kernel& embed_kernel(MatrixVariant variant);
 
     gpu::Context& ctx_;
     LlamaConfig cfg_;
@@ -97,7 +100,8 @@ private:
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
-    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+    std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_;
+    std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size
     const gpu::CommandSequence* last_ = nullptr;
     uint32_t last_dispatches_ = 0;

@@ -17,9 +17,9 @@ GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), 
     last_hidden_->fill_zero();
     stats_ = std::make_unique<gpu::Buffer>(ctx, MAX_BLOCK_TOKENS * 2 * 4, gpu::MemoryKind::Host);
     probs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::DraftProbs), gpu::MemoryKind::Host);
-    select_row_ = std::make_unique<gpu::Kernel>(ctx, "select_row", 3, sizeof(RowPush));
-    node_stats_ = logit_rows_kernel(ctx, "node_stats", uint32_t(model.config().vocab_size), model.logits_buffer(),
-                                    sizeof(NodeStatsPush));
+    select_row_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::select_row, 3, sizeof(RowPush));
+    node_stats_ = logit_rows_kernel(ctx, LogitRows::NodeStats, uint32_t(model.config().vocab_size),
+                                    model.logits_buffer(), sizeof(NodeStatsPush));
 }
 
 GpuTreeRunner::~GpuTreeRunner() = default;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,11 @@
 #include "gpu/context.h"
 #include "gpu/kernel.h"
 #include "layouts/push_constants.h"
+#include "llm/matrix_variant.h"
 
 namespace medusa::kernels {
+
+using medusa::elements_per_word;
 
 constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8, kMatmulRope = 16;
 constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in matmul.comp) for blocks
@@ -36,7 +40,7 @@ inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 // CPU drivers (lavapipe) execute a subgroup as one SIMD register and turn per-lane addresses
 // into gathers, so they get shader layouts whose inputs are uniform loads (matmul's LANE_PER_ROW,
 // attention's ONE_PASS_HEAD_DIM); GPUs get layouts whose weight reads coalesce.
-inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().type == "cpu"; }
+inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().kind == gpu::DeviceKind::Cpu; }
 
 // The pipeline's specialization constants (TILE, LANE_PER_ROW, the workgroup size, SUBGROUP, the
 // kMatmul* FUSIONS) and its workgroup grid: a lane per row, or a subgroup per row.
@@ -57,6 +61,13 @@ inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, in
 inline std::vector<gpu::BindingKind> storage_then_texels(uint32_t storage, bool texel, uint32_t texels) {
     std::vector<gpu::BindingKind> kinds(storage, gpu::BindingKind::Storage);
     if (texel) kinds.resize(storage + texels, gpu::BindingKind::Texel);
+    return kinds;
+}
+// matmul.comp: weights, scales, inputs, outputs, gains; its TEXEL variants add the weights as
+// R32/RG32/RGBA32 and the scales, inputs and gains as texel views, then kMatmulRope's five buffers.
+inline std::vector<gpu::BindingKind> matmul_bindings(bool texel) {
+    std::vector<gpu::BindingKind> kinds = storage_then_texels(5, texel, 6);
+    if (texel) kinds.resize(5 + 6 + 5, gpu::BindingKind::Storage);
     return kinds;
 }
 // medusa_topk.comp: three storage buffers, then the heads' logits as RGBA32F texels.
@@ -82,13 +93,28 @@ inline uint32_t subgroup_item_groups(const gpu::Context& ctx, uint32_t items) {
     return div_up(items, std::max(1u, 64u / std::max(1u, ctx.info().subgroup_size)));
 }
 
+// The shaders over rows of logits (logit_rows.glsl), each with a TEXEL variant.
+enum class LogitRows { Argmax, NodeStats };
+inline gpu::Shader logit_rows_shader(LogitRows shader, bool texel) {
+    using gpu::Shader;
+    switch (shader) {
+        case LogitRows::Argmax: return texel ? Shader::argmax_texel : Shader::argmax;
+        case LogitRows::NodeStats: return texel ? Shader::node_stats_texel : Shader::node_stats;
+    }
+    throw std::logic_error("no logit-rows shader " + std::to_string(int(shader)));
+}
+// The other shaders with a TEXEL variant.
+inline gpu::Shader attention_shader(bool texel) { return texel ? gpu::Shader::attention_texel : gpu::Shader::attention; }
+inline gpu::Shader medusa_topk_shader(bool texel) {
+    return texel ? gpu::Shader::medusa_topk_texel : gpu::Shader::medusa_topk;
+}
+
 // Shaders over rows of logits (argmax.comp, node_stats.comp, one subgroup a row): their TEXEL
 // variant where each row is whole RGBA32F texels and the device can view the buffer so.
-inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, const std::string& shader,
-                                                      uint32_t vocab, const gpu::Buffer& logits, uint32_t push_bytes) {
+inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, LogitRows shader, uint32_t vocab,
+                                                      const gpu::Buffer& logits, uint32_t push_bytes) {
     const bool texel = vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4);
-    return std::make_unique<gpu::Kernel>(ctx, texel ? shader + "_texel" : shader, logit_rows_bindings(texel),
-                                         push_bytes);
+    return std::make_unique<gpu::Kernel>(ctx, logit_rows_shader(shader, texel), logit_rows_bindings(texel), push_bytes);
 }
 // Records `k` (from logit_rows_kernel) over the first `rows` rows of `logits`, writing `out`.
 template <class Push>
@@ -99,11 +125,6 @@ void record_logit_rows(gpu::CommandSequence& seq, const gpu::Kernel& k, const gp
         seq.dispatch(k, {logits, out, gpu::texel(logits, gpu::TexelFormat::F32x4)}, push, groups);
     else
         seq.dispatch(k, {logits, out}, push, groups);
-}
-
-// Elements per weight word of a shader variant (EPW in weights.glsl; GGUF block variants: 8).
-inline uint32_t elements_per_word(const std::string& variant) {
-    return variant == "f32" ? 1 : variant == "f16" || variant == "bf16" ? 2 : variant == "q8" ? 4 : 8;
 }
 
 }  // namespace medusa::kernels

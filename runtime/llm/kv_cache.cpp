@@ -22,7 +22,7 @@ KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int f
     layout::KvCommit none{};
     none.kept = 1;
     commit_->upload(&none, sizeof none);
-    compact_ = std::make_unique<gpu::Kernel>(ctx, "kv_compact", 4, sizeof(kernels::KvCompactPush));
+    compact_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::kv_compact, 4, sizeof(kernels::KvCompactPush));
 }
 
 KvCache::~KvCache() = default;

@@ -14,18 +14,10 @@ MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_ep
     no_extra_->fill_zero();
 }
 
-const gpu::Kernel& MatmulRecorder::kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel) {
-    const std::string shader = "matmul_" + variant + (texel ? "_texel" : "");
-    std::string key = shader;
-    for (uint32_t c : spec) key += "/" + std::to_string(c);
-    auto& k = kernels_[key];
-    if (!k) {
-        using gpu::BindingKind;
-        std::vector<BindingKind> kinds(5, BindingKind::Storage);
-        // Weights as R32/RG32/RGBA32, scales, inputs, gains; then kMatmulRope's five buffers.
-        if (texel) kinds.resize(5 + 6, BindingKind::Texel), kinds.resize(5 + 6 + 5, BindingKind::Storage);
-        k = std::make_unique<gpu::Kernel>(ctx_, shader, kinds, sizeof(MatmulPush), spec);
-    }
+const gpu::Kernel& MatmulRecorder::kernel(MatrixVariant variant, const std::vector<uint32_t>& spec, bool texel) {
+    const gpu::Shader shader = matmul_shader(variant, texel);
+    auto& k = kernels_[{shader, spec}];
+    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, shader, matmul_bindings(texel), sizeof(MatmulPush), spec);
     return *k;
 }
 

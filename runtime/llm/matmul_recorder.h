@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/buffer.h"
@@ -68,7 +69,7 @@ public:
     uint64_t texel_dispatches() const { return texel_dispatches_; }
 
 private:
-    const gpu::Kernel& kernel(const std::string& variant, const std::vector<uint32_t>& spec, bool texel);
+    const gpu::Kernel& kernel(MatrixVariant variant, const std::vector<uint32_t>& spec, bool texel);
     bool texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer& x) const;
     gpu::Context& ctx_;
     bool cpu_layouts_;
@@ -76,7 +77,7 @@ private:
     uint64_t texel_dispatches_ = 0;
     float rms_eps_;
     std::unique_ptr<gpu::Buffer> no_extra_;  // bound when a call has no gains or biases
-    std::map<std::string, std::unique_ptr<gpu::Kernel>> kernels_;
+    std::map<std::pair<gpu::Shader, std::vector<uint32_t>>, std::unique_ptr<gpu::Kernel>> kernels_;  // by spec constants
 };
 
 }  // namespace medusa

@@ -18,9 +18,9 @@ std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::Memor
 
 GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head,
                                  int vocab, int sequences, int seq_len, const EagleLossWeights& weights,
-                                 const std::string& matmul_variant)
+                                 TrainMatmul matmul)
     : shape_(init), vocab_(vocab), seq_len_(seq_len), rows_(sequences * seq_len), weights_(weights),
-      k_(ctx, init.head_dim(), matmul_variant), opt_(ctx, pack_eagle_layer(init)) {
+      k_(ctx, init.head_dim(), matmul), opt_(ctx, pack_eagle_layer(init)) {
     if (sequences < 1 || seq_len < 1) throw std::invalid_argument("EAGLE training needs at least one sequence");
     if (lm_head.size() != size_t(vocab) * init.dim) throw std::invalid_argument("LM head of the wrong size");
     for (auto* t : {&shape_.fc_w, &shape_.fc_b, &shape_.wq, &shape_.wk, &shape_.wv, &shape_.wo, &shape_.post_norm,

@@ -33,7 +33,7 @@ public:
     // `seq_len` rows each.
     GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head, int vocab,
                     int sequences, int seq_len, const EagleLossWeights& weights = {},
-                    const std::string& matmul_variant = "");
+                    TrainMatmul matmul = TrainMatmul::Auto);
     ~GpuEagleTrainer();
 
     int rows() const { return rows_; }

@@ -20,10 +20,9 @@ std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::Memor
 }  // namespace
 
 GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows,
-                               const std::string& matmul_variant)
+                               TrainMatmul matmul)
     : shape_(init), k_(init.count()), dim_(init.dim), vocab_(init.vocab), layers_(init.layers), rows_(batch_rows),
-      // CPU drivers run the barrier-free GEMM faster; GPUs the shared-memory one.
-      kernels_(ctx, 0, !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled"),
+      kernels_(ctx, 0, matmul),
       opt_(ctx, pack_heads(init), init.count()),
       pass_(ctx, init.count(), init.dim, init.vocab, init.layers, batch_rows) {
     if (k_ < 1 || rows_ < 1) throw std::invalid_argument("training needs at least one head and one row");

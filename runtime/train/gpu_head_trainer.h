@@ -28,8 +28,8 @@ struct BatchStats {
 
 class GpuHeadTrainer {
 public:
-    // matmul_variant: "tiled", "direct", "quad" (direct where it does not fit), or empty for the device's best.
-    GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows, const std::string& matmul_variant = "");
+    // matmul: the GEMM its layers run (TrainMatmul::Auto: the device's best).
+    GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows, TrainMatmul matmul = TrainMatmul::Auto);
     ~GpuHeadTrainer();
 
     int batch_rows() const { return rows_; }

@@ -22,9 +22,9 @@ Mat whole(const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; }
 
 GpuJointTrainer::GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base, const LoraConfig& lc,
                                  const std::vector<float>& lora_init, const MedusaHeads& heads_init, int sequences,
-                                 int seq_len, const std::string& matmul_variant)
+                                 int seq_len, TrainMatmul matmul)
     : cfg_(base.config), lc_(lc), at_(base.config, lc.rank), shape_(heads_init), seq_len_(seq_len),
-      rows_(sequences * seq_len), k_(ctx, base.config.head_dim(), matmul_variant), lora_(ctx, lora_init),
+      rows_(sequences * seq_len), k_(ctx, base.config.head_dim(), matmul), lora_(ctx, lora_init),
       heads_(ctx, pack_heads(heads_init), heads_init.count()),
       head_pass_(ctx, heads_init.count(), heads_init.dim, heads_init.vocab, heads_init.layers, sequences * seq_len),
       embeddings_(base.tok_embeddings) {

@@ -38,7 +38,7 @@ class GpuJointTrainer {
 public:
     GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base, const LoraConfig& lc,
                     const std::vector<float>& lora_init, const MedusaHeads& heads_init, int sequences, int seq_len,
-                    const std::string& matmul_variant = "");
+                    TrainMatmul matmul = TrainMatmul::Auto);
     ~GpuJointTrainer();
 
     int rows() const { return rows_; }

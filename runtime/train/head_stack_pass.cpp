@@ -58,9 +58,9 @@ HeadStackPass::HeadStackPass(gpu::Context& ctx, int heads, int dim, int vocab, i
         z_.push_back(buffer(ctx, size_t(rows_) * dim_));
         x_.push_back(buffer(ctx, size_t(rows_) * dim_));
     }
-    res_fwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_fwd", 4, sizeof(ResPush));
-    res_bwd_ = std::make_unique<gpu::Kernel>(ctx, "train_resblock_bwd", 4, sizeof(ResPush));
-    ce_ = std::make_unique<gpu::Kernel>(ctx, "train_softmax_ce", 4, sizeof(CePush));
+    res_fwd_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::train_resblock_fwd, 4, sizeof(ResPush));
+    res_bwd_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::train_resblock_bwd, 4, sizeof(ResPush));
+    ce_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::train_softmax_ce, 4, sizeof(CePush));
 }
 
 HeadStackPass::~HeadStackPass() = default;

@@ -18,40 +18,43 @@ bool quad_fits(const TrainMatmulPush& p) {
 }
 }  // namespace
 
-TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant) {
+TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, TrainMatmul matmul) {
     if (head_dim < 0 || head_dim % 4 != 0)
         throw std::invalid_argument("training attention needs a head size that is a multiple of 4, not " +
                                     std::to_string(head_dim));
     // CPU drivers run the barrier-free GEMMs faster (QUAD where the shapes allow it, else DIRECT);
     // GPUs the shared-memory one.
-    std::string variant = !matmul_variant.empty() ? matmul_variant : ctx.info().type == "cpu" ? "quad" : "tiled";
-    if (variant == "quad") {
-        matmul_quad_ = std::make_unique<gpu::Kernel>(ctx, "train_matmul_quad", 3, sizeof(TrainMatmulPush));
-        variant = "direct";
-    }
-    auto kernel = [&](const char* name, uint32_t buffers, uint32_t push, std::vector<uint32_t> spec = {}) {
-        return std::make_unique<gpu::Kernel>(ctx, name, buffers, push, spec);
+    if (matmul == TrainMatmul::Auto)
+        matmul = ctx.info().kind == gpu::DeviceKind::Cpu ? TrainMatmul::Quad : TrainMatmul::Tiled;
+    using gpu::Shader;
+    auto kernel = [&](Shader shader, uint32_t buffers, uint32_t push, std::vector<uint32_t> spec = {}) {
+        return std::make_unique<gpu::Kernel>(ctx, shader, buffers, push, spec);
     };
-    const std::vector<uint32_t> hd = {uint32_t(head_dim)};
-    matmul_ = kernel(("train_matmul_" + variant).c_str(), 3, sizeof(TrainMatmulPush));
-    bias_fwd_ = kernel("train_bias_fwd", 2, sizeof(TrainBiasPush));
-    bias_bwd_ = kernel("train_bias_bwd", 2, sizeof(TrainBiasPush));
-    norm_fwd_ = kernel("train_rmsnorm_fwd", 4, sizeof(TrainRmsnormPush));
-    norm_bwd_ = kernel("train_rmsnorm_bwd", 5, sizeof(TrainRmsnormPush));
-    norm_gain_ = kernel("train_rmsnorm_gain", 4, sizeof(TrainRmsnormPush));
-    rope_ = kernel("train_rope", 2, sizeof(TrainRopePush));
-    if (head_dim > 0) {
-        att_fwd_ = kernel("train_attention_fwd", 3, sizeof(TrainAttentionPush), hd);
-        att_bwd_q_ = kernel("train_attention_bwd_q", 5, sizeof(TrainAttentionPush), hd);
-        att_bwd_kv_ = kernel("train_attention_bwd_kv", 5, sizeof(TrainAttentionPush), hd);
+    if (matmul == TrainMatmul::Quad) {
+        matmul_quad_ = kernel(Shader::train_matmul_quad, 3, sizeof(TrainMatmulPush));
+        matmul = TrainMatmul::Direct;
     }
-    swiglu_fwd_ = kernel("train_swiglu_fwd", 2, sizeof(TrainSwigluPush));
-    swiglu_bwd_ = kernel("train_swiglu_bwd", 3, sizeof(TrainSwigluPush));
-    smooth_l1_ = kernel("train_smooth_l1", 5, sizeof(TrainSmoothL1Push));
-    soft_ce_ = kernel("train_soft_ce", 4, sizeof(TrainSoftCePush));
-    grad_norm_ = kernel("train_grad_norm", 2, sizeof(TrainGradNormPush));
-    adamw_ = kernel("train_adamw", 6, sizeof(TrainAdamwPush));
-    axpy_ = kernel("train_axpy", 2, sizeof(TrainAxpyPush));
+    const std::vector<uint32_t> hd = {uint32_t(head_dim)};
+    matmul_ = kernel(matmul == TrainMatmul::Tiled ? Shader::train_matmul_tiled : Shader::train_matmul_direct, 3,
+                     sizeof(TrainMatmulPush));
+    bias_fwd_ = kernel(Shader::train_bias_fwd, 2, sizeof(TrainBiasPush));
+    bias_bwd_ = kernel(Shader::train_bias_bwd, 2, sizeof(TrainBiasPush));
+    norm_fwd_ = kernel(Shader::train_rmsnorm_fwd, 4, sizeof(TrainRmsnormPush));
+    norm_bwd_ = kernel(Shader::train_rmsnorm_bwd, 5, sizeof(TrainRmsnormPush));
+    norm_gain_ = kernel(Shader::train_rmsnorm_gain, 4, sizeof(TrainRmsnormPush));
+    rope_ = kernel(Shader::train_rope, 2, sizeof(TrainRopePush));
+    if (head_dim > 0) {
+        att_fwd_ = kernel(Shader::train_attention_fwd, 3, sizeof(TrainAttentionPush), hd);
+        att_bwd_q_ = kernel(Shader::train_attention_bwd_q, 5, sizeof(TrainAttentionPush), hd);
+        att_bwd_kv_ = kernel(Shader::train_attention_bwd_kv, 5, sizeof(TrainAttentionPush), hd);
+    }
+    swiglu_fwd_ = kernel(Shader::train_swiglu_fwd, 2, sizeof(TrainSwigluPush));
+    swiglu_bwd_ = kernel(Shader::train_swiglu_bwd, 3, sizeof(TrainSwigluPush));
+    smooth_l1_ = kernel(Shader::train_smooth_l1, 5, sizeof(TrainSmoothL1Push));
+    soft_ce_ = kernel(Shader::train_soft_ce, 4, sizeof(TrainSoftCePush));
+    grad_norm_ = kernel(Shader::train_grad_norm, 2, sizeof(TrainGradNormPush));
+    adamw_ = kernel(Shader::train_adamw, 6, sizeof(TrainAdamwPush));
+    axpy_ = kernel(Shader::train_axpy, 2, sizeof(TrainAxpyPush));
 }
 
 TrainKernels::~TrainKernels() = default;

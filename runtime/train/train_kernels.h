@@ -16,6 +16,11 @@
 
 namespace medusa::train {
 
+// train_matmul.comp's GEMMs: TILED (shared memory: GPUs), DIRECT and QUAD (barrier-free: CPU
+// drivers; QUAD reads four floats at a time and runs DIRECT where the shapes do not allow that).
+// Auto: QUAD on CPU drivers, TILED elsewhere.
+enum class TrainMatmul { Auto, Tiled, Direct, Quad };
+
 // A matrix in a buffer: its first element, and floats between two rows.
 struct Mat {
     const gpu::Buffer& buf;
@@ -26,9 +31,8 @@ struct Mat {
 class TrainKernels {
 public:
     // head_dim: the attention kernels' head size (a specialization constant, a multiple of 4; 0:
-    // no attention); matmul_variant: "tiled", "direct", "quad" (direct where quad does not fit),
-    // or empty for the device's best.
-    TrainKernels(gpu::Context& ctx, int head_dim, const std::string& matmul_variant = "");
+    // no attention).
+    TrainKernels(gpu::Context& ctx, int head_dim, TrainMatmul matmul = TrainMatmul::Auto);
     ~TrainKernels();
 
     // The general GEMM: C(m, n) (+)= sum_k A(m, k) B(k, n), operands addressed by element offset
