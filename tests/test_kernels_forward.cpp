@@ -255,7 +255,7 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
             const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
             const uint32_t groups =
                 subgroup_item_groups(gpu_context(), uint32_t(heads) * div_up(uint32_t(T), tokens_per_subgroup));
-            run_once([&](gpu::CommandSequence& s) {
+            run_once([&, texel = texel](gpu::CommandSequence& s) {  // clang 14 captures no structured binding
                 if (texel)
                     s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out, gpu::texel(*kc, gpu::TexelFormat::F32x4),
                                    gpu::texel(*vc, gpu::TexelFormat::F32x4), gpu::texel(*qkvb, gpu::TexelFormat::F32x4),
