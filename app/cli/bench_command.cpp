@@ -10,6 +10,7 @@
 #include "bench_compare.h"
 #include "bench_dtypes.h"
 #include "bench_kernels.h"
+#include "prompts_file.h"
 #include "commands.h"
 #include "context_size.h"
 #include "gpu/bandwidth_probe.h"
@@ -165,7 +166,7 @@ json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, con
     g["verify_latency_ms"] = bench_verify_latency(model, p.position, p.runs, max_block);
     g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
     // Decoding modes side by side: --compare's list, else plain against Medusa.
-    if (args.has("--compare") || (!args.has("--no-medusa") && file.format != "synthetic"))
+    if (args.has("--compare") || args.has("--prompts") || (!args.has("--no-medusa") && file.format != "synthetic"))
         out["compare"] = bench_compare(args, model, file, p.prompt, p.n_decode, p.runs);
     return g;
 }
@@ -231,8 +232,9 @@ int run_bench(int argc, char** argv) {
                "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--position", "--compare",
                "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
                "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-               "--accept", "--typical-eps", "--typical-delta", "--tune-out"});
+               "--accept", "--typical-eps", "--typical-delta", "--tune-out", "--prompts"});
     check_output_flags(args, {"--json", "--plot", "--tune-out"});
+    if (args.has("--prompts")) read_prompts_file(args.str("--prompts"));  // a bad file fails before any work
     if (args.has("--tune-kernels")) return run_kernel_tuning(args);
     if (wants_dtype_comparison(args)) return run_bench_dtypes(args);
     ModelFile file = open_model(args);

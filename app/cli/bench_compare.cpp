@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "decoding_setup.h"
+#include "prompts_file.h"
 #include "session.h"
 
 namespace medusa::cli {
@@ -126,6 +128,28 @@ std::vector<std::vector<int>> retell_prompts(const ModelFile& file, TreeRunner& 
     return out;
 }
 
+// --prompts FILE as a prompt set named after the file, each prompt encoded with BOS; every prompt
+// must leave room in the context for the new tokens and one verified block.
+std::pair<std::string, std::vector<std::vector<int>>> user_prompt_set(const Args& args, const ModelFile& file, int ctx,
+                                                                      int n_tokens) {
+    const std::string path = args.str("--prompts");
+    const auto tok = try_open_tokenizer(args, file);
+    if (!tok) throw UsageError("--prompts needs the model's tokenizer (--tokenizer FILE)");
+    std::vector<std::vector<int>> set;
+    for (const std::string& text : read_prompts_file(path)) {
+        set.push_back(tok->encode(text, true));
+        const int need = int(set.back().size()) + n_tokens + TokenBlock::kMaxTokens;
+        if (need > ctx)
+            throw UsageError(path + ": prompt " + std::to_string(set.size()) + " has " +
+                             std::to_string(set.back().size()) + " tokens; with " + std::to_string(n_tokens) +
+                             " new tokens and a verified block it needs " + std::to_string(need) +
+                             " positions, more than the context of " + std::to_string(ctx) + " (--tokens, -c)");
+    }
+    std::string name = std::filesystem::path(path).stem().string();
+    if (name == "stories" || name == "retell") name += " (file)";
+    return {name, set};
+}
+
 // The drafters `--compare MODE` stands for, each with its name in the table: a draft mode has one
 // per --draft-model file.
 std::vector<std::pair<std::string, DrafterSpec>> compared_drafters(const Args& args, const std::string& mode) {
@@ -170,6 +194,7 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
     std::vector<std::pair<std::string, std::vector<std::vector<int>>>> sets = {{"stories", prompts}};
     if (std::find(modes.begin(), modes.end(), "ngram") != modes.end())
         sets.push_back({"retell", retell_prompts(file, *engine.runner, prompts, std::min(120, ctx / 3))});
+    if (args.has("--prompts")) sets.push_back(user_prompt_set(args, file, ctx, n_tokens));
 
     json out;
     out["new_tokens_per_prompt"] = n_tokens;
