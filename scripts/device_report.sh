@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# One command for the figures of the machine it runs on (a GPU when one is there): builds, runs the
+# test suite with the Vulkan validation layer, then measures decode speed and weight bandwidth at
+# 1.1B and 7B shapes (synthetic weights of those shapes, labelled so) for f16, q8_0, q4_0 and q4_k,
+# the verify cost forward(T)/forward(1), and every decoding mode side by side on the shipped models.
+# Writes OUT/report.md (each command with what it printed) and OUT/report.json (every result).
+#
+#   scripts/device_report.sh [OUT]        OUT defaults to device-report/
+#   MEDUSA_REPORT_SHAPES="tinyllama-1.1b"   the synthetic shapes, "" for none (default: tinyllama-1.1b llama-7b;
+#                                           on a CPU Vulkan driver only tinyllama-1.1b)
+#   MEDUSA_REPORT_SKIP_TESTS=1              measure only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-device-report}
+mkdir -p "$out"
+models=${MEDUSA_SHARED_DIR:-$PWD/../shared}/models
+cache=${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K
+report="$out/report.md"
+step=0
+
+progress() {
+    step=$((step + 1))
+    echo "== [$step] $*" >&2
+}
+
+# Runs a command, keeps what it printed in the report under a heading, and says how it ended.
+section() {
+    local title=$1
+    shift
+    local log="$out/$(echo "$title" | tr -c 'A-Za-z0-9\n' '-' | tr 'A-Z' 'a-z').log"
+    progress "$title"
+    local status=0
+    "$@" >"$log" 2>&1 || status=$?
+    {
+        echo "## $title"
+        echo
+        echo '```sh'
+        echo "$*"
+        echo '```'
+        echo
+        echo '```'
+        # Progress lines end in carriage returns; the report keeps each one's last state.
+        sed 's/.*\r//' "$log" | tail -n 60
+        echo '```'
+        echo
+        [[ $status == 0 ]] || echo "**exit code $status**"
+        echo
+    } >>"$report"
+    return 0
+}
+
+progress "build"
+scripts/build.sh >"$out/build.log" 2>&1
+bin=build/medusa
+device=$($bin info 2>/dev/null | sed -n 's/^ *\[0\] *//p' | head -n 1)
+cpu_driver=0
+[[ $device == *", cpu)"* ]] && cpu_driver=1  # "[0] NAME (VENDOR, KIND) driver ..."
+{
+    echo "# Device report"
+    echo
+    echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(uname -srm)"
+    echo
+    echo "Device 0: ${device:-unknown}. Synthetic models have random weights of the named shapes: their"
+    echo "text is noise, their speed is real."
+    echo
+} >"$report"
+section "Vulkan devices" $bin info
+
+if [[ ${MEDUSA_REPORT_SKIP_TESTS:-0} == 1 ]]; then
+    progress "tests (skipped)"
+else
+    section "Tests with the validation layer" bash -c "cd build && MEDUSA_VALIDATION=1 ctest -j$(nproc) --timeout 900 | tail -n 15"
+fi
+
+default_shapes="tinyllama-1.1b llama-7b"
+[[ $cpu_driver == 1 ]] && default_shapes="tinyllama-1.1b"  # 7B at 2 tokens/minute is no measurement
+shapes=${MEDUSA_REPORT_SHAPES-$default_shapes}  # set and empty: none
+json_parts=()
+for shape in $shapes; do
+    section "Decode speed at $shape shapes, per weight type" \
+        $bin bench --synthetic "$shape" --dtype f16,q8_0,q4_0,q4_k --tokens 8 --runs 3 --json "$out/synthetic-$shape.json"
+    json_parts+=("\"synthetic-$shape\": $(cat "$out/synthetic-$shape.json" 2>/dev/null || echo null)")
+done
+
+# Every drafter this checkout has: trained heads, tree and EAGLE layer come from
+# scripts/train_default_heads.sh's cache; without them Medusa runs with initialised heads.
+drafters=(--draft-model "$models/llama2xs.bin")
+compare=ar,medusa,draft,ngram
+if [[ -d $cache/heads && -f $cache/tree.json ]]; then drafters+=(--heads "$cache/heads" --tree "$cache/tree.json"); fi
+if [[ -d $cache/eagle ]]; then
+    drafters+=(--eagle "$cache/eagle")
+    compare=ar,medusa,eagle,draft,ngram
+fi
+cpu_flag=(--no-cpu)
+[[ $cpu_driver == 1 ]] && cpu_flag=()  # on a CPU driver the C++ reference is measured beside it
+section "Decoding modes on stories260K (draft model llama2xs)" \
+    $bin bench -m "$models/stories260K.bin" --tokenizer "$models/tok512.model" "${drafters[@]}" \
+    --compare "$compare" --runs 5 "${cpu_flag[@]}" --json "$out/modes-stories260K.json"
+json_parts+=("\"modes-stories260K\": $(cat "$out/modes-stories260K.json" 2>/dev/null || echo null)")
+section "Decoding modes on llama2xs (draft model stories260K)" \
+    $bin bench -m "$models/llama2xs.bin" --tokenizer "$models/tok512.model" --draft-model "$models/stories260K.bin" \
+    --compare ar,medusa,draft,ngram --runs 5 "${cpu_flag[@]}" --json "$out/modes-llama2xs.json"
+json_parts+=("\"modes-llama2xs\": $(cat "$out/modes-llama2xs.json" 2>/dev/null || echo null)")
+
+if [[ $cpu_driver == 1 ]]; then
+    {
+        echo "This is a CPU Vulkan driver: where the bench above shows the C++ reference (\"cpu\") decoding"
+        echo "faster than the Vulkan engine, \`medusa generate --cpu\` is the faster way to run that model here."
+        echo
+    } >>"$report"
+fi
+
+{
+    echo "{"
+    echo "\"device\": \"$(echo "${device:-unknown}" | sed 's/["\\]/ /g')\","
+    echo "\"commit\": \"$(git rev-parse HEAD 2>/dev/null || echo unknown)\","
+    echo "\"cpu_driver\": $([[ $cpu_driver == 1 ]] && echo true || echo false)"
+    for part in "${json_parts[@]}"; do echo ", $part"; done
+    echo "}"
+} >"$out/report.json"
+echo "wrote $report and $out/report.json" >&2
