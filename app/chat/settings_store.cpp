@@ -58,14 +58,20 @@ void take(const json& j, const char* key, T& out) {
     }
 }
 
-// A mode or rule by its name; an unknown name keeps the default.
+// A mode or rule by its name, or by its index up to `last` as files saved before names hold it;
+// anything else keeps the default.
 template <class E>
-void take_name(const json& j, const char* key, E& out, E (*parse)(const std::string&)) {
-    std::string name;
-    take(j, key, name);
-    if (name.empty()) return;
+void take_name(const json& j, const char* key, E& out, E (*parse)(const std::string&), E last) {
+    if (!j.contains(key)) return;
+    const json& v = j[key];
+    if (v.is_number_integer()) {
+        const auto i = v.get<int64_t>();
+        if (i >= 0 && i <= int64_t(last)) out = E(i);
+        return;
+    }
+    if (!v.is_string()) return;
     try {
-        out = parse(name);
+        out = parse(v.get<std::string>());
     } catch (const std::invalid_argument&) {
     }
 }
@@ -87,10 +93,10 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "model", s.model_path);
     take(j, "tokenizer", s.tokenizer_path);
     take(j, "heads", s.heads_path);
-    take_name(j, "mode", s.mode, parse_drafter_kind);
+    take_name(j, "mode", s.mode, parse_drafter_kind, DrafterKind::Eagle);
     take(j, "tree", s.tree);
     take(j, "num_heads", s.num_heads);
-    take_name(j, "rule", s.rule, parse_accept_rule);
+    take_name(j, "rule", s.rule, parse_accept_rule, AcceptRule::Sample);
     take(j, "draft", s.draft_path);
     take(j, "gamma", s.gamma);
     take(j, "adaptive_gamma", s.adaptive_gamma);

@@ -1,0 +1,49 @@
+// The app's saved settings: the decoding mode and rule by name, read back as saved; files saved
+// before names (the enums' indices) still read; unknown names and values keep the defaults.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "settings_store.h"
+#include "temp_dir.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+
+namespace {
+
+SavedState read_back(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+    const auto st = load_state(path);
+    REQUIRE(st.has_value());
+    return *st;
+}
+
+}  // namespace
+
+TEST_CASE("saved settings keep the mode and rule by name, and read files saved by index", "[chat]") {
+    test::TempDir dir("medusa-settings");
+    const std::string path = (dir.path / "settings.json").string();
+    SavedState st;
+    st.settings.mode = DrafterKind::Ngram;
+    st.settings.rule = AcceptRule::Typical;
+    save_state(path, st);
+    std::ifstream in(path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK_THAT(text, Catch::Contains(R"("mode": "ngram")"));
+    CHECK_THAT(text, Catch::Contains(R"("rule": "typical")"));
+    const SavedState back = *load_state(path);
+    CHECK(back.settings.mode == DrafterKind::Ngram);
+    CHECK(back.settings.rule == AcceptRule::Typical);
+
+    const SavedState old = read_back(path, R"({"mode": 2, "rule": 2})");
+    CHECK(old.settings.mode == DrafterKind::DraftModel);
+    CHECK(old.settings.rule == AcceptRule::Sample);
+    const DecodeSettings defaults;
+    for (const char* text : {R"({"mode": "fastest", "rule": 7})", R"({"mode": 9, "rule": "best"})",
+                             R"({"mode": -1, "rule": [1]})"}) {
+        CAPTURE(text);
+        const SavedState bad = read_back(path, text);
+        CHECK(bad.settings.mode == defaults.mode);
+        CHECK(bad.settings.rule == defaults.rule);
+    }
+}
