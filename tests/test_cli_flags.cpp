@@ -2,6 +2,7 @@
 // `medusa` CLI and in medusa-chat (whose flags are parsed before any window opens).
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <sstream>
 
 #include "cli_rusage.h"
 #include "test_paths.h"
@@ -41,4 +42,26 @@ TEST_CASE("medusa-chat refuses a word or NaN where a number goes", "[cli-errors]
         CHECK(r.err.find(std::string(c.flag) + " expects") != std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("medusa COMMAND --help prints that command's usage, the drafters' flags with generate's", "[flags]") {
+    for (const char* cmd : {"generate", "tree", "tokenize", "info", "bench", "train-heads", "train-eagle", "tune-tree",
+                            "plot", "export-heads", "export-gguf"}) {
+        CAPTURE(cmd);
+        const auto r = medusa::test::run_medusa(std::string(cmd) + " --help");
+        CHECK(r.exit_code == 0);
+        CHECK(r.out.rfind("usage: medusa\n  " + std::string(cmd) + " ", 0) == 0);
+        // Every entry it prints is this command's (its continuation lines are indented deeper).
+        std::istringstream lines(r.out);
+        for (std::string line; std::getline(lines, line);)
+            if (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ')
+                CHECK(line.rfind("  " + std::string(cmd) + " ", 0) == 0);
+    }
+    const auto generate = medusa::test::run_medusa("generate -h");
+    for (const char* flag : {"--heads", "--draft-model", "--ngram", "--eagle DIR", "--eagle-nodes", "--accept"})
+        CHECK_THAT(generate.out, Catch::Contains(flag));
+    CHECK(generate.out.find("  bench ") == std::string::npos);  // only generate's part
+    const auto joint = medusa::test::run_medusa("train-heads --help");
+    CHECK_THAT(joint.out, Catch::Contains("train-heads --joint"));  // both of its entries
+    CHECK(medusa::test::run_medusa("nonsense --help").exit_code == 2);
 }

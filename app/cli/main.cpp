@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <sstream>
 #include <string>
 
 #include "args.h"
@@ -63,6 +64,20 @@ const char* kUsage =
     "      the model as a GGUF llama file with its sentencepiece vocabulary, byte for byte: llama.cpp runs the\n"
     "      same weights (compare engines on one file)\n";
 
+// The lines of kUsage about `cmd`: from its "  cmd ..." line to the next command's (train-heads
+// has two entries, and both are kept).
+std::string command_usage(const std::string& cmd) {
+    std::string out;
+    bool in = false;
+    std::istringstream lines(kUsage);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.size() > 2 && line.compare(0, 2, "  ") == 0 && line[2] != ' ')
+            in = line.compare(2, cmd.size() + 1, cmd + " ") == 0 || line.substr(2) == cmd;
+        if (in) out += line + "\n";
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +86,13 @@ int main(int argc, char** argv) {
         return argc < 2 ? 2 : 0;
     }
     const std::string cmd = argv[1];
+    // `medusa COMMAND --help`: that command's part of the usage.
+    if (argc > 2 && (!std::strcmp(argv[2], "--help") || !std::strcmp(argv[2], "-h"))) {
+        if (const std::string usage = command_usage(cmd); !usage.empty()) {
+            std::fputs(("usage: medusa\n" + usage).c_str(), stdout);
+            return 0;
+        }
+    }
     try {
         if (cmd == "generate") return medusa::cli::run_generate(argc, argv);
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
