@@ -233,6 +233,8 @@ int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Op
     if (!app.send(o.prompt)) throw std::runtime_error("could not start generating");
     int settle = 0;  // ImGui sizes some things from the previous frame: draw a few after the last step
     const bool ok = frames_until(window, r, app, [&] {
+        // Settings that failed to load start no turn: say so now, not when the wait runs out.
+        if (!app.worker.busy() && !app.worker.last_error().empty()) return true;
         if (app.worker.busy() || app.reader.turns().empty() || !app.reader.turns()[0].done) return false;
         if (o.show == "rejection" && settle == 0) {
             // The latest step that rejected a drafted token (or a Medusa step that accepted some guesses and
