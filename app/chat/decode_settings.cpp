@@ -4,12 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "llm/token_block.h"
 
 namespace medusa::chat {
 
 DecodingSpec DecodeSettings::spec() const {
-    constexpr int kMaxDrafted = TokenBlock::kMaxTokens - 1;  // a verify block holds the root too
     DecodingSpec d;
     switch (mode) {
         case DrafterKind::Plain: d.drafter = PlainSpec{}; break;
@@ -19,17 +17,17 @@ DecodingSpec DecodeSettings::spec() const {
             break;
         case DrafterKind::DraftModel:
             d.drafter = DraftModelSpec{.model = draft_path,
-                                       .gamma = std::clamp(gamma, 1, kMaxDrafted),
+                                       .gamma = std::clamp(gamma, 1, kMaxDraftedTokens),
                                        .adaptive_gamma = adaptive_gamma,
                                        .branches = std::clamp(draft_branches, 1, 8)};
             break;
-        case DrafterKind::Ngram: d.drafter = NgramSpec{.max_tokens = std::clamp(ngram_tokens, 1, kMaxDrafted)}; break;
+        case DrafterKind::Ngram: d.drafter = NgramSpec{.max_tokens = std::clamp(ngram_tokens, 1, kMaxDraftedTokens)}; break;
         case DrafterKind::Eagle:
             d.drafter = EagleSpec{.layer = eagle_path,
                                   .tree = eagle_tree,
                                   .top_k = std::clamp(eagle_top_k, 1, 32),
                                   .depth = std::clamp(eagle_depth, 1, 16),
-                                  .nodes = std::clamp(eagle_nodes, 1, kMaxDrafted)};
+                                  .nodes = std::clamp(eagle_nodes, 1, kMaxDraftedTokens)};
             break;
     }
     d.rule = rule;

@@ -82,10 +82,8 @@ std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const M
                        ? Tokenizer::from_serialized(file.embedded_tokenizer, s.model_path)
                        : Tokenizer::from_file(s.tokenizer_path);
     check_vocab_match(file, *t->tokenizer);
-    t->stop_tokens = model_stop_tokens(file, *t->tokenizer);
-    for (int id : chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer))
-        if (std::find(t->stop_tokens.begin(), t->stop_tokens.end(), id) == t->stop_tokens.end())
-            t->stop_tokens.push_back(id);
+    t->stop_tokens =
+        model_stop_tokens(file, *t->tokenizer, chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer));
     return t;
 }
 

@@ -28,10 +28,7 @@ int run_generate(int argc, char** argv) {
     const DecodingSpec spec = decoding_spec(args);
     // --chat: the model's chat template makes the prompt; the reply ends at its stop tokens/strings.
     const ChatSetup chat = setup_chat(args, file, tokenizer, prompt);
-    std::vector<int> stop_tokens = model_stop_tokens(file, tokenizer);
-    for (int id : chat.stop_tokens)
-        if (std::find(stop_tokens.begin(), stop_tokens.end(), id) == stop_tokens.end()) stop_tokens.push_back(id);
-    const DecodeOptions options = decode_options(spec, stop_tokens);
+    const DecodeOptions options = decode_options(spec, model_stop_tokens(file, tokenizer, chat.stop_tokens));
     StopStringFilter stop_strings(chat.stop_strings);
 
     // The cache holds the prompt, the new tokens and one verified block past them: all this run

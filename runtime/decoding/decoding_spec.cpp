@@ -4,7 +4,6 @@
 #include <filesystem>
 
 #include "decoding/overloaded.h"
-#include "llm/token_block.h"
 
 namespace medusa {
 
@@ -30,8 +29,6 @@ std::string rule_text(const DecodingSpec& s) {
     }
     return r;
 }
-
-constexpr int kMaxDrafted = TokenBlock::kMaxTokens - 1;  // a verify block holds the root too
 
 }  // namespace
 
@@ -66,11 +63,11 @@ void validate(const DecodingSpec& spec) {
                    },
                    [](const DraftModelSpec& d) {
                        require(!d.model.empty(), "--draft-model needs the draft model's file");
-                       check_range(d.gamma, 1, kMaxDrafted, "--gamma");
+                       check_range(d.gamma, 1, kMaxDraftedTokens, "--gamma");
                        check_range(d.branches, 1, 8, "--draft-tree");
                    },
                    [](const NgramSpec& n) {
-                       check_range(n.max_tokens, 1, kMaxDrafted, "--ngram");
+                       check_range(n.max_tokens, 1, kMaxDraftedTokens, "--ngram");
                        require(n.max_match >= 1, "--ngram-match must be >= 1");
                        check_range(n.branches, 1, 16, "--ngram-branches");
                    },
@@ -81,7 +78,7 @@ void validate(const DecodingSpec& spec) {
                        require(!e.tree.empty(), "--eagle-tree needs 'dynamic' or a tree spec");
                        check_range(e.top_k, 1, 32, "--eagle-topk");
                        check_range(e.depth, 1, 16, "--eagle-depth");
-                       check_range(e.nodes, 1, kMaxDrafted, "--eagle-nodes");
+                       check_range(e.nodes, 1, kMaxDraftedTokens, "--eagle-nodes");
                    }},
                spec.drafter);
 }

@@ -10,8 +10,12 @@
 
 #include "decode/decoding_kinds.h"
 #include "decode/speculative_decoder.h"
+#include "llm/token_block.h"
 
 namespace medusa {
+
+// The most tokens any drafter may propose in one step: a verify block holds the root too.
+constexpr int kMaxDraftedTokens = TokenBlock::kMaxTokens - 1;
 
 struct PlainSpec {
     bool operator==(const PlainSpec&) const = default;

@@ -1,11 +1,16 @@
 #include "model/stop_tokens.h"
 
+#include <algorithm>
+
 namespace medusa {
 
-std::vector<int> model_stop_tokens(const ModelFile& file, const Tokenizer& tokenizer) {
+std::vector<int> model_stop_tokens(const ModelFile& file, const Tokenizer& tokenizer, std::span<const int> more) {
     std::vector<int> stop = {tokenizer.eos_id()};
-    if (file.format.rfind("llama2c", 0) == 0 && tokenizer.bos_id() != tokenizer.eos_id())
-        stop.push_back(tokenizer.bos_id());
+    auto add = [&](int id) {
+        if (std::find(stop.begin(), stop.end(), id) == stop.end()) stop.push_back(id);
+    };
+    if (file.format.rfind("llama2c", 0) == 0) add(tokenizer.bos_id());
+    for (int id : more) add(id);
     return stop;
 }
 
