@@ -7,11 +7,13 @@
 // (and is the very model the expectations come from); tests/test_medusa.cpp shows its Medusa
 // stage drafts what the GPU's does.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include <cmath>
 #include <map>
 #include <memory>
 
+#include "decode/controlled_drafter.h"
 #include "decode/draft_model_drafter.h"
 #include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
@@ -197,6 +199,33 @@ TEST_CASE("n-gram lookup with speculative sampling is lossless and a forgetful s
     const auto prompt = encode("Once upon a time, there was a little girl named Lily. She loved to play. "
                                "Once upon a time, there was a");
     check_lossless(file, runner, ngram, {{prompt, kHot}, {prompt, kShaped}});
+}
+
+TEST_CASE("auto's changing shapes keep speculative sampling lossless and a forgetful sampler is caught",
+          "[sampling]") {
+    const ModelFile file = load_model(model_path("stories260K.bin"));
+    const ModelFile draft_file = load_model(model_path("llama2xs.bin"));
+    CpuReferenceModel cpu(file), draft(draft_file);
+    CpuTreeRunner runner(cpu);
+    NgramDrafter ngram({.max_tokens = 6, .branches = 2});
+    DraftModelDrafter tree(draft, {.gamma = 3, .branches = 2});
+    // Verification cheap enough that drafting pays, dear enough that the shape follows what the
+    // controller has learnt of acceptance: it changes from step to step and run to run.
+    CostModel costs;
+    costs.verify = CostCurve({{1, 1.0}, {128, 1.0 + 0.1 * 127}});
+    ControlledDrafter controlled({&ngram, &tree}, costs, {.learn_timing = false});
+    const auto prompt = encode("Once upon a time, there was a little girl named Lily. She loved to play. "
+                               "Once upon a time, there was a");
+    // The shapes change from step to step: more than one drafter and more than one size.
+    std::set<std::pair<DrafterKind, size_t>> shapes;
+    DecodeOptions o;
+    o.max_new_tokens = 60;
+    o.sampling = kHot;
+    o.rule = AcceptRule::Sample;
+    SpeculativeDecoder d(runner, controlled, o);
+    d.generate(prompt, [&](const StepTrace& st) { return shapes.insert({st.drafter, st.nodes.size()}), true; });
+    CHECK(shapes.size() >= 3);
+    check_lossless(file, runner, controlled, {{prompt, kHot}, {kStoryPrompts[2], kShaped}});
 }
 
 TEST_CASE("EAGLE drafting with speculative sampling is lossless and a forgetful sampler is caught", "[sampling]") {

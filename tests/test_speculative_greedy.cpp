@@ -3,10 +3,12 @@
 // drafter that runs on the device keeps each step to one queue submit.
 #include <catch2/catch.hpp>
 
+#include "decode/controlled_drafter.h"
 #include "decode/draft_model_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
+#include "decoding/cost_measurement.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
@@ -20,12 +22,20 @@ using namespace medusa::test;
 namespace {
 
 // Submits per step: one verify pass, plus a draft model's forwards (catch-up, then one per
-// drafted level after the first).
-int expected_submits(DrafterKind drafter, const StepTrace& s) {
-    if (drafter != DrafterKind::DraftModel) return 1;
+// drafted level after the first). Under the step controller a draft model may catch up on
+// several steps it did not draft, in more than one forward.
+bool submits_as_expected(const StepTrace& s) {
+    if (s.drafter != DrafterKind::DraftModel) return s.submits == 1;
     int depth = 0;
     for (const auto& n : s.nodes) depth = std::max(depth, n.depth);
-    return depth + 1;
+    return s.control ? s.submits >= depth + 1 : s.submits == depth + 1;
+}
+
+// Verification that costs nothing: the controller drafts the largest shapes it can.
+CostModel free_verification() {
+    CostModel m;
+    m.verify = CostCurve({{1, 1.0}, {128, 1.0}});
+    return m;
 }
 
 void check_drafter(const std::string& what, TreeRunner& runner, Drafter& drafter, const std::vector<int>& prompt,
@@ -39,7 +49,7 @@ void check_drafter(const std::string& what, TreeRunner& runner, Drafter& drafter
     CHECK(got == expected);
     CHECK(stats.stop_reason == StopReason::Context);
     int bad_submits = 0;
-    for (const auto& s : steps) bad_submits += s.submits != expected_submits(drafter.kind(), s);
+    for (const auto& s : steps) bad_submits += !submits_as_expected(s);
     CHECK(bad_submits == 0);
     CHECK(stats.new_tokens == int(expected.size()));
 }
@@ -71,6 +81,17 @@ void check_every_drafter(const std::string& name, const std::string& draft_name)
         check_drafter("draft tree of " + draft_name, runner, tree_drafter, prompt, expected);
         NgramDrafter ngram({.max_tokens = 8, .branches = 2});
         check_drafter("n-gram", runner, ngram, prompt, expected);
+        // The step controller over them: each drafter alone, and auto choosing among them, with
+        // this device's measured costs and with verification free (the largest shapes).
+        const CostModel measured = measure_costs(runner, 16);
+        for (Drafter* d : std::initializer_list<Drafter*>{&medusa_noise, &chain, &tree_drafter, &ngram}) {
+            ControlledDrafter controlled({d}, measured);
+            check_drafter(std::string("controlled ") + drafter_kind_name(d->kind()), runner, controlled, prompt, expected);
+        }
+        ControlledDrafter auto_measured({&ngram, &medusa_init, &chain}, measured);
+        check_drafter("auto, measured costs", runner, auto_measured, prompt, expected);
+        ControlledDrafter auto_free({&ngram, &medusa_noise, &tree_drafter}, free_verification(), {.learn_timing = false});
+        check_drafter("auto, free verification", runner, auto_free, prompt, expected);
     }
 }
 

@@ -6,6 +6,7 @@
 
 #include "decode/decoding_kinds.h"
 #include "decoding/decoding_spec.h"
+#include "decoding/trained_files.h"
 
 namespace medusa::chat {
 
@@ -27,6 +28,7 @@ struct DecodeSettings {
     // EAGLE mode: the draft layer's folder (EAGLE's layout), and EAGLE-2's dynamic tree (expand the
     // top-k of each level, keep the likeliest `eagle_nodes`) or an EAGLE-1 tree spec.
     std::string eagle_path;
+    bool fixed_shape = false;  // the drafter's own shape every step, not the step controller's
     std::string eagle_tree = "dynamic";
     int eagle_top_k = 8, eagle_depth = 6, eagle_nodes = 59;
     float temperature = 0.7f;  // typical and sample
@@ -56,18 +58,6 @@ struct DecodeSettings {
     std::string mode_name() const;
 };
 
-// The trained defaults scripts/train_default_heads.sh leaves in the cache
-// (${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K/{heads,tree.json}).
-struct TrainedDefaults {
-    std::string cache_dir;   // <cache>/stories260K
-    std::string heads_path;  // empty when missing
-    std::string tree_path;   // empty when missing
-    std::string eagle_path;  // empty when missing
-    bool found() const { return !heads_path.empty() && !tree_path.empty(); }
-};
-// Where the cache is: $MEDUSA_CACHE, else $HOME/.cache/medusa-vk.
-std::string default_cache_dir();
-TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::string& model_name);
 // When `s` names the default stories260K model and the cache holds its trained heads and tuned
 // tree, uses them (unless the caller already chose heads or a tree). Returns a line for the
 // status: what was chosen and why.

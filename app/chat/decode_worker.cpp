@@ -241,7 +241,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L->tok = same_target && old->tok->path == s.tokenizer_path ? old->tok : open_tokenizer(s, L->file());
     const DraftingTarget target{.file = L->file(), .runner = *L->target->runner, .gpu = &ctx_, .context = L->context()};
     L->drafting = build_drafting(spec.drafter, target, same_target ? &old->drafting : nullptr,
-                                 [this](const std::string& line) { set_status(line); });
+                                 [this](const std::string& line) { set_status(line); }, spec.shaping);
     L->decoder = std::make_unique<SpeculativeDecoder>(target.runner, *L->drafting.drafter,
                                                       decode_options(spec, L->stop_tokens()));
     L->key = key;

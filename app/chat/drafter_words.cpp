@@ -9,6 +9,7 @@ const char* drafter_word(DrafterKind kind) {
         case DrafterKind::DraftModel: return "draft";
         case DrafterKind::Ngram: return "n-gram";
         case DrafterKind::Eagle: return "EAGLE";
+        case DrafterKind::Auto: return "auto";
     }
     return "";
 }

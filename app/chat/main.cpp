@@ -97,6 +97,8 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DrafterKind::Medusa;
         else if (a == "--tree") s.tree = value(), o.tree_chosen = true, s.mode = DrafterKind::Medusa;
         else if (a == "--plain") s.mode = DrafterKind::Plain;
+        else if (a == "--auto") s.mode = DrafterKind::Auto;
+        else if (a == "--fixed-shape") s.fixed_shape = true;
         else if (a == "--draft-model") s.draft_path = value(), s.mode = DrafterKind::DraftModel;
         else if (a == "--gamma") s.gamma = whole_number(a, value(), 1, 16), s.mode = DrafterKind::DraftModel;
         else if (a == "--adaptive-gamma") s.adaptive_gamma = true, s.mode = DrafterKind::DraftModel;
@@ -114,14 +116,16 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--help" || a == "-h") {
             std::puts("medusa-chat [-m|--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
                       "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
-                      "            [--eagle DIR [--eagle-tree dynamic|SPEC]]\n"
+                      "            [--eagle DIR [--eagle-tree dynamic|SPEC]] [--auto] [--fixed-shape]\n"
                       "            [--temp T] [--top-k K] [--top-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
                       "            [-c|--ctx-size N]\n"
                       "  --ctx-size     positions of the KV cache (default: the model's context, at most 4096;\n"
                       "      more than the model's context is allowed, with a warning)\n"
                       "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
                       "      --ngram n-gram lookup, --eagle EAGLE's draft layer, --heads/--tree Medusa;\n"
-                      "      --accept greedy|typical|sample in every mode\n"
+                      "      --accept greedy|typical|sample in every mode; --auto chooses among every drafter it has\n"
+                      "      files for, step by step; --fixed-shape drafts the mode's own tree, gamma or n-gram length\n"
+                      "      every step instead of the step controller's shape\n"
                       "  the settings of the last session come back from ${XDG_CONFIG_HOME:-~/.config}/medusa-vk/;\n"
                       "      flags override them\n"
                       "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
@@ -178,6 +182,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
         std::fprintf(stderr, "smoke: %s (worker error: %s)\n", what, app.worker.last_error().c_str());
         return 1;
     };
+    app.settings.fixed_shape = true;  // every step drafts: the checks below look at the drafts
     app.load();
     if (!frames_until(window, r, app, idle, 120) || !app.worker.last_error().empty()) return fail("load failed");
     app.worker.set_delay_ms(20);  // slow enough that Stop lands mid-generation

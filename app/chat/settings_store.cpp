@@ -31,7 +31,7 @@ json to_json(const SavedState& st) {
     return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", s.heads_path},
             {"mode", drafter_kind_name(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
             {"rule", accept_rule_name(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
-            {"adaptive_gamma", s.adaptive_gamma}, {"draft_branches", s.draft_branches},
+            {"adaptive_gamma", s.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft_branches},
             {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", s.eagle_tree},
             {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
             {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p},
@@ -100,6 +100,7 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "draft", s.draft_path);
     take(j, "gamma", s.gamma);
     take(j, "adaptive_gamma", s.adaptive_gamma);
+    take(j, "fixed_shape", s.fixed_shape);
     take(j, "draft_branches", s.draft_branches);
     take(j, "ngram_tokens", s.ngram_tokens);
     take(j, "eagle", s.eagle_path);

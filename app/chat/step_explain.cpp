@@ -31,7 +31,8 @@ std::string guesser(const StepTrace& s, int d) {
         case DrafterKind::Eagle: return "EAGLE level " + std::to_string(d);
         case DrafterKind::Ngram: return "the lookup";
         case DrafterKind::Plain:
-        case DrafterKind::DraftModel: break;
+        case DrafterKind::DraftModel:
+        case DrafterKind::Auto: break;
     }
     return "the draft";
 }
@@ -56,7 +57,8 @@ std::string drafter_explanation(const StepTrace& s) {
                    "proposed; no model, no training.";
         case DrafterKind::DraftModel:
             return "A small draft model writes the next tokens one by one; the target checks them all at once.";
-        case DrafterKind::Plain: break;
+        case DrafterKind::Plain:
+        case DrafterKind::Auto: break;
     }
     return "Plain decoding: one forward pass per token.";
 }

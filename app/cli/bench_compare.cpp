@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
+#include "decoding/cost_measurement.h"
 #include "decoding_setup.h"
 #include "prompts_file.h"
 #include "session.h"
@@ -35,6 +37,7 @@ struct ModeResult {
     double tokens_per_s = 0;
     GenerationStats total;  // summed over the prompts of the median run
     json stage_ms = json::object();
+    std::map<DrafterKind, long> steps_by_drafter;  // under the controller: whose proposal each step verified
 };
 
 // Every prompt `runs` times; the median run's rate over all prompts.
@@ -48,7 +51,10 @@ ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& ru
     for (int r = 0; r < runs; ++r) {
         GenerationStats sum;
         for (const auto& p : prompts) {
-            const GenerationStats s = decoder.generate(p, [](const StepTrace&) { return true; });
+            const GenerationStats s = decoder.generate(p, [&](const StepTrace& t) {
+                if (r == 0) ++m.steps_by_drafter[t.drafter];
+                return true;
+            });
             sum.new_tokens += s.new_tokens;
             sum.steps += s.steps;
             sum.drafted += s.drafted;
@@ -69,12 +75,12 @@ ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& ru
 
 // Per-stage GPU time of one step that verified a tree (the last such step of a short run).
 json step_stages(GpuModel& model, const ModelFile& file, const Drafting& loaded, const DecodeOptions& o,
-                 const std::vector<int>& prompt) {
+                 const std::vector<int>& prompt, StepShaping shaping) {
     // A second runner over the same model, with timestamps (they cost time, so not in the timed
     // runs), and the drafter built again on it: a drafting stage belongs to the runner that made it.
     auto timed = gpu_runner(model, true);
     const DraftingTarget target{.file = file, .runner = *timed, .gpu = &model.context(), .context = model.config().seq_len};
-    Drafting drafting = build_drafting(loaded.spec, target, &loaded);
+    Drafting drafting = build_drafting(loaded.spec, target, &loaded, {}, shaping);
     DecodeOptions t = o;
     t.max_new_tokens = 16;
     json stages = json::object();
@@ -99,6 +105,7 @@ json mode_json(const ModeResult& m, double ar_rate) {
               {"tokens", s.new_tokens},
               {"submits_per_step", s.submits_per_step()},
               {"step_gpu_ms", m.stage_ms}};
+    for (const auto& [kind, steps] : m.steps_by_drafter) j["steps_by_drafter"][drafter_kind_name(kind)] = steps;
     if (s.drafted) {
         j["alpha"] = s.acceptance();
         j["drafted"] = s.drafted;
@@ -170,7 +177,8 @@ std::vector<std::pair<std::string, DrafterSpec>> compared_drafters(const Args& a
         if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR");
         return {{"eagle", eagle_spec(args)}};
     }
-    throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle)");
+    if (mode == "auto") return {{"auto", auto_spec(args)}};
+    throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle, auto)");
 }
 
 }  // namespace
@@ -191,12 +199,20 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
     const DecodeOptions o = decode_options(spec, {});  // no stop tokens: every mode decodes as many tokens
 
     Engine engine = borrowed_engine(model);  // shared by every mode (draft models use its device)
+    // The step controller's cost model, measured again (a benchmark is when the machine is quiet).
+    const CostModel costs = target_costs({.file = file, .runner = *engine.runner, .gpu = engine.gpu, .context = engine.context},
+                                         CostRefresh::Remeasure,
+                                         [](const std::string& line) { std::fprintf(stderr, "\r%s   ", line.c_str()); });
+    std::fprintf(stderr, "\n");
     std::vector<std::pair<std::string, std::vector<std::vector<int>>>> sets = {{"stories", prompts}};
-    if (std::find(modes.begin(), modes.end(), "ngram") != modes.end())
+    if (std::find(modes.begin(), modes.end(), "ngram") != modes.end() ||
+        std::find(modes.begin(), modes.end(), "auto") != modes.end())
         sets.push_back({"retell", retell_prompts(file, *engine.runner, prompts, std::min(120, ctx / 3))});
     if (args.has("--prompts")) sets.push_back(user_prompt_set(args, file, ctx, n_tokens));
 
     json out;
+    out["cost_model"] = costs.to_json();
+    out["shaping"] = spec.shaping == StepShaping::Controlled ? "controlled" : "fixed";
     out["new_tokens_per_prompt"] = n_tokens;
     out["runs"] = runs;
     out["temperature"] = o.sampling.temperature;
@@ -208,9 +224,10 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
             for (auto& [name, drafter] : compared_drafters(args, mode)) {
                 spec.drafter = drafter;
                 check_spec(spec);
-                Drafting drafting = make_drafting(drafter, file, engine);
+                if (std::holds_alternative<AutoSpec>(drafter) && spec.shaping == StepShaping::Fixed) continue;
+                Drafting drafting = make_drafting(drafter, file, engine, spec.shaping);
                 ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs);
-                m.stage_ms = step_stages(model, file, drafting, o, set_prompts.front());
+                m.stage_ms = step_stages(model, file, drafting, o, set_prompts.front(), spec.shaping);
                 results.push_back(std::move(m));
             }
         }

@@ -1,9 +1,15 @@
 #include "decoding_setup.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
 
 #include "context_size.h"
+#include "decoding/trained_files.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
 #include "session.h"
@@ -48,6 +54,18 @@ auto as_usage_error(F&& f) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
+}
+
+// A first-use measurement's progress on stderr: rewritten in place on a terminal, else its first
+// line only (logs keep one line saying why the run paused).
+std::function<void(const std::string&)> measuring_progress() {
+    const bool tty = isatty(fileno(stderr));
+    auto first = std::make_shared<bool>(true);
+    return [tty, first](const std::string& line) {
+        if (tty) std::fprintf(stderr, "\r\033[K%s", terminal_safe(line).c_str());
+        else if (*first) std::fprintf(stderr, "%s (once for this device and model)\n", terminal_safe(line).c_str());
+        *first = false;
+    };
 }
 
 SamplingParams sampling_params(const Args& args, float default_temperature) {
@@ -101,12 +119,34 @@ EagleSpec eagle_spec(const Args& args) {
     return e;
 }
 
+AutoSpec auto_spec(const Args& args) {
+    AutoSpec a;
+    a.ngram = ngram_spec(args);
+    // The flags' drafters, else what was trained for this model and left in the cache.
+    const std::string model = args.str("--model", "");
+    const TrainedDefaults trained =
+        find_trained_defaults(default_cache_dir(), std::filesystem::path(model).stem().string());
+    if (args.has("--heads") || args.has("--tree") || args.has("--num-heads")) {
+        a.medusa = medusa_spec(args);
+    } else if (trained.found()) {
+        a.medusa = MedusaSpec{.heads = trained.heads_path, .tree = trained.tree_path};
+    }
+    if (args.has("--eagle")) a.eagle = eagle_spec(args);
+    else if (!trained.eagle_path.empty()) a.eagle = EagleSpec{.layer = trained.eagle_path};
+    if (args.has("--draft-model")) a.draft = draft_model_spec(args, args.str("--draft-model"));
+    return a;
+}
+
 DecodingSpec decoding_spec(const Args& args) {
     const bool medusa = args.has("--heads") || args.has("--tree") || args.has("--num-heads");
     const bool draft = args.has("--draft-model");
     const bool ngram = args.has("--ngram");
     const bool eagle = args.has("--eagle");
-    if (int(medusa) + int(draft) + int(ngram) + int(eagle) > 1)
+    if (args.has("--speculate") && args.str("--speculate") != "auto")
+        throw UsageError("--speculate takes 'auto' (every drafter available, chosen step by step); one drafter is "
+                         "named by its own flags");
+    const bool automatic = args.has("--speculate");
+    if (!automatic && int(medusa) + int(draft) + int(ngram) + int(eagle) > 1)
         throw UsageError("choose one drafter: Medusa heads (--heads/--tree), --draft-model, --ngram or --eagle");
     for (const char* flag : {"--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes"})
         if (!eagle && args.has(flag)) throw UsageError(std::string(flag) + " needs --eagle DIR");
@@ -115,7 +155,8 @@ DecodingSpec decoding_spec(const Args& args) {
     for (const char* flag : {"--ngram-match", "--ngram-branches"})
         if (!ngram && args.has(flag)) throw UsageError(std::string(flag) + " needs --ngram N");
     DecodingSpec spec = sampling_spec(args);
-    if (medusa) spec.drafter = medusa_spec(args);
+    if (automatic) spec.drafter = auto_spec(args);
+    else if (medusa) spec.drafter = medusa_spec(args);
     else if (draft) spec.drafter = draft_model_spec(args, args.str("--draft-model"));
     else if (ngram) spec.drafter = ngram_spec(args);
     else if (eagle) spec.drafter = eagle_spec(args);
@@ -131,6 +172,7 @@ DecodingSpec sampling_spec(const Args& args, float default_temperature) {
         [&] { return parse_accept_rule(args.str("--accept", spec.sampling.temperature > 0 ? "sample" : "greedy")); });
     spec.typical.eps = args.number("--typical-eps", spec.typical.eps);
     spec.typical.delta = args.number("--typical-delta", spec.typical.delta);
+    if (args.has("--fixed-shape")) spec.shaping = StepShaping::Fixed;
     check_spec(spec);
     return spec;
 }
@@ -139,9 +181,10 @@ void check_spec(const DecodingSpec& spec) {
     as_usage_error([&] { return validate(spec), 0; });
 }
 
-Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine) {
+Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine, StepShaping shaping) {
     Drafting d = as_usage_error([&] {
-        return build_drafting(spec, {.file = target, .runner = *engine.runner, .gpu = engine.gpu, .context = engine.context});
+        return build_drafting(spec, {.file = target, .runner = *engine.runner, .gpu = engine.gpu, .context = engine.context},
+                              nullptr, measuring_progress(), shaping);
     });
     for (const std::string& w : d.warnings) std::fprintf(stderr, "warning: %s\n", terminal_safe(w).c_str());
     return d;

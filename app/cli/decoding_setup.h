@@ -35,7 +35,8 @@ std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps = false)
 Engine borrowed_engine(GpuModel& model);
 
 // The decoding spec the flags give: one drafter (--heads/--tree/--num-heads: Medusa;
-// --draft-model; --ngram; --eagle; none: plain) with its flags, and the sampling flags (--temp,
+// --draft-model; --ngram; --eagle; none: plain; or --speculate auto, every one available) with
+// its flags, --fixed-shape (no step controller), and the sampling flags (--temp,
 // --top-p, --top-k, --repeat-penalty, --repeat-last-n, --seed, -n, --accept, --typical-eps,
 // --typical-delta; --accept defaults to sample when --temp > 0, else greedy). Two drafters, a
 // drafter's flag without it, an unknown rule or a value out of range are usage errors naming the flag.
@@ -55,6 +56,10 @@ EagleSpec eagle_spec(const Args& args);
 
 // The drafter a spec names, on the engine's device; a file that does not fit is a usage error
 // naming it, and warnings about what was loaded go to stderr.
-Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine);
+Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine, StepShaping shaping);
+// --speculate auto: n-gram lookup (--ngram flags), and the Medusa heads (--heads/--tree), EAGLE
+// layer (--eagle) and draft model (--draft-model) named, else the heads and layer trained for
+// the model (-m's file name) in the cache.
+AutoSpec auto_spec(const Args& args);
 
 }  // namespace medusa::cli

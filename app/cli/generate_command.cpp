@@ -15,12 +15,12 @@
 namespace medusa::cli {
 
 int run_generate(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat"},
+    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat", "--fixed-shape"},
               {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
                "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
                "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--eagle",
                "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--system",
-               "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n", "--ctx-size"});
+               "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n", "--ctx-size", "--speculate"});
     const auto trace_file = open_trace(args);  // first: a path that cannot be written fails before any work
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);
@@ -41,7 +41,7 @@ int run_generate(int argc, char** argv) {
                          (args.has("--ctx-size") ? " that --ctx-size gives"
                                                  : " " + file.path + " was trained for (--ctx-size allows more)"));
     Engine engine = open_engine(args, file, {.context = context});
-    Drafting drafting = make_drafting(spec.drafter, file, engine);
+    Drafting drafting = make_drafting(spec.drafter, file, engine, spec.shaping);
     SpeculativeDecoder decoder(*engine.runner, *drafting.drafter, options);
     std::fputs(chat.shown.c_str(), stdout);
     std::fflush(stdout);

@@ -10,6 +10,7 @@
 #include "context_size.h"
 #include "decode/speculative_decoder.h"
 #include "decode/tree_search.h"
+#include "decoding/cost_measurement.h"
 #include "decoding/drafting.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
@@ -34,7 +35,7 @@ double time_medusa_step(const DraftingTarget& target, const Drafting& loaded,
     MedusaSpec medusa = std::get<MedusaSpec>(loaded.spec);
     medusa.choices = choices;
     const DecodingSpec spec{.drafter = medusa, .max_new_tokens = 48};
-    Drafting drafting = build_drafting(spec.drafter, target, &loaded);
+    Drafting drafting = build_drafting(spec.drafter, target, &loaded, {}, StepShaping::Fixed);  // this tree, as it is
     SpeculativeDecoder d(target.runner, *drafting.drafter, decode_options(spec, {}));
     // The fastest of three runs: other work on the machine only ever adds time.
     double best = 0;
@@ -66,6 +67,9 @@ int run_tune_tree(int argc, char** argv) {
     const MedusaHeads& heads = *loaded.heads;
     const DraftingTarget target{.file = file, .runner = runner, .gpu = gpu.get(), .context = context};
     const int max_nodes = std::clamp(args.integer("--max-nodes", kMaxTreeNodes), 1, kMaxTreeNodes);
+    // The step controller's cost model of this device, measured again while we are timing it.
+    target_costs(target, CostRefresh::Remeasure, [](const std::string& line) { std::fprintf(stderr, "\r%s   ", line.c_str()); });
+    std::fprintf(stderr, "\n");
 
     // Calibration text: greedy continuations, which is what greedy Medusa decoding must match.
     DistillOptions o;

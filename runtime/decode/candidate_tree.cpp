@@ -54,6 +54,26 @@ CandidateTree CandidateTree::prefix(int n) const {
     return t;
 }
 
+CandidateTree CandidateTree::keep(const std::vector<int>& nodes) const {
+    if (nodes.empty() || nodes[0] != 0) throw std::invalid_argument("a kept subtree starts at the root");
+    bool is_prefix = true;
+    for (size_t i = 0; i < nodes.size(); ++i) is_prefix = is_prefix && nodes[i] == int(i);
+    if (is_prefix) return prefix(int(nodes.size()));
+    if (device_tokens) throw std::invalid_argument("a device-drafted tree can only be cut to a prefix");
+    CandidateTree t = root_only(token[0]);
+    t.child_q[0] = child_q[0];
+    std::vector<int> index(size(), -1);
+    index[0] = 0;
+    for (size_t i = 1; i < nodes.size(); ++i) {
+        const int n = nodes[i];
+        if (n <= nodes[i - 1] || n >= size() || index[size_t(parent[n])] < 0)
+            throw std::invalid_argument("a kept subtree needs increasing nodes, each after its parent");
+        index[n] = t.add(index[parent[n]], token[n], q[n]);
+        t.child_q.back() = child_q[n];
+    }
+    return t;
+}
+
 TokenBlock CandidateTree::block(int base) const {
     TokenBlock b;
     b.base = base;

@@ -35,6 +35,9 @@ struct CandidateTree {
     std::vector<int> path_to(int node) const;
     // The first n nodes (a valid tree, since parents come before children).
     CandidateTree prefix(int n) const;
+    // The nodes listed (increasing, the root first, each node's parent among them), renumbered;
+    // a node's rank becomes its place among the siblings kept.
+    CandidateTree keep(const std::vector<int>& nodes) const;
     // The verify block at cache slot `base`: node i at position base + depth[i], seeing its
     // ancestors and itself.
     TokenBlock block(int base) const;

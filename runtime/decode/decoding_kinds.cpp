@@ -11,6 +11,7 @@ const char* drafter_kind_name(DrafterKind k) {
         case DrafterKind::DraftModel: return "draft";
         case DrafterKind::Ngram: return "ngram";
         case DrafterKind::Eagle: return "eagle";
+        case DrafterKind::Auto: return "auto";
     }
     return "?";
 }
@@ -36,9 +37,9 @@ const char* stop_reason_name(StopReason r) {
 
 DrafterKind parse_drafter_kind(const std::string& s) {
     for (DrafterKind k : {DrafterKind::Plain, DrafterKind::Medusa, DrafterKind::DraftModel, DrafterKind::Ngram,
-                          DrafterKind::Eagle})
+                          DrafterKind::Eagle, DrafterKind::Auto})
         if (s == drafter_kind_name(k)) return k;
-    throw std::invalid_argument("unknown drafter '" + s + "' (plain, medusa, draft, ngram or eagle)");
+    throw std::invalid_argument("unknown drafter '" + s + "' (plain, medusa, draft, ngram, eagle or auto)");
 }
 
 AcceptRule parse_accept_rule(const std::string& s) {

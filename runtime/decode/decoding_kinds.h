@@ -6,12 +6,13 @@
 
 namespace medusa {
 
-enum class DrafterKind { Plain, Medusa, DraftModel, Ngram, Eagle };
+// Auto: the step controller chooses among every drafter available, step by step.
+enum class DrafterKind { Plain, Medusa, DraftModel, Ngram, Eagle, Auto };
 enum class AcceptRule { Greedy, Typical, Sample };
 enum class StopReason { Length, StopToken, Context, Cancelled };
 
 // The names the trace files, --accept and the statistics lines use: "plain", "medusa", "draft",
-// "ngram", "eagle"; "greedy", "typical", "sample"; "length", "stop-token", "context", "cancelled".
+// "ngram", "eagle", "auto"; "greedy", "typical", "sample"; "length", "stop-token", "context", "cancelled".
 const char* drafter_kind_name(DrafterKind k);
 const char* accept_rule_name(AcceptRule r);
 const char* stop_reason_name(StopReason r);

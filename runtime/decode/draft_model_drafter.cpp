@@ -34,13 +34,26 @@ DraftModelDrafter::DraftModelDrafter(LanguageModel& draft, DraftModelOptions opt
     if (options_.branches < 1 || options_.branches > 8) throw std::invalid_argument("draft branches must be 1..8");
     options_.max_gamma = std::min(options_.max_gamma, TokenBlock::kMaxTokens - 1);
     gamma_ = std::min(options_.gamma, options_.max_gamma);
+    // Every block it runs, recorded now: catch-up runs, single drafts, a tree level's frontier.
+    for (int n : TokenBlock::catch_up_sizes()) draft_.prepare(n);
 }
 
-void DraftModelDrafter::begin(std::span<const int>) {
+std::vector<PreparedBlock> DraftModelDrafter::blocks_to_prepare() const {
+    std::vector<PreparedBlock> out;
+    const int most = std::min(depth_limit() * options_.branches + 1, TokenBlock::kMaxTokens);
+    for (int n = 2; n <= most; ++n) out.push_back({n, nullptr});
+    return out;
+}
+
+void DraftModelDrafter::begin(std::span<const int> prompt) {
     // Adaptive gamma restarts from the option each time, so a seed always gives the same text.
     gamma_ = std::min(options_.gamma, options_.max_gamma);
     valid_ = 0;
     chain_slots_ = 0;
+    // The prompt before its last token goes through the draft now, with the target's prefill,
+    // rather than inside the first step.
+    const int root = int(prompt.size()) - 1;
+    if (root >= 1 && root < draft_.config().seq_len) catch_up(prompt, root - 1);
 }
 
 void DraftModelDrafter::forward(const TokenBlock& block) {
@@ -53,7 +66,7 @@ int DraftModelDrafter::catch_up(std::span<const int> sequence, int base) {
     int start = valid_;
     while (valid_ <= base) {
         start = valid_;
-        const int end = std::min(base + 1, valid_ + TokenBlock::kMaxTokens);
+        const int end = valid_ + TokenBlock::catch_up_size(base + 1 - valid_);
         forward(TokenBlock::causal(valid_, {sequence.begin() + valid_, sequence.begin() + end}));
         valid_ = end;
     }

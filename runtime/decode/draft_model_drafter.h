@@ -35,6 +35,8 @@ public:
     void verified(const VerifiedStep& step) override;
     uint64_t submits() const override { return forwards_; }
     int gamma() const { return gamma_; }  // the current (adaptive) depth
+    std::vector<PreparedBlock> blocks_to_prepare() const override;
+    int depth_limit() const override { return options_.adaptive_gamma ? options_.max_gamma : gamma_; }
 
 private:
     // Feeds the draft the sequence up to and including the root it has not seen; returns the

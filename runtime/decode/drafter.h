@@ -5,10 +5,13 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 
+#include "decode/acceptance_model.h"
 #include "decode/candidate_tree.h"
 #include "decode/sampler.h"
 #include "decode/decoding_kinds.h"
+#include "decode/step_plan.h"
 #include "decode/verified_step.h"
 #include "llm/draft_stage.h"
 
@@ -25,6 +28,13 @@ struct DraftContext {
     bool sample_drafts = false;  // the rule is lossless sampling: draw drafts from q and report q
 };
 
+// A block size a drafter's steps may verify, with the stage that drafts it, recorded before the
+// first token so that no step pays for building it.
+struct PreparedBlock {
+    int tokens = 1;
+    const DraftStage* stage = nullptr;
+};
+
 class Drafter {
 public:
     virtual ~Drafter() = default;
@@ -38,6 +48,19 @@ public:
     virtual void verified(const VerifiedStep& step) {}
     // Queue submits the drafter made itself (a draft model's forwards).
     virtual uint64_t submits() const { return 0; }
+    virtual std::vector<PreparedBlock> blocks_to_prepare() const { return {}; }
+
+    // For the step controller (controlled_drafter.h):
+    // True when a proposal costs next to nothing (a lookup, a shape whose tokens the verify pass
+    // drafts), so it can be made every step and used only when it pays.
+    virtual bool cheap_proposal() const { return false; }
+    // The deepest proposal its options allow.
+    virtual int depth_limit() const { return TokenBlock::kMaxTokens - 1; }
+    // What its acceptance is learned by, and a node's value of it.
+    virtual AcceptanceEvidence evidence() const { return AcceptanceEvidence::Confidence; }
+    virtual int evidence_of(const CandidateTree& t, int node) const { return confidence_bin(t.q[size_t(node)]); }
+    // What the controller weighed before the last proposal (null for a drafter that is not one).
+    virtual const ControlTrace* control() const { return nullptr; }
 };
 
 // Plain decoding: every step verifies the root alone and emits the model's own next token.

@@ -16,6 +16,29 @@ EagleDrafter::EagleDrafter(EagleRunner& runner, EagleOptions options) : runner_(
         throw std::invalid_argument("EAGLE's verified nodes must be 1.." + std::to_string(TokenBlock::kMaxTokens - 1));
     if (!options_.choices.empty()) options_.choices = make_tree(options_.choices, "eagle", {.topk = 32, .max_depth = 16}).choices;
     for (size_t i = 0; i < options_.choices.size(); ++i) choice_index_[options_.choices[i]] = int(i);
+    // Every block it runs, recorded now: catch-up runs and the levels' frontiers.
+    for (int n : TokenBlock::catch_up_sizes()) runner_.prepare(n);
+    const int widest = options_.choices.empty() ? options_.top_k : int(options_.choices.size());
+    for (int n = TokenBlock::kCatchUpWhole + 1; n <= std::min(widest, TokenBlock::kMaxTokens); ++n) runner_.prepare(n);
+}
+
+void EagleDrafter::begin(std::span<const int> prompt) {
+    synced_ = 0;
+    // The prompt's pairs go through the layer now, with the target's prefill, rather than inside
+    // the first step (which runs only the root's).
+    const int root = int(prompt.size()) - 1;
+    if (root < 2 || root > runner_.context()) return;
+    DraftContext c;
+    c.sequence = prompt.first(size_t(root));
+    c.base = root - 1;
+    sync(c);
+}
+
+std::vector<PreparedBlock> EagleDrafter::blocks_to_prepare() const {
+    const int most = options_.choices.empty() ? options_.nodes + 1 : int(options_.choices.size()) + 1;
+    std::vector<PreparedBlock> out;
+    for (int n = 2; n <= std::min(most, TokenBlock::kMaxTokens); ++n) out.push_back({n, nullptr});
+    return out;
 }
 
 bool EagleDrafter::sync(const DraftContext& c) {
@@ -24,7 +47,7 @@ bool EagleDrafter::sync(const DraftContext& c) {
     synced_ = std::min(synced_, n);
     if (synced_ == n) synced_ = n - 1;  // the root's own pair must be run for its prediction
     while (synced_ < n) {
-        const int end = std::min(n, synced_ + TokenBlock::kMaxTokens);
+        const int end = synced_ + TokenBlock::catch_up_size(n - synced_);
         std::vector<int> next(c.sequence.begin() + synced_ + 1, c.sequence.begin() + end + 1), source;
         for (int i = synced_; i < end; ++i) source.push_back(EagleRunner::target_slot(i));
         runner_.restart();

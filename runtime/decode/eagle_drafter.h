@@ -28,9 +28,11 @@ class EagleDrafter : public Drafter {
 public:
     EagleDrafter(EagleRunner& runner, EagleOptions options);
     DrafterKind kind() const override { return DrafterKind::Eagle; }
-    void begin(std::span<const int>) override { synced_ = 0; }
+    void begin(std::span<const int> prompt) override;
     CandidateTree propose(const DraftContext& c) override;
     uint64_t submits() const override { return runner_.submits(); }
+    std::vector<PreparedBlock> blocks_to_prepare() const override;
+    int depth_limit() const override { return options_.depth; }
 
 private:
     struct Candidate {

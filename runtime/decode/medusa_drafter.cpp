@@ -34,6 +34,11 @@ MedusaDrafter::MedusaDrafter(TreeRunner& runner, const ModelFile& file, const Me
     }
 }
 
+std::vector<PreparedBlock> MedusaDrafter::blocks_to_prepare() const {
+    if (!stage_) return {};
+    return {{shape_.size(), stage_.get()}};
+}
+
 CandidateTree MedusaDrafter::propose(const DraftContext& c) {
     const int root = c.sequence.back();
     if (!has_hidden_ || !stage_) return CandidateTree::root_only(root);

@@ -25,6 +25,11 @@ public:
     const DraftStage* device_stage() const override { return stage_.get(); }
     void verified(const VerifiedStep&) override { has_hidden_ = true; }
     const TreeBuffers& tree() const { return tree_; }
+    std::vector<PreparedBlock> blocks_to_prepare() const override;
+    bool cheap_proposal() const override { return true; }
+    int depth_limit() const override { return tree_.max_depth; }
+    AcceptanceEvidence evidence() const override { return AcceptanceEvidence::Rank; }
+    int evidence_of(const CandidateTree& t, int node) const override { return t.rank[size_t(node)]; }
 
 private:
     TreeBuffers tree_;

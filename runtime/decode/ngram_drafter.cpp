@@ -13,10 +13,18 @@ NgramDrafter::NgramDrafter(NgramOptions options) : options_(options) {
     if (options_.branches < 1) throw std::invalid_argument("n-gram drafting needs at least one branch");
 }
 
+std::vector<PreparedBlock> NgramDrafter::blocks_to_prepare() const {
+    std::vector<PreparedBlock> out;
+    for (int n = 2; n <= std::min(options_.max_tokens * options_.branches + 1, TokenBlock::kMaxTokens); ++n)
+        out.push_back({n, nullptr});
+    return out;
+}
+
 CandidateTree NgramDrafter::propose(const DraftContext& c) {
     const std::span<const int> s = c.sequence;
     const int len = int(s.size());
     CandidateTree t = CandidateTree::root_only(s.back());
+    match_length_ = 0;
     const int depth = std::min({options_.max_tokens, c.max_depth, c.max_nodes - 1});
     if (depth < 1) return t;
     std::vector<std::vector<int>> found;
@@ -27,6 +35,7 @@ CandidateTree NgramDrafter::propose(const DraftContext& c) {
             std::vector<int> cont(s.begin() + p + n, s.begin() + std::min(p + n + depth, len));
             if (std::find(found.begin(), found.end(), cont) == found.end()) found.push_back(std::move(cont));
         }
+        if (!found.empty()) match_length_ = n;
     }
     // A trie of the continuations; q shows the share of them that pass through each node.
     std::vector<int> votes = {0};

@@ -20,9 +20,15 @@ public:
     explicit NgramDrafter(NgramOptions options);
     DrafterKind kind() const override { return DrafterKind::Ngram; }
     CandidateTree propose(const DraftContext& c) override;
+    std::vector<PreparedBlock> blocks_to_prepare() const override;
+    bool cheap_proposal() const override { return true; }
+    int depth_limit() const override { return options_.max_tokens; }
+    AcceptanceEvidence evidence() const override { return AcceptanceEvidence::MatchLength; }
+    int evidence_of(const CandidateTree&, int) const override { return match_length_; }
 
 private:
     NgramOptions options_;
+    int match_length_ = 0;  // of the last proposal's continuations (0: none found)
 };
 
 }  // namespace medusa

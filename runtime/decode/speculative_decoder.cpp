@@ -69,7 +69,9 @@ SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, Dec
       options_(std::move(options)),
       rule_(make_acceptance_rule(options_.rule, options_.sampling.temperature, options_.typical)),
       verifier_(runner, *rule_) {
+    // Every block a step may verify, recorded now rather than during the first steps.
     runner_.prepare(1, nullptr);  // every generation's first step: the root alone
+    for (const PreparedBlock& b : drafter_.blocks_to_prepare()) runner_.prepare(b.tokens, b.stage);
 }
 
 void SpeculativeDecoder::set_rule(std::unique_ptr<AcceptanceRule> rule) {
@@ -107,7 +109,9 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
         const auto ts = Clock::now();
         const CandidateTree tree = drafter_.propose(c);
         const VerifiedStep verified = verifier_.step(tree, drafter_.device_stage(), sequence, sampler);
-        StepTrace tr = trace_of(verified, drafter_.kind(), rule_->kind());
+        const ControlTrace* control = drafter_.control();
+        StepTrace tr = trace_of(verified, control ? control->choice().drafter : drafter_.kind(), rule_->kind());
+        if (control) tr.control = *control;
         tr.wall_ms = ms_since(ts);
         tr.step = step;
         tr.stage_ms = runner_.stage_ms();

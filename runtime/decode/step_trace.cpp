@@ -25,6 +25,15 @@ std::string StepTrace::to_json() const {
                               {"parent_greedy", n.parent_greedy}, {"draw", n.draw}, {"ratio", n.ratio},
                               {"sampled", n.sampled}, {"passes", n.passes}, {"tried", n.tried},
                               {"accepted", n.accepted}});
+    if (control) {
+        auto& weighed = j["control"]["weighed"] = nlohmann::json::array();
+        for (const ShapeOption& o : control->weighed)
+            weighed.push_back({{"drafter", drafter_kind_name(o.drafter)}, {"nodes", o.nodes}, {"depth", o.depth},
+                               {"expected_tokens", o.expected_tokens}, {"expected_ms", o.expected_ms},
+                               {"tokens_per_ms", o.tokens_per_ms()}});
+        j["control"]["chosen"] = control->chosen;
+        j["control"]["reason"] = control_reason_name(control->reason);
+    }
     auto& st = j["gpu_ms"] = nlohmann::json::object();
     for (const auto& [name, ms] : stage_ms) st[name] = ms;
     return json_text(j, -1);

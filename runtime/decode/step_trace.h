@@ -1,10 +1,12 @@
 // What one speculative step did, as the CLI's --trace file and the desktop app show it.
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "decode/decoding_kinds.h"
+#include "decode/step_plan.h"
 
 namespace medusa {
 
@@ -38,6 +40,8 @@ struct StepTrace {
     std::vector<std::pair<std::string, double>> stage_ms;
     double wall_ms = 0;  // the drafter's proposal and the verify pass
     int submits = 0;  // queue submits of the step, the drafter's included
+    // Under the step controller: the shapes it weighed and the one it chose.
+    std::optional<ControlTrace> control;
     std::string to_json() const;
 };
 

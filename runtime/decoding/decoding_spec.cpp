@@ -30,6 +30,61 @@ std::string rule_text(const DecodingSpec& s) {
     return r;
 }
 
+void validate_medusa(const MedusaSpec& m) {
+    require(m.num_heads >= 0, "--num-heads must be >= 1");
+    require(m.max_depth >= 0, "the Medusa tree's depth limit must be >= 0");
+    require(!m.tree.empty() || m.choices, "--tree needs a preset, a spec or a file");
+}
+
+void validate_draft(const DraftModelSpec& d) {
+    require(!d.model.empty(), "--draft-model needs the draft model's file");
+    check_range(d.gamma, 1, kMaxDraftedTokens, "--gamma");
+    check_range(d.branches, 1, 8, "--draft-tree");
+}
+
+void validate_ngram(const NgramSpec& n) {
+    check_range(n.max_tokens, 1, kMaxDraftedTokens, "--ngram");
+    require(n.max_match >= 1, "--ngram-match must be >= 1");
+    check_range(n.branches, 1, 16, "--ngram-branches");
+}
+
+void validate_eagle(const EagleSpec& e) {
+    require(!e.layer.empty(),
+            "--eagle needs the draft layer's folder: train one with `medusa train-eagle` (or "
+            "scripts/train_default_heads.sh)");
+    require(!e.tree.empty(), "--eagle-tree needs 'dynamic' or a tree spec");
+    check_range(e.top_k, 1, 32, "--eagle-topk");
+    check_range(e.depth, 1, 16, "--eagle-depth");
+    check_range(e.nodes, 1, kMaxDraftedTokens, "--eagle-nodes");
+}
+
+// The drafter's part of describe(), without the rule.
+std::string medusa_text(const MedusaSpec& m) {
+    const std::string tree = m.choices ? std::to_string(m.choices->size() + 1) + "-node tree"
+                             : m.tree.find('/') != std::string::npos
+                                 ? std::filesystem::path(m.tree).filename().string()  // a JSON file
+                                 : m.tree;
+    const int heads = m.max_depth > 0 ? m.max_depth : m.num_heads;
+    const std::string h = heads > 0        ? std::to_string(heads) + " heads"
+                          : m.heads.empty() ? std::string("init heads")
+                                            : std::filesystem::path(m.heads).filename().string();
+    return tree + ", " + h;
+}
+
+std::string draft_text(const DraftModelSpec& d) {
+    return file_stem(d.model) + ", gamma " + std::to_string(d.gamma) + (d.adaptive_gamma ? " adaptive" : "") +
+           (d.branches > 1 ? ", " + std::to_string(d.branches) + " branches" : "");
+}
+
+std::string ngram_text(const NgramSpec& n) {
+    return std::to_string(n.max_tokens) + " tokens" +
+           (n.branches > 1 ? ", " + std::to_string(n.branches) + " branches" : "");
+}
+
+std::string eagle_text(const EagleSpec& e) {
+    return e.tree == "dynamic" ? "EAGLE-2, " + std::to_string(e.nodes) + " nodes" : e.tree;
+}
+
 }  // namespace
 
 DrafterKind drafter_kind(const DrafterSpec& spec) {
@@ -37,7 +92,8 @@ DrafterKind drafter_kind(const DrafterSpec& spec) {
                                  [](const MedusaSpec&) { return DrafterKind::Medusa; },
                                  [](const DraftModelSpec&) { return DrafterKind::DraftModel; },
                                  [](const NgramSpec&) { return DrafterKind::Ngram; },
-                                 [](const EagleSpec&) { return DrafterKind::Eagle; }},
+                                 [](const EagleSpec&) { return DrafterKind::Eagle; },
+                                 [](const AutoSpec&) { return DrafterKind::Auto; }},
                       spec);
 }
 
@@ -54,67 +110,39 @@ void validate(const DecodingSpec& spec) {
     require(s.repeat_penalty > 0, "--repeat-penalty must be > 0 (1: off)");
     require(s.repeat_last_n >= 0, "--repeat-last-n must be >= 0");
     require(spec.typical.eps >= 0 && spec.typical.delta >= 0, "--typical-eps and --typical-delta must be >= 0");
-    std::visit(Overloaded{
-                   [](const PlainSpec&) {},
-                   [](const MedusaSpec& m) {
-                       require(m.num_heads >= 0, "--num-heads must be >= 1");
-                       require(m.max_depth >= 0, "the Medusa tree's depth limit must be >= 0");
-                       require(!m.tree.empty() || m.choices, "--tree needs a preset, a spec or a file");
-                   },
-                   [](const DraftModelSpec& d) {
-                       require(!d.model.empty(), "--draft-model needs the draft model's file");
-                       check_range(d.gamma, 1, kMaxDraftedTokens, "--gamma");
-                       check_range(d.branches, 1, 8, "--draft-tree");
-                   },
-                   [](const NgramSpec& n) {
-                       check_range(n.max_tokens, 1, kMaxDraftedTokens, "--ngram");
-                       require(n.max_match >= 1, "--ngram-match must be >= 1");
-                       check_range(n.branches, 1, 16, "--ngram-branches");
-                   },
-                   [](const EagleSpec& e) {
-                       require(!e.layer.empty(),
-                               "--eagle needs the draft layer's folder: train one with `medusa train-eagle` (or "
-                               "scripts/train_default_heads.sh)");
-                       require(!e.tree.empty(), "--eagle-tree needs 'dynamic' or a tree spec");
-                       check_range(e.top_k, 1, 32, "--eagle-topk");
-                       check_range(e.depth, 1, 16, "--eagle-depth");
-                       check_range(e.nodes, 1, kMaxDraftedTokens, "--eagle-nodes");
-                   }},
+    std::visit(Overloaded{[](const PlainSpec&) {}, [](const MedusaSpec& m) { validate_medusa(m); },
+                          [](const DraftModelSpec& d) { validate_draft(d); }, [](const NgramSpec& n) { validate_ngram(n); },
+                          [](const EagleSpec& e) { validate_eagle(e); },
+                          [](const AutoSpec& a) {
+                              if (a.medusa) validate_medusa(*a.medusa);
+                              if (a.eagle) validate_eagle(*a.eagle);
+                              if (a.draft) validate_draft(*a.draft);
+                              validate_ngram(a.ngram);
+                          }},
                spec.drafter);
+    require(spec.shaping == StepShaping::Controlled || !std::holds_alternative<AutoSpec>(spec.drafter),
+            "--speculate auto chooses each step's shape and cannot be combined with --fixed-shape");
 }
 
 std::string describe(const DecodingSpec& spec) {
     const std::string rule = rule_text(spec);
+    const std::string tail = (spec.shaping == StepShaping::Fixed ? ", fixed shape, " : ", ") + rule + ")";
     return std::visit(
-        Overloaded{
-            [&](const PlainSpec&) {
-                return effective_rule(spec) == AcceptRule::Greedy ? std::string("plain decoding")
-                                                                  : "plain decoding (" + rule + ")";
-            },
-            [&](const MedusaSpec& m) {
-                const std::string tree = m.choices ? std::to_string(m.choices->size() + 1) + "-node tree"
-                                         : m.tree.find('/') != std::string::npos
-                                             ? std::filesystem::path(m.tree).filename().string()  // a JSON file
-                                             : m.tree;
-                const int heads = m.max_depth > 0 ? m.max_depth : m.num_heads;
-                const std::string h = heads > 0           ? std::to_string(heads) + " heads"
-                                      : m.heads.empty() ? std::string("init heads")
-                                                        : std::filesystem::path(m.heads).filename().string();
-                return "medusa (" + tree + ", " + h + ", " + rule + ")";
-            },
-            [&](const DraftModelSpec& d) {
-                return "draft (" + file_stem(d.model) + ", gamma " + std::to_string(d.gamma) +
-                       (d.adaptive_gamma ? " adaptive" : "") +
-                       (d.branches > 1 ? ", " + std::to_string(d.branches) + " branches" : "") + ", " + rule + ")";
-            },
-            [&](const NgramSpec& n) {
-                return "n-gram (" + std::to_string(n.max_tokens) + " tokens" +
-                       (n.branches > 1 ? ", " + std::to_string(n.branches) + " branches" : "") + ", " + rule + ")";
-            },
-            [&](const EagleSpec& e) {
-                return "eagle (" + (e.tree == "dynamic" ? "EAGLE-2, " + std::to_string(e.nodes) + " nodes" : e.tree) +
-                       ", " + rule + ")";
-            }},
+        Overloaded{[&](const PlainSpec&) {
+                       return effective_rule(spec) == AcceptRule::Greedy ? std::string("plain decoding")
+                                                                         : "plain decoding (" + rule + ")";
+                   },
+                   [&](const MedusaSpec& m) { return "medusa (" + medusa_text(m) + tail; },
+                   [&](const DraftModelSpec& d) { return "draft (" + draft_text(d) + tail; },
+                   [&](const NgramSpec& n) { return "n-gram (" + ngram_text(n) + tail; },
+                   [&](const EagleSpec& e) { return "eagle (" + eagle_text(e) + tail; },
+                   [&](const AutoSpec& a) {
+                       std::string parts = "n-gram";
+                       if (a.medusa) parts += " + medusa";
+                       if (a.eagle) parts += " + eagle";
+                       if (a.draft) parts += " + draft " + file_stem(a.draft->model);
+                       return "auto (" + parts + tail;
+                   }},
         spec.drafter);
 }
 

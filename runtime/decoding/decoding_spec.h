@@ -56,7 +56,22 @@ struct EagleSpec {
     bool operator==(const EagleSpec&) const = default;
 };
 
-using DrafterSpec = std::variant<PlainSpec, MedusaSpec, DraftModelSpec, NgramSpec, EagleSpec>;
+// Every drafter available, the step controller choosing among them step by step (--speculate
+// auto): n-gram lookup always, and the Medusa heads, EAGLE layer and draft model it names.
+struct AutoSpec {
+    std::optional<MedusaSpec> medusa;
+    std::optional<EagleSpec> eagle;
+    std::optional<DraftModelSpec> draft;
+    NgramSpec ngram;
+    bool operator==(const AutoSpec&) const = default;
+};
+
+using DrafterSpec = std::variant<PlainSpec, MedusaSpec, DraftModelSpec, NgramSpec, EagleSpec, AutoSpec>;
+
+// How each step's proposal is shaped: by the step controller, which weighs what each shape is
+// expected to gain on this device and text (controlled_drafter.h), or always as the drafter's
+// options say (--fixed-shape: the tree, gamma or n-gram length as given, whatever it costs).
+enum class StepShaping { Controlled, Fixed };
 
 struct DecodingSpec {
     DrafterSpec drafter;
@@ -64,6 +79,7 @@ struct DecodingSpec {
     SamplingParams sampling{0.0f, 1.0f, 0};
     TypicalParams typical;
     int max_new_tokens = 256;
+    StepShaping shaping = StepShaping::Controlled;
     bool operator==(const DecodingSpec&) const = default;
 };
 

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "decode/controlled_drafter.h"
 #include "decode/draft_model_drafter.h"
 #include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
+#include "decoding/cost_measurement.h"
 #include "decoding/overloaded.h"
 #include "llm/eagle_layer_io.h"
+#include "llm/kernel_tuning.h"
 #include "llm/medusa_heads_io.h"
 
 namespace medusa {
@@ -27,9 +30,11 @@ TreeBuffers medusa_tree(const MedusaSpec& m) {
     return build_tree_buffers(make_tree(kept, t.name));
 }
 
-void build_medusa(const MedusaSpec& m, const DraftingTarget& target, const Drafting* reuse, Drafting& d) {
+std::unique_ptr<Drafter> build_medusa(const MedusaSpec& m, const DraftingTarget& target, const Drafting* reuse,
+                                      Drafting& d) {
     d.tree = medusa_tree(m);
-    const auto* old = reuse ? std::get_if<MedusaSpec>(&reuse->spec) : nullptr;
+    const MedusaSpec* old = reuse ? std::get_if<MedusaSpec>(&reuse->spec) : nullptr;
+    if (const auto* a = reuse ? std::get_if<AutoSpec>(&reuse->spec) : nullptr; a && a->medusa) old = &*a->medusa;
     if (old && reuse->heads && old->heads == m.heads && old->num_heads == m.num_heads) {
         d.heads = reuse->heads;
     } else if (m.heads.empty()) {
@@ -42,14 +47,15 @@ void build_medusa(const MedusaSpec& m, const DraftingTarget& target, const Draft
     // is the model's error, reported as such when decoding starts.
     if (const std::string note = d.heads->non_finite_note(); !m.heads.empty() && !note.empty())
         d.warnings.push_back(note);
-    d.drafter = std::make_unique<MedusaDrafter>(target.runner, target.file, *d.heads, d.tree);
     d.summary = "medusa (" + d.heads->source + ", " + std::to_string(d.heads->count()) + " heads, " +
                 std::to_string(d.tree.num_nodes) + "-node tree" + (m.choices ? "" : " " + m.tree) + ")";
+    return std::make_unique<MedusaDrafter>(target.runner, target.file, *d.heads, d.tree);
 }
 
-void build_draft_model(const DraftModelSpec& s, const DraftingTarget& target, const Drafting* reuse, Drafting& d,
-                       const std::function<void(const std::string&)>& progress) {
-    if (reuse && reuse->draft && reuse->draft->path == s.model) {
+std::unique_ptr<Drafter> build_draft_model(const DraftModelSpec& s, const DraftingTarget& target,
+                                           const Drafting* reuse, Drafting& d,
+                                           const std::function<void(const std::string&)>& progress) {
+    if (reuse && reuse->draft && reuse->draft->path == s.model) {  // the same model, in any mode
         d.draft = reuse->draft;
     } else {
         if (progress) progress("loading the draft model " + s.model);
@@ -66,15 +72,15 @@ void build_draft_model(const DraftModelSpec& s, const DraftingTarget& target, co
     o.adaptive_gamma = s.adaptive_gamma;
     o.max_gamma = std::max(o.gamma, 16);
     o.branches = s.branches;
-    d.drafter = std::make_unique<DraftModelDrafter>(d.draft->model(), o);
     const LlamaConfig& c = d.draft->file.config;
     d.summary = "draft " + file_name(s.model) + " (" + d.draft->file.format + ", " + std::to_string(c.n_layers) +
                 " layers, dim " + std::to_string(c.dim) + "; gamma " + std::to_string(o.gamma) +
                 (o.adaptive_gamma ? " adaptive" : "") +
                 (o.branches > 1 ? ", tree of " + std::to_string(o.branches) + " branches" : "") + ")";
+    return std::make_unique<DraftModelDrafter>(d.draft->model(), o);
 }
 
-void build_eagle(const EagleSpec& s, const DraftingTarget& target, Drafting& d) {
+std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& target, Drafting& d) {
     const EagleLayer layer = load_eagle_layer(s.layer, target.file.config);
     EagleOptions o;
     o.top_k = s.top_k;
@@ -82,34 +88,79 @@ void build_eagle(const EagleSpec& s, const DraftingTarget& target, Drafting& d) 
     o.nodes = s.nodes;
     if (s.tree != "dynamic") o.choices = load_tree(s.tree, {.topk = 32, .max_depth = 16}).choices;
     d.eagle = target.runner.eagle_runner(target.file, layer);
-    d.drafter = std::make_unique<EagleDrafter>(*d.eagle, o);
     d.summary = "eagle (" + layer.source + ", " +
                 (o.choices.empty() ? "EAGLE-2 dynamic tree: top-" + std::to_string(o.top_k) + ", depth " +
                                          std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
                                    : "EAGLE-1 tree " + s.tree) +
                 ")";
+    return std::make_unique<EagleDrafter>(*d.eagle, o);
+}
+
+std::unique_ptr<Drafter> build_ngram(const NgramSpec& s, Drafting& d) {
+    d.summary = "n-gram lookup (up to " + std::to_string(s.max_tokens) + " tokens, matches of up to " +
+                std::to_string(s.max_match) + ")";
+    return std::make_unique<NgramDrafter>(
+        NgramOptions{.max_tokens = s.max_tokens, .max_match = s.max_match, .branches = s.branches});
+}
+
+// How many tokens a level of EAGLE's tree runs: the top-k frontier of its dynamic tree.
+int eagle_width(const DrafterSpec& spec) {
+    if (const auto* e = std::get_if<EagleSpec>(&spec)) return e->top_k;
+    if (const auto* a = std::get_if<AutoSpec>(&spec); a && a->eagle) return a->eagle->top_k;
+    return 1;
+}
+
+// Auto's drafters: n-gram lookup, then each one the spec names, loaded as its own mode loads it.
+void build_auto(const AutoSpec& a, const DraftingTarget& target, const Drafting* reuse, Drafting& d,
+                const std::function<void(const std::string&)>& progress) {
+    std::vector<std::string> parts;
+    d.members.push_back(build_ngram(a.ngram, d));
+    parts.push_back(d.summary);
+    if (a.medusa) d.members.push_back(build_medusa(*a.medusa, target, reuse, d)), parts.push_back(d.summary);
+    if (a.eagle) d.members.push_back(build_eagle(*a.eagle, target, d)), parts.push_back(d.summary);
+    if (a.draft) d.members.push_back(build_draft_model(*a.draft, target, reuse, d, progress)), parts.push_back(d.summary);
+    d.summary = "auto: ";
+    for (size_t i = 0; i < parts.size(); ++i) d.summary += (i ? " + " : "") + parts[i];
 }
 
 }  // namespace
 
 Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, const Drafting* reuse,
-                        const std::function<void(const std::string&)>& progress) {
+                        const std::function<void(const std::string&)>& progress, StepShaping shaping) {
     Drafting d;
     d.spec = spec;
+    std::unique_ptr<Drafter> one;
     std::visit(Overloaded{[&](const PlainSpec&) {
                               d.drafter = std::make_unique<NoDrafter>();
                               d.summary = "plain decoding";
                           },
-                          [&](const MedusaSpec& m) { build_medusa(m, target, reuse, d); },
-                          [&](const DraftModelSpec& s) { build_draft_model(s, target, reuse, d, progress); },
-                          [&](const NgramSpec& s) {
-                              d.drafter = std::make_unique<NgramDrafter>(
-                                  NgramOptions{.max_tokens = s.max_tokens, .max_match = s.max_match, .branches = s.branches});
-                              d.summary = "n-gram lookup (up to " + std::to_string(s.max_tokens) +
-                                          " tokens, matches of up to " + std::to_string(s.max_match) + ")";
-                          },
-                          [&](const EagleSpec& s) { build_eagle(s, target, d); }},
+                          [&](const MedusaSpec& m) { one = build_medusa(m, target, reuse, d); },
+                          [&](const DraftModelSpec& s) { one = build_draft_model(s, target, reuse, d, progress); },
+                          [&](const NgramSpec& s) { one = build_ngram(s, d); },
+                          [&](const EagleSpec& s) { one = build_eagle(s, target, d); },
+                          [&](const AutoSpec& a) { build_auto(a, target, reuse, d, progress); }},
                spec);
+    if (one && shaping == StepShaping::Fixed) d.drafter = std::move(one);
+    else if (one) d.members.push_back(std::move(one));
+    if (!d.members.empty()) {
+        std::vector<Drafter*> members;
+        for (const auto& m : d.members) members.push_back(m.get());
+        auto controlled =
+            std::make_unique<ControlledDrafter>(std::move(members), target_costs(target, CostRefresh::UseCache, progress));
+        // The model drafters' own cost per level, measured now rather than found out in a step.
+        for (size_t i = 0; i < d.members.size(); ++i) {
+            if (d.members[i]->kind() == DrafterKind::DraftModel)
+                controlled->set_level_ms(i, drafter_level_ms(target, "draft " + tuning_model_key(d.draft->file),
+                                                             [&] { return draft_level_ms(d.draft->model()); }));
+            if (d.members[i]->kind() == DrafterKind::Eagle) {
+                const int width = eagle_width(d.spec);
+                controlled->set_level_ms(
+                    i, drafter_level_ms(target, "eagle " + tuning_model_key(target.file) + " top-" + std::to_string(width),
+                                        [&] { return eagle_level_ms(*d.eagle, width); }));
+            }
+        }
+        d.drafter = std::move(controlled);
+    }
     return d;
 }
 

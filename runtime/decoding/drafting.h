@@ -42,7 +42,10 @@ struct Drafting {
     TreeBuffers tree;                          // Medusa
     std::shared_ptr<DraftModel> draft;         // a draft model
     std::unique_ptr<EagleRunner> eagle;        // EAGLE's layer
-    std::unique_ptr<Drafter> drafter;          // last: it goes first, before what it drafts with
+    // The drafters the step controller chooses among (one, or auto's several); empty when the
+    // drafter drafts with a fixed shape or does not draft.
+    std::vector<std::unique_ptr<Drafter>> members;
+    std::unique_ptr<Drafter> drafter;  // last: it goes first, before what it drafts with
     // What was loaded, for statistics and status lines: "medusa (init, 4 heads, 63-node tree
     // mc_sim_7b_63)", "draft stories260K_q80.bin (llama2c, 5 layers, dim 64; gamma 4)", ...
     std::string summary;
@@ -54,7 +57,10 @@ struct Drafting {
 // switch in the app reloads nothing it has). `progress` hears "loading ..." lines. Throws
 // std::invalid_argument or FormatError naming the file at fault (a heads file for another
 // hidden size, a draft model with another vocabulary, a tree deeper than the heads).
+// Under StepShaping::Controlled the drafter is the step controller over what the spec names,
+// with the target's cost model (cached, else measured: progress hears it).
 Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, const Drafting* reuse = nullptr,
-                        const std::function<void(const std::string&)>& progress = {});
+                        const std::function<void(const std::string&)>& progress = {},
+                        StepShaping shaping = StepShaping::Controlled);
 
 }  // namespace medusa

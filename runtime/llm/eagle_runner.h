@@ -24,6 +24,8 @@ public:
     // into the layer's cache slot block.base + t; source[t] >= 0 is an output row, else
     // target_slot(s). Its outputs become the next rows of the store.
     virtual void run(const TokenBlock& block, std::span<const int> source) = 0;
+    // Builds now what a run of `n_tokens` needs (see LanguageModel::prepare).
+    virtual void prepare(int n_tokens) { (void)n_tokens; }
     // The target's LM head on the prediction of block token t of the last run.
     virtual std::span<const float> logits(int t) = 0;
     virtual int rows() const = 0;  // output rows so far

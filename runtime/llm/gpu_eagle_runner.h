@@ -25,6 +25,7 @@ public:
     int context() const override { return target_.config().seq_len; }
     void restart() override { rows_ = 0; }
     void run(const TokenBlock& block, std::span<const int> source) override;
+    void prepare(int n_tokens) override { sequence(n_tokens); }
     std::span<const float> logits(int t) override;
     int rows() const override { return rows_; }
     uint64_t submits() const override { return submits_; }

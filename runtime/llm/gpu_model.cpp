@@ -121,8 +121,7 @@ void GpuModel::write_block(const TokenBlock& block) {
     params_->upload(&p, sizeof p);
 }
 
-void GpuModel::forward(const TokenBlock& block) {
-    const int T = block.size();
+gpu::CommandSequence& GpuModel::forward_sequence(int T) {
     auto& seq = sequences_[T];
     if (!seq) {
         seq = std::make_unique<gpu::CommandSequence>(ctx_, options_.timestamps);
@@ -130,6 +129,17 @@ void GpuModel::forward(const TokenBlock& block) {
         record_forward(*seq, T);
         seq->end();
     }
+    return *seq;
+}
+
+void GpuModel::prepare(int n_tokens) {
+    if (n_tokens < 1 || n_tokens > TokenBlock::kMaxTokens) throw std::invalid_argument("a block of 1 to 128 tokens");
+    forward_sequence(n_tokens);
+}
+
+void GpuModel::forward(const TokenBlock& block) {
+    const int T = block.size();
+    gpu::CommandSequence* const seq = &forward_sequence(T);
     kv_->settle();  // a kept path's move comes before anything else reads the cache
     seq->wait();   // a previous replay of the same buffer must not still read the parameters
     write_block(block);

@@ -45,6 +45,7 @@ public:
 
     const LlamaConfig& config() const override { return cfg_; }
     void forward(const TokenBlock& block) override;
+    void prepare(int n_tokens) override;
     std::span<const float> logits(int t) override;
     int argmax(int t) override;
     const char* engine_name() const override { return "vulkan"; }
@@ -85,6 +86,7 @@ public:
     const GpuMatrix& classifier() const { return classifier_; }
 
 private:
+    gpu::CommandSequence& forward_sequence(int n_tokens);  // recorded at first use
     const gpu::Kernel& embed_kernel(MatrixVariant variant);
 
     gpu::Context& ctx_;

@@ -66,7 +66,9 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     if (stage) stages_.at(*stage);  // this runner's own
     // The shape a greedy step runs (Verifier::step); sampling's temperature records its own
     // sequence at first use, from these pipelines.
-    sequence({n_tokens, false, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
+    // With and without the move of the last accepted path, which most steps carry.
+    for (bool compact : {false, true})
+        sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
 }
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {

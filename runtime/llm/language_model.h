@@ -13,6 +13,9 @@ public:
     virtual const LlamaConfig& config() const = 0;
     // Runs the block; its K/V land in cache slots base .. base+size-1.
     virtual void forward(const TokenBlock& block) = 0;
+    // Builds now what a forward of `n_tokens` needs (an engine's recorded commands), so that
+    // decoding never pays for it. Engines with nothing to build do nothing.
+    virtual void prepare(int n_tokens) { (void)n_tokens; }
     // Results of the last forward, for block token t.
     virtual std::span<const float> logits(int t) = 0;
     virtual int argmax(int t) = 0;

@@ -14,6 +14,21 @@ namespace medusa {
 
 struct TokenBlock {
     static constexpr int kMaxTokens = MAX_BLOCK_TOKENS;  // what layouts/block_params.h holds
+    // Causal catch-up runs (a draft model or EAGLE's layer reading what the target committed)
+    // take up to kCatchUpWhole tokens at once, longer ones in blocks of a power of two: few
+    // sizes (catch_up_sizes()), all recorded before the first token.
+    static constexpr int kCatchUpWhole = 16;
+    static int catch_up_size(int remaining) {
+        if (remaining <= kCatchUpWhole) return remaining;
+        int n = kCatchUpWhole;
+        while (2 * n <= remaining && 2 * n <= kMaxTokens) n *= 2;
+        return n;
+    }
+    static std::vector<int> catch_up_sizes() {
+        std::vector<int> out;
+        for (int n = 1; n <= kMaxTokens; n = n < kCatchUpWhole ? n + 1 : 2 * n) out.push_back(n);
+        return out;
+    }
     int base = 0;                    // cache slot of the first block token
     std::vector<int> tokens;
     std::vector<int> positions;

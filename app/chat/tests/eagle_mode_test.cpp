@@ -35,6 +35,7 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     const ModelFile file = load_model(s.model_path);
     save_eagle_layer(EagleLayer::init(file.config, 5), dir.string(), file.path);
     s.mode = DrafterKind::Eagle;
+    s.fixed_shape = true;  // every step drafts, whatever it costs on this machine
     s.eagle_path = dir.string();
     s.eagle_top_k = 3;
     s.eagle_depth = 3;
@@ -53,7 +54,7 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     CHECK(eagle == plain);
     CHECK(trees > 5);
     CHECK_THAT(drafter_explanation(steps.back().trace), Catch::Contains("feature level"));
-    CHECK(s.mode_name() == "eagle (EAGLE-2, 10 nodes, greedy)");
+    CHECK(s.mode_name() == "eagle (EAGLE-2, 10 nodes, fixed shape, greedy)");
     std::filesystem::remove_all(dir);
     CHECK(context().validation_messages() == validation_before);
 }

@@ -41,6 +41,7 @@ void nap() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
 DecodeSettings greedy_medusa() {
     DecodeSettings s;  // stories260K + tok512, untrained heads
     s.mode = DrafterKind::Medusa;
+    s.fixed_shape = true;  // the same tree every step, so the two runs' steps compare node for node
     s.tree = "chain:3";
     s.num_heads = 3;
     s.rule = AcceptRule::Greedy;

@@ -1,0 +1,102 @@
+// The step controller: before every step it weighs the shapes its drafters could propose, by
+// what the cost model says each verify pass costs on this device and what the acceptance model
+// says each drafted node is worth, and takes the shape with the most expected tokens per
+// millisecond, down to the root alone (plain decoding) when no draft is expected to pay.
+// - A drafter whose proposal is nearly free (n-gram lookup, the Medusa tree whose tokens the
+//   verify pass drafts) proposes every step; the controller keeps the best part of its tree.
+// - A drafter that pays per level (a draft model, EAGLE's layer) is given the depth that pays
+//   before it drafts, and what it drafted is cut again once its confidences are known.
+// When sampling, the shapes follow the cost model and what this generation has shown of
+// acceptance alone (learned afresh each generation, no clock), so a seed gives the same text each
+// time on a device; greedy text is the same whatever the shapes, and there it learns from the
+// clock too. With one drafter this is that drafter's default mode; with several it is `auto`, which goes to
+// whichever pays on the text at hand. It learns as it goes: each drafter's time per proposal or
+// level, how this run's verify passes compare with the measured curve, and, from every verdict,
+// how often each kind of node is accepted; n-gram proposals not verified are scored against the
+// text that followed, and a drafter not chosen for a while drafts one level to be re-measured, as
+// often as keeps what that costs under 3% of the time decoding.
+#pragma once
+#include <chrono>
+#include <map>
+#include <vector>
+
+#include "decode/acceptance_model.h"
+#include "decode/cost_model.h"
+#include "decode/drafter.h"
+
+namespace medusa {
+
+struct ControlOptions {
+    // Learn from the clock (each drafter's time, this run's verify passes) and re-measure idle
+    // drafters; off, the controller decides by the cost model and the acceptance it learns alone
+    // (tests on synthetic tables).
+    bool learn_timing = true;
+};
+
+class ControlledDrafter final : public Drafter {
+public:
+    // `drafters` (one, or several for auto) are kept by the caller and outlive this.
+    ControlledDrafter(std::vector<Drafter*> drafters, CostModel costs, ControlOptions options = {});
+    DrafterKind kind() const override { return kind_; }
+    void begin(std::span<const int> prompt) override;
+    CandidateTree propose(const DraftContext& c) override;
+    const DraftStage* device_stage() const override;
+    void verified(const VerifiedStep& step) override;
+    uint64_t submits() const override;
+    std::vector<PreparedBlock> blocks_to_prepare() const override;
+    const ControlTrace* control() const override { return &trace_; }
+
+    // A model drafter's time per level, measured before decoding (else learned from its first
+    // proposal, which starts optimistic).
+    void set_level_ms(size_t drafter, double ms);
+    const CostModel& costs() const { return costs_; }
+    const AcceptanceModel& acceptance(size_t drafter) const { return members_.at(drafter).acceptance; }
+
+private:
+    struct Member {
+        Drafter* drafter;
+        AcceptanceModel acceptance;
+        double draft_ms = 0;     // a cheap proposal's time, or a costly drafter's per level (learned)
+        double measured_ms = 0;  // a costly drafter's per level, measured before decoding
+        bool timed = false;
+        int idle = 0;               // steps since its proposal was last verified
+        double idle_ms = 0;         // and their time
+        double last_ms = 0;         // what its last proposal took (a model drafter's catch-up included)
+        bool proposed = false;      // its propose() ran this step
+        CandidateTree tree;         // this step's cheap proposal
+        std::vector<int> kept;      // the part of it that pays best
+    };
+    // An n-gram proposal not verified, scored against the tokens that came after it.
+    struct Shadow {
+        size_t member = 0;
+        size_t start = 0;  // where its first token would be in the sequence
+        std::vector<int> tokens;
+        int evidence = 0;
+    };
+    // The measured curve, scaled by what this run's passes of that size took (of the nearest
+    // size passed, until one of this size has).
+    double verify_ms(int tokens) const;
+    double verify_scale(int tokens) const;
+    std::vector<double> path_prob(const Member& m, const CandidateTree& t) const;
+    void learn_cost(Member& m, double ms);
+    void resolve_shadows(std::span<const int> sequence);
+    void add_shadow(size_t member, const CandidateTree& t, size_t start);
+
+    std::vector<Member> members_;
+    CostModel costs_;
+    ControlOptions options_;
+    DrafterKind kind_;
+    bool fresh_ = true;      // no step of this generation yet
+    bool sampling_ = false;  // this generation samples: no clock, acceptance from its own steps
+    bool timing() const { return options_.learn_timing && !sampling_; }
+    // What a member's proposal (cheap) or level (costly) is taken to cost this step.
+    double draft_cost(const Member& m) const { return timing() ? m.draft_ms : m.measured_ms; }
+    std::map<int, double> verify_scale_;  // by block size: this run's passes against the curve (learned)
+    std::chrono::steady_clock::time_point last_propose_;
+    ControlTrace trace_;
+    int chosen_ = -1;  // the member whose proposal this step verifies; -1: plain
+    std::chrono::steady_clock::time_point proposed_at_;
+    std::vector<Shadow> shadows_;
+};
+
+}  // namespace medusa
