@@ -13,7 +13,7 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 constexpr double kLearnRate = 0.2;  // weight of the newest timing in a running average
-constexpr double kExploreShare = 0.03;  // of the time decoding, at most, spent re-measuring idle drafters
+constexpr double kExploreShare = 0.03;  // of the time decoding, at most, spent re-measuring idle drafters (all of them)
 constexpr int kExploreMinIdle = 8;      // steps
 constexpr size_t kMaxShadows = 16;
 
@@ -55,16 +55,21 @@ void ControlledDrafter::set_level_ms(size_t drafter, double ms) {
     m.timed = true;
 }
 
-double ControlledDrafter::verify_scale(int tokens) const {
+void ControlledDrafter::set_stage_ms(size_t drafter, double ms) { members_.at(drafter).stage_ms = std::max(0.0, ms); }
+
+double ControlledDrafter::verify_scale(int tokens, bool staged) const {
     double scale = 1.0;
     int distance = INT_MAX;
-    for (const auto& [size, s] : verify_scale_)
-        if (std::abs(size - tokens) < distance) distance = std::abs(size - tokens), scale = s;
+    for (const auto& [key, s] : verify_scale_) {
+        // Another kind of pass counts only when this kind has none.
+        const int d = std::abs(key.second - tokens) + (key.first == staged ? 0 : 1 << 20);
+        if (d < distance) distance = d, scale = s;
+    }
     return scale;
 }
 
-double ControlledDrafter::verify_ms(int tokens) const {
-    return (timing() ? verify_scale(tokens) : 1.0) * costs_.verify.at(tokens);
+double ControlledDrafter::verify_ms(int tokens, const Member* staged) const {
+    return (timing() ? verify_scale(tokens, staged != nullptr) : 1.0) * nominal_ms(tokens, staged);
 }
 
 void ControlledDrafter::learn_cost(Member& m, double ms) {
@@ -91,6 +96,8 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     trace_.weighed.push_back({DrafterKind::Plain, 1, 0, 1.0, verify_ms(1)});
     std::vector<int> member_of = {-1};  // per weighed option
     const VerifyCost verify = [this](int n) { return verify_ms(n); };
+    // A member whose tree its device stage drafts: its passes run the stage too.
+    auto staged = [](const Member& m, const CandidateTree& t) { return t.device_tokens ? &m : nullptr; };
 
     for (size_t i = 0; i < members_.size(); ++i) {
         Member& m = members_[i];
@@ -105,12 +112,14 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
             learn_cost(m, ms_since(t0));
             m.proposed = true;
             // What trying its smallest shape would cost: the proposal and a second verified token.
-            m.last_ms = draft_cost(m) + std::max(0.0, verify_ms(2) - verify_ms(1));
+            m.last_ms = draft_cost(m) + std::max(0.0, verify_ms(2, staged(m, m.tree)) - verify_ms(1));
             if (m.tree.size() <= 1) continue;
             // Greedy verification of host-drafted tokens can keep any subtree; sampled drafts
             // and device-drafted tokens only a prefix (the order they were drawn or laid out in).
             const bool any_subtree = !m.tree.device_tokens && !c.sample_drafts;
-            const TreePlan plan = plan_tree(m.tree.parent, path_prob(m, m.tree), any_subtree, verify, draft_cost(m));
+            const Member* stage = staged(m, m.tree);
+            const TreePlan plan = plan_tree(m.tree.parent, path_prob(m, m.tree), any_subtree,
+                                            [&](int n) { return verify_ms(n, stage); }, draft_cost(m));
             m.kept = plan.kept;
             int depth = 0;
             for (int k : plan.kept) depth = std::max(depth, m.tree.depth[k]);
@@ -139,10 +148,11 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     // proposals are scored without being verified, and need no such turn).
     for (size_t i = 0; i < members_.size(); ++i)
         if (int(i) != member_of[size_t(best)] && members_[i].idle > 0) members_[i].idle_ms += step_ms;
+    const double share = kExploreShare / double(members_.size());
     for (int o = 1; o < int(trace_.weighed.size()) && timing(); ++o) {
         Member& m = members_[size_t(member_of[o])];
         const bool scored_anyway = m.drafter->cheap_proposal() && !m.tree.device_tokens;
-        if (o == best || scored_anyway || m.idle < kExploreMinIdle || m.idle_ms * kExploreShare < m.last_ms) continue;
+        if (o == best || scored_anyway || m.idle < kExploreMinIdle || m.idle_ms * share < m.last_ms) continue;
         ShapeOption& x = trace_.weighed[o];
         x.depth = 1, x.nodes = 2;
         trace_.chosen = o;
@@ -206,9 +216,11 @@ void ControlledDrafter::verified(const VerifiedStep& step) {
     const CandidateTree& t = step.tree;
     if (timing()) {
         // One pass moves the scale by a bounded step: a pass the machine slowed down is not the norm.
-        const double before = verify_scale(t.size());
-        const double ratio = std::clamp(ms / costs_.verify.at(t.size()), before / 3, before * 3);
-        verify_scale_[t.size()] = blend(before, ratio);
+        const Member* stage = chosen_ >= 0 && device_stage() && t.size() > 1 ? &members_[size_t(chosen_)] : nullptr;
+        const bool staged = stage != nullptr;
+        const double before = verify_scale(t.size(), staged);
+        const double ratio = std::clamp(ms / nominal_ms(t.size(), stage), before / 3, before * 3);
+        verify_scale_[{staged, t.size()}] = blend(before, ratio);
     }
     if (chosen_ >= 0 && t.size() > 1) {
         Member& m = members_[size_t(chosen_)];

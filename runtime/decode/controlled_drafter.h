@@ -49,6 +49,8 @@ public:
     // A model drafter's time per level, measured before decoding (else learned from its first
     // proposal, which starts optimistic).
     void set_level_ms(size_t drafter, double ms);
+    // What a drafter's device stage (Medusa's heads) adds to each verify pass it drafts.
+    void set_stage_ms(size_t drafter, double ms);
     const CostModel& costs() const { return costs_; }
     const AcceptanceModel& acceptance(size_t drafter) const { return members_.at(drafter).acceptance; }
 
@@ -58,6 +60,7 @@ private:
         AcceptanceModel acceptance;
         double draft_ms = 0;     // a cheap proposal's time, or a costly drafter's per level (learned)
         double measured_ms = 0;  // a costly drafter's per level, measured before decoding
+        double stage_ms = 0;     // a device stage's time in each verify pass it drafts (measured)
         bool timed = false;
         int idle = 0;               // steps since its proposal was last verified
         double idle_ms = 0;         // and their time
@@ -73,10 +76,14 @@ private:
         std::vector<int> tokens;
         int evidence = 0;
     };
-    // The measured curve, scaled by what this run's passes of that size took (of the nearest
-    // size passed, until one of this size has).
-    double verify_ms(int tokens) const;
-    double verify_scale(int tokens) const;
+    // The measured curve (plus the drafter's stage, for a pass that runs one), scaled by what
+    // this run's passes of that size and kind took: of the nearest size of the same kind until
+    // one of this size has passed, else of the other kind.
+    double verify_ms(int tokens, const Member* staged = nullptr) const;
+    double verify_scale(int tokens, bool staged) const;
+    double nominal_ms(int tokens, const Member* staged) const {
+        return costs_.verify.at(tokens) + (staged ? staged->stage_ms : 0.0);
+    }
     std::vector<double> path_prob(const Member& m, const CandidateTree& t) const;
     void learn_cost(Member& m, double ms);
     void resolve_shadows(std::span<const int> sequence);
@@ -91,7 +98,8 @@ private:
     bool timing() const { return options_.learn_timing && !sampling_; }
     // What a member's proposal (cheap) or level (costly) is taken to cost this step.
     double draft_cost(const Member& m) const { return timing() ? m.draft_ms : m.measured_ms; }
-    std::map<int, double> verify_scale_;  // by block size: this run's passes against the curve (learned)
+    // By (a stage ran, block size): this run's passes against nominal_ms (learned).
+    std::map<std::pair<bool, int>, double> verify_scale_;
     std::chrono::steady_clock::time_point last_propose_;
     ControlTrace trace_;
     int chosen_ = -1;  // the member whose proposal this step verifies; -1: plain

@@ -153,6 +153,17 @@ void save_entry(const std::string& path, const std::string& device, const std::s
 
 }  // namespace
 
+double stage_ms(TreeRunner& runner, const DraftStage& stage, int tokens) {
+    tokens = std::clamp(tokens, 1, stage.nodes());
+    const TokenBlock block = TokenBlock::causal(0, std::vector<int>(static_cast<size_t>(tokens), 1));
+    runner.prepare(tokens, &stage);
+    runner.prepare(tokens, nullptr);
+    const double without = lower_quartile_ms([&] { runner.run(block, {.stats = tokens > 1}); });
+    // (the stage drafts from the hidden state of the runner's own last pass, just run)
+    const double with = lower_quartile_ms([&] { runner.run(block, {.stage = &stage, .stats = tokens > 1}); });
+    return std::max(0.0, with - without);
+}
+
 CostModel target_costs(const DraftingTarget& target, CostRefresh refresh, const Progress& progress) {
     const std::string path = cost_model_path();
     const std::string device = cost_device_key(target), model = cost_model_key(target);
@@ -163,7 +174,7 @@ CostModel target_costs(const DraftingTarget& target, CostRefresh refresh, const 
     return m;
 }
 
-double drafter_level_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
+double drafter_cost_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
                         CostRefresh refresh) {
     const std::string path = cost_model_path(), device = cost_device_key(target), entry_key = "drafter " + key;
     if (refresh == CostRefresh::UseCache) {

@@ -29,11 +29,15 @@ CostModel measure_costs(TreeRunner& runner, int max_tokens, const Progress& prog
 // afterwards (both drafters catch up from the prompt), so the slots they wrote do not matter.
 double draft_level_ms(LanguageModel& draft);
 double eagle_level_ms(EagleRunner& eagle, int width);
+// What a drafting stage (Medusa's heads) adds to a verify pass of `tokens`: passes timed with
+// and without it.
+double stage_ms(TreeRunner& runner, const DraftStage& stage, int tokens);
 
 enum class CostRefresh { UseCache, Remeasure };
-// A model drafter's cost per level, cached beside the target's curve under "drafter <key>"
-// ("draft f32 64x172x5 v512", "eagle f32 64x172x5 v512 top-8"); `measure` makes it when missing.
-double drafter_level_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
+// A drafter's own cost (per level; a stage's per pass), cached beside the target's curve under
+// "drafter <key>" ("draft f32 64x172x5 v512", "eagle f32 64x172x5 v512 top-8", "medusa f32
+// 64x172x5 v512 heads 4 top-2"); `measure` makes it when missing.
+double drafter_cost_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
                         CostRefresh refresh = CostRefresh::UseCache);
 // The cached entry for the target, else a new measurement, which is saved. A cache file that is
 // malformed throws FormatError naming it; one that cannot be written is only reported.

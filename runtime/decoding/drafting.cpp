@@ -150,14 +150,21 @@ Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, c
         // The model drafters' own cost per level, measured now rather than found out in a step.
         for (size_t i = 0; i < d.members.size(); ++i) {
             if (d.members[i]->kind() == DrafterKind::DraftModel)
-                controlled->set_level_ms(i, drafter_level_ms(target, "draft " + tuning_model_key(d.draft->file),
+                controlled->set_level_ms(i, drafter_cost_ms(target, "draft " + tuning_model_key(d.draft->file),
                                                              [&] { return draft_level_ms(d.draft->model()); }));
             if (d.members[i]->kind() == DrafterKind::Eagle) {
                 const int width = eagle_width(d.spec);
                 controlled->set_level_ms(
-                    i, drafter_level_ms(target, "eagle " + tuning_model_key(target.file) + " top-" + std::to_string(width),
-                                        [&] { return eagle_level_ms(*d.eagle, width); }));
+                    i, drafter_cost_ms(target, "eagle " + tuning_model_key(target.file) + " top-" + std::to_string(width),
+                                       [&] { return eagle_level_ms(*d.eagle, width); }));
             }
+            // (the C++ reference's stage runs apart from its pass: its steps show what it costs)
+            if (const DraftStage* stage = d.members[i]->device_stage(); stage && target.gpu)
+                controlled->set_stage_ms(
+                    i, drafter_cost_ms(target,
+                                       "medusa " + tuning_model_key(target.file) + " heads " +
+                                           std::to_string(d.heads->count()) + " nodes " + std::to_string(stage->nodes()),
+                                       [&] { return stage_ms(target.runner, *stage, 2); }));
         }
         d.drafter = std::move(controlled);
     }
