@@ -2,7 +2,8 @@
 # One command for the figures of the machine it runs on (a GPU when one is there): builds, runs the
 # test suite with the Vulkan validation layer, then measures decode speed and weight bandwidth at
 # 1.1B and 7B shapes (synthetic weights of those shapes, labelled so) for f16, q8_0, q4_0 and q4_k,
-# the verify cost forward(T)/forward(1), and every decoding mode side by side on the shipped models.
+# the verify cost forward(T)/forward(1), the step controller's cost model, and every decoding mode and
+# `auto` side by side on the shipped models (built-in prompt sets and a copy-heavy prompt file).
 # Writes OUT/report.md (each command with what it printed) and OUT/report.json (every result).
 #
 #   scripts/device_report.sh [OUT]        OUT defaults to device-report/
@@ -85,22 +86,26 @@ done
 # Every drafter this checkout has: trained heads, tree and EAGLE layer come from
 # scripts/train_default_heads.sh's cache; without them Medusa runs with initialised heads.
 drafters=(--draft-model "$models/llama2xs.bin")
-compare=ar,medusa,draft,ngram
+compare=ar,medusa,draft,ngram,auto
 if [[ -d $cache/heads && -f $cache/tree.json ]]; then drafters+=(--heads "$cache/heads" --tree "$cache/tree.json"); fi
 if [[ -d $cache/eagle ]]; then
     drafters+=(--eagle "$cache/eagle")
-    compare=ar,medusa,eagle,draft,ngram
+    compare=ar,medusa,eagle,draft,ngram,auto
 fi
+prompts=(--prompts models/prompts/copy-heavy.json)
 cpu_flag=(--no-cpu)
 [[ $cpu_driver == 1 ]] && cpu_flag=()  # on a CPU driver the C++ reference is measured beside it
 section "Decoding modes on stories260K (draft model llama2xs)" \
     $bin bench -m "$models/stories260K.bin" --tokenizer "$models/tok512.model" "${drafters[@]}" \
-    --compare "$compare" --runs 5 "${cpu_flag[@]}" --json "$out/modes-stories260K.json"
+    --compare "$compare" "${prompts[@]}" --runs 5 "${cpu_flag[@]}" --json "$out/modes-stories260K.json"
 json_parts+=("\"modes-stories260K\": $(cat "$out/modes-stories260K.json" 2>/dev/null || echo null)")
 section "Decoding modes on llama2xs (draft model stories260K)" \
     $bin bench -m "$models/llama2xs.bin" --tokenizer "$models/tok512.model" --draft-model "$models/stories260K.bin" \
-    --compare ar,medusa,draft,ngram --runs 5 "${cpu_flag[@]}" --json "$out/modes-llama2xs.json"
+    --compare ar,medusa,draft,ngram,auto "${prompts[@]}" --runs 5 "${cpu_flag[@]}" --json "$out/modes-llama2xs.json"
 json_parts+=("\"modes-llama2xs\": $(cat "$out/modes-llama2xs.json" 2>/dev/null || echo null)")
+
+section "The step controller's cost model (verify ms by block size, per device, driver and model)" \
+    cat "${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/cost-model.json"
 
 if [[ $cpu_driver == 1 ]]; then
     {

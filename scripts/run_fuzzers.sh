@@ -17,7 +17,7 @@ shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
-         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template)
+         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
@@ -56,6 +56,9 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
+mkdir -p "$work/fuzz_cost_model"
+printf '{"position": 58, "verify_ms": [{"tokens": 1, "ms": 0.5}, {"tokens": 2, "ms": 0.6}, {"tokens": 64, "ms": 9.5}]}' \
+    >"$work/fuzz_cost_model/measured.json"
 seed fuzz_sentencepiece_model "$shared"/models/*.model "$root"/tests/data/sentencepiece/*.model
 mkdir -p "$work/fuzz_sentencepiece_charsmap"
 # The normalization rules (precompiled_charsmap) of the models spm_train made, whole.
@@ -174,7 +177,7 @@ run_one() {
         fuzz_tokenizer_json) bounds=(-timeout=5 -rss_limit_mb=2048) ;;
     esac
     # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
-    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template) len=() ;; esac
+    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template | fuzz_cost_model) len=() ;; esac
     if [ -n "$runs" ]; then
         limit=(-runs="$runs" -max_total_time="$max_time")  # 0: no time limit
         rm -rf "$build/corpus/$t"

@@ -2,14 +2,18 @@
 // and the choices it makes with real drafters (n-gram lookup, Medusa heads on the CPU reference)
 // when verifying is expensive or free, and when the text turns to a copied passage.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 #include "decode/controlled_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
+#include "decoding/cost_measurement.h"
+#include "file_text.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 using namespace medusa;
@@ -157,4 +161,30 @@ TEST_CASE("a cost model round-trips through its JSON and a malformed one is name
         CostModel::from_json(nlohmann::json::parse(R"({"verify_ms":[{"tokens":2,"ms":1},{"tokens":1,"ms":1}]})"),
                              "cost.json"),
         Catch::Contains("increase"));
+}
+
+TEST_CASE("a malformed cost model cache is named, and a missing entry is measured and kept", "[controller]") {
+    const medusa::test::TempDir dir("cost-cache");
+    ::setenv("MEDUSA_CACHE", dir.path.c_str(), 1);
+    const ModelFile file = load_model(model_path("stories260K.bin"));
+    CpuReferenceModel cpu(file);
+    CpuTreeRunner runner(cpu);
+    const DraftingTarget target{.file = file, .runner = runner};
+    // Nothing cached: measured (sizes up to 64), then read back from the file unchanged.
+    const CostModel measured = target_costs(target);
+    CHECK(measured.source == "measured");
+    CHECK(measured.verify.points().back().first == 64);
+    const CostModel cached = target_costs(target);
+    CHECK(cached.source == cost_model_path());
+    CHECK(cached.verify.at(8) == measured.verify.at(8));
+    CHECK(drafter_cost_ms(target, "test", [] { return 1.25; }) == 1.25);
+    CHECK(drafter_cost_ms(target, "test", [] { return 9.0; }) == 1.25);  // kept from the first call
+    // An entry that is not a cost model, and a file that is not an object, are refused by name.
+    nlohmann::json bad = nlohmann::json::parse(read_text(cost_model_path()));
+    bad[cost_device_key(target)][cost_model_key(target)] = {{"verify_ms", "fast"}};
+    write_text(cost_model_path(), bad.dump());
+    CHECK_THROWS_WITH(target_costs(target), Catch::Contains(cost_model_path()) && Catch::Contains("verify_ms"));
+    write_text(cost_model_path(), "[1, 2]");
+    CHECK_THROWS_WITH(target_costs(target), Catch::Contains(cost_model_path()) && Catch::Contains("JSON object"));
+    ::unsetenv("MEDUSA_CACHE");
 }

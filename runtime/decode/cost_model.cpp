@@ -10,8 +10,9 @@ namespace medusa {
 
 CostCurve::CostCurve(std::vector<std::pair<int, double>> points) : points_(std::move(points)) {
     for (size_t i = 0; i < points_.size(); ++i) {
-        if (points_[i].first < 1 || !(points_[i].second > 0) || !std::isfinite(points_[i].second))
-            throw std::invalid_argument("a cost curve needs sizes >= 1 and positive, finite times");
+        // (a pass of more than 10^7 ms, nearly three hours, is no measurement)
+        if (points_[i].first < 1 || !(points_[i].second > 0) || !(points_[i].second <= 1e7))
+            throw std::invalid_argument("a cost curve needs sizes >= 1 and times in (0, 1e7] ms");
         if (i > 0 && points_[i].first <= points_[i - 1].first)
             throw std::invalid_argument("a cost curve's sizes must increase");
     }

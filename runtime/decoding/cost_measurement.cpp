@@ -20,13 +20,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-json read_cache(const std::string& path) {
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return json::object();
-    json j = read_json_file(path);
-    if (!j.is_object()) throw FormatError(path + ": the cost model cache must be a JSON object");
-    return j;
-}
+json read_cache(const std::string& path) { return read_cache_object(path, "the cost model cache"); }
 
 }  // namespace
 

@@ -44,13 +44,7 @@ MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
 
 namespace {
 
-json read_tuning_file(const std::string& path) {
-    std::error_code ec;
-    if (path.empty() || !std::filesystem::exists(path, ec)) return json::object();
-    json j = read_json_file(path);
-    if (!j.is_object()) throw FormatError(path + ": kernel tuning must be a JSON object");
-    return j;
-}
+json read_tuning_file(const std::string& path) { return read_cache_object(path, "kernel tuning"); }
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "model/json_file.h"
 
+#include <filesystem>
+
 #include "model/file_bytes.h"
 #include "model/model_file.h"
 
@@ -53,6 +55,14 @@ std::string json_excerpt(const nlohmann::json& value, size_t max_chars) {
     std::string s = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (s.size() > max_chars) s = s.substr(0, max_chars) + "...";
     return s;
+}
+
+nlohmann::json read_cache_object(const std::string& path, const std::string& what) {
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::exists(path, ec)) return nlohmann::json::object();
+    nlohmann::json j = read_json_file(path);
+    if (!j.is_object()) throw FormatError(path + ": " + what + " must be a JSON object");
+    return j;
 }
 
 }  // namespace medusa

@@ -18,6 +18,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& name)
 
 // A regular file of at most 64 MiB, depth-checked and parsed.
 nlohmann::json read_json_file(const std::string& path);
+// A cache file of JSON objects keyed by device (kernel tuning, the cost model): an empty object
+// when `path` is empty or missing; anything but an object throws FormatError "PATH: WHAT must be a
+// JSON object".
+nlohmann::json read_cache_object(const std::string& path, const std::string& what);
 
 // The text of a JSON value to write to a file: `indent` as dump() takes it, a newline after an
 // indented document. Bytes that are not UTF-8 (a path from a Latin-1 file system) become U+FFFD
