@@ -103,6 +103,18 @@ void legend(bool heads, bool draft) {
     ImGui::PopTextWrapPos();
 }
 
+// Text of one colour as one span per word (a word keeps the space before it), so that it wraps
+// like the tokens do: the flow breaks lines only between spans.
+void push_words(std::vector<Span>& spans, const std::string& text, ImU32 color) {
+    std::string word;
+    for (char c : text) {
+        if ((c == ' ' || c == '\n') && !word.empty() && word != " ") spans.push_back({word, color}), word.clear();
+        word += c;
+        if (c == '\n') spans.push_back({word, color}), word.clear();
+    }
+    if (!word.empty()) spans.push_back({word, color});
+}
+
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 // The conversation as plain text: each prompt, then its reply.
@@ -144,7 +156,7 @@ void draw_chat_panel(ChatApp& app) {
     size_t si = 0;
     for (const auto& turn : app.reader.turns()) {
         if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
-        spans.push_back({turn.prompt, kPromptText});
+        push_words(spans, turn.prompt, kPromptText);
         for (; si < steps.size() && steps[si].turn == turn.id; ++si)
             for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
                 const int origin = token_origin(steps[si], int(k));
@@ -157,16 +169,7 @@ void draw_chat_panel(ChatApp& app) {
                           count(turn.new_tokens, "token", "tokens").c_str(),
                           count(turn.steps, "forward pass", "forward passes").c_str(), stop_reason_name(turn.stop_reason));
             spans.push_back({"\n", IM_COL32(120, 120, 130, 255)});
-            std::string word;
-            for (const char* c = buf;; ++c) {
-                if (*c == ' ' || *c == 0) {
-                    if (!word.empty()) spans.push_back({word, IM_COL32(120, 120, 130, 255)});
-                    word = " ";
-                    if (*c == 0) break;
-                } else {
-                    word += *c;
-                }
-            }
+            push_words(spans, buf, IM_COL32(120, 120, 130, 255));
         }
     }
     Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
