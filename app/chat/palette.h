@@ -22,6 +22,10 @@ inline ImU32 origin_color(int origin, float alpha = 1.0f) {
 }
 
 constexpr ImU32 kAcceptedPath = IM_COL32(255, 140, 0, 255);
+// The step controller's words and the row of the shape it chose (opaque: the screenshot test
+// finds the row by this exact colour).
+constexpr ImU32 kControlText = IM_COL32(150, 220, 190, 255);
+constexpr ImU32 kChosenShape = IM_COL32(38, 86, 66, 255);
 constexpr ImU32 kPromptText = IM_COL32(175, 175, 185, 255);
 constexpr ImU32 kNodeFill = IM_COL32(38, 40, 52, 255);
 constexpr ImU32 kCanvasBg = IM_COL32(24, 25, 32, 255);
