@@ -99,6 +99,7 @@ void ChatApp::draw(float W, float H) {
     const float timeline_w = right_w * 0.5f;
 
     overflow.clear();
+    weighed_rect = {};
     if (panel("Controls", 0, 0, controls_w, H)) draw_controls_panel(*this), audit(overflow, "controls");
     ImGui::End();
     if (panel("Chat (story continuation)", controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this), audit(overflow, "chat");

@@ -66,6 +66,7 @@ struct ChatApp {
     bool charts_window = false;  // the charts also in a movable window of their own, two columns wide
     // Where the panels landed this frame (for the screenshot's sidecar and its test).
     Rect tree_rect, chat_rect;
+    Rect weighed_rect;  // the tree panel's table of the shapes the step controller weighed (empty: none drawn)
     // Per panel, how far its content reaches past its right edge (0 when nothing is clipped);
     // the screenshot test fails on any, at every window size it tries.
     std::vector<std::pair<std::string, float>> overflow;

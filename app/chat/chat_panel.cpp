@@ -78,7 +78,7 @@ private:
 
 // Medusa turns colour accepted guesses by head, draft turns by one "draft token" colour; the
 // legend names what the chat holds (or, before anything is sent, what the settings will make).
-void legend(bool heads, bool draft) {
+void legend(bool heads, bool draft, bool mixed) {
     ImGui::TextDisabled("Colours:");
     std::vector<int> origins = {0};
     if (heads)
@@ -100,7 +100,22 @@ void legend(bool heads, bool draft) {
     if (heads) ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
     if (draft)
         ImGui::TextDisabled("Draft token = proposed by the small draft model, checked and accepted by the target.");
+    if (mixed)
+        ImGui::TextDisabled("Auto: head k's colour marks the k-th accepted guess of whichever drafter the step used "
+                            "(Medusa head k, EAGLE level k, the n-gram lookup); hover a token to see which.");
     ImGui::PopTextWrapPos();
+}
+
+// Text of one colour as one span per word (a word keeps the space before it), so that it wraps
+// like the tokens do: the flow breaks lines only between spans.
+void push_words(std::vector<Span>& spans, const std::string& text, ImU32 color) {
+    std::string word;
+    for (char c : text) {
+        if ((c == ' ' || c == '\n') && !word.empty() && word != " ") spans.push_back({word, color}), word.clear();
+        word += c;
+        if (c == '\n') spans.push_back({word, color}), word.clear();
+    }
+    if (!word.empty()) spans.push_back({word, color});
 }
 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
@@ -122,16 +137,18 @@ std::string conversation_text(const ChatApp& app) {
 }  // namespace
 
 void draw_chat_panel(ChatApp& app) {
-    bool heads = false, draft = false;
+    bool heads = false, draft = false, mixed = false;
     for (const auto& t : app.reader.turns()) {
-        draft = draft || t.drafter == DrafterKind::DraftModel;
-        heads = heads || t.drafter == DrafterKind::Medusa;
+        draft = draft || t.drafter == DrafterKind::DraftModel || t.drafter == DrafterKind::Auto;
+        heads = heads || t.drafter == DrafterKind::Medusa || t.drafter == DrafterKind::Auto;
+        mixed = mixed || t.drafter == DrafterKind::Auto;
     }
     if (!heads && !draft) {
-        heads = app.settings.mode == DrafterKind::Medusa;
-        draft = app.settings.mode == DrafterKind::DraftModel;
+        mixed = app.settings.mode == DrafterKind::Auto;
+        heads = app.settings.mode == DrafterKind::Medusa || mixed;
+        draft = app.settings.mode == DrafterKind::DraftModel || mixed;
     }
-    legend(heads, draft);
+    legend(heads, draft, mixed);
     ImGui::Separator();
     const float input_h = ImGui::GetFrameHeightWithSpacing() * 2 + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
@@ -144,7 +161,7 @@ void draw_chat_panel(ChatApp& app) {
     size_t si = 0;
     for (const auto& turn : app.reader.turns()) {
         if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
-        spans.push_back({turn.prompt, kPromptText});
+        push_words(spans, turn.prompt, kPromptText);
         for (; si < steps.size() && steps[si].turn == turn.id; ++si)
             for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
                 const int origin = token_origin(steps[si], int(k));
@@ -157,16 +174,7 @@ void draw_chat_panel(ChatApp& app) {
                           count(turn.new_tokens, "token", "tokens").c_str(),
                           count(turn.steps, "forward pass", "forward passes").c_str(), stop_reason_name(turn.stop_reason));
             spans.push_back({"\n", IM_COL32(120, 120, 130, 255)});
-            std::string word;
-            for (const char* c = buf;; ++c) {
-                if (*c == ' ' || *c == 0) {
-                    if (!word.empty()) spans.push_back({word, IM_COL32(120, 120, 130, 255)});
-                    word = " ";
-                    if (*c == 0) break;
-                } else {
-                    word += *c;
-                }
-            }
+            push_words(spans, buf, IM_COL32(120, 120, 130, 255));
         }
     }
     Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
@@ -177,7 +185,7 @@ void draw_chat_panel(ChatApp& app) {
         ImGui::SetTooltip("step %d: %s\n%s\n(click to show this step's tree)", steps[sp.step].trace.step,
                           sp.origin == 0               ? "the model's own token (one per step)"
                           : sp.origin == kDraftOrigin ? "proposed by the draft model, accepted by the target"
-                                                       : (std::string("guessed by ") + origin_name(sp.origin) + ", accepted").c_str(),
+                                                       : ("guessed by " + guesser(steps[sp.step].trace, sp.origin) + ", accepted").c_str(),
                           step_caption(steps[sp.step]).c_str());
         if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
     }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "chat_app.h"
+#include "control_explain.h"
 #include "decode/tree.h"
 
 namespace medusa::chat {
@@ -38,7 +39,32 @@ void path_field(ChatApp& app, const char* label, const char* hint, std::string& 
 }
 
 // Indexed by DrafterKind: the combo box below converts between them.
-const char* kModes[] = {"plain", "Medusa", "draft model", "n-gram lookup", "EAGLE"};
+const char* kModes[] = {"plain", "Medusa", "draft model", "n-gram lookup", "EAGLE", "auto"};
+
+// Whether the step controller shapes each step (the default) or the mode's own shape is drafted
+// every step. Neither plain decoding (nothing drafted) nor auto (the controller is its point) has
+// a choice.
+void draw_fixed_shape(DecodeSettings& s) {
+    const bool applies = s.mode != DrafterKind::Plain && s.mode != DrafterKind::Auto;
+    bool fixed = applies && s.fixed_shape;
+    ImGui::BeginDisabled(!applies);
+    if (ImGui::Checkbox("Fixed shape", &fixed)) s.fixed_shape = fixed;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+        ImGui::TextUnformatted(
+            "Draft the mode's own tree, gamma or n-gram length every step instead of the step controller's shape.\n\n"
+            "Off (the default), the controller weighs before each step what each shape is expected to give per "
+            "millisecond on this device and text, drafts only as much as pays, and decodes plainly when nothing "
+            "does; the tree panel shows what it weighed.");
+        if (!applies)
+            ImGui::TextDisabled(s.mode == DrafterKind::Auto ? "(auto: the controller always shapes the steps)"
+                                                             : "(plain decoding drafts nothing)");
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+}
 
 // Which drafter, which acceptance rule, and the sampling that shapes p (and q) in every mode.
 void draw_mode_and_sampling(DecodeSettings& s) {
@@ -49,8 +75,11 @@ void draw_mode_and_sampling(DecodeSettings& s) {
          "Medusa: extra heads on the model's last hidden state guess the next tokens, as a tree.\ndraft model: a "
          "small model writes gamma tokens ahead.\nn-gram lookup: the last few tokens are found earlier in the text; "
          "what followed them is proposed. No model, no training.\nEAGLE: drafting at the feature level: one small "
-         "layer predicts the model's next hidden state, and the model's own LM head turns it into guesses.");
+         "layer predicts the model's next hidden state, and the model's own LM head turns it into guesses.\nauto: "
+         "the step controller chooses, step by step, among n-gram lookup and every drafter the files name (trained "
+         "heads, an EAGLE layer, a draft model), or plain decoding when no draft is expected to pay.");
     const bool plain = s.mode == DrafterKind::Plain;
+    draw_fixed_shape(s);
 
     // Plain decoding has no guesses to accept: its rule is only how the next token is chosen.
     const char* rules[] = {"greedy", "typical", "sample"};
@@ -85,9 +114,31 @@ void draw_mode_and_sampling(DecodeSettings& s) {
 
 }
 
+// Auto: what it does, which drafters it has files for, and those files.
+void draw_auto_settings(ChatApp& app, DecodeSettings& s) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("Each step, the step controller drafts with whichever drafter is expected to give the most "
+                        "tokens per millisecond, or decodes plainly.");
+    std::string uses = "It will use: ";
+    const std::vector<DrafterKind> drafters = auto_drafters(s);
+    for (size_t i = 0; i < drafters.size(); ++i)
+        uses += (i ? ", " : "") + std::string(drafter_phrase(drafters[i])) +
+                (drafters[i] == DrafterKind::Ngram ? " (always)" : "");
+    ImGui::TextUnformatted(uses.c_str());
+    ImGui::PopTextWrapPos();
+    path_field(app, "heads file", "none: no Medusa", s.heads_path, "Choose Medusa heads");
+    help("Auto uses Medusa only with a trained heads file, with Medusa mode's tree and heads settings.");
+    path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder");
+    path_field(app, "draft", "none: no draft model", s.draft_path, "Choose a draft model");
+    help("Empty a file to leave its drafter out. n-gram lookup needs no file: it looks the last tokens up in the "
+         "text.");
+}
+
 // The chosen drafter's own settings.
 void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
-    if (s.mode == DrafterKind::DraftModel) {
+    if (s.mode == DrafterKind::Auto) {
+        draw_auto_settings(app, s);
+    } else if (s.mode == DrafterKind::DraftModel) {
         path_field(app, "draft", "draft model file", s.draft_path, "Choose a draft model");
         help("A smaller model with the target's tokenizer (for stories260K, its q8_0 copy stories260K_q80.bin).");
         ImGui::SliderInt("gamma", &s.gamma, 1, 16);

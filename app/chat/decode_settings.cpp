@@ -52,6 +52,17 @@ DecodeSettings::DecoderKey DecodeSettings::decoder_key() const {
 
 std::string DecodeSettings::mode_name() const { return describe(spec()); }
 
+std::vector<DrafterKind> auto_drafters(const DecodeSettings& s) {
+    DecodeSettings a = s;
+    a.mode = DrafterKind::Auto;
+    const AutoSpec spec = std::get<AutoSpec>(a.spec().drafter);  // what auto is given, not a second reading
+    std::vector<DrafterKind> out = {DrafterKind::Ngram};
+    if (spec.medusa) out.push_back(DrafterKind::Medusa);
+    if (spec.eagle) out.push_back(DrafterKind::Eagle);
+    if (spec.draft) out.push_back(DrafterKind::DraftModel);
+    return out;
+}
+
 std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
                                    bool tree_chosen) {
     const DecodeSettings defaults;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "decode/decoding_kinds.h"
 #include "decoding/decoding_spec.h"
@@ -57,6 +58,10 @@ struct DecodeSettings {
     // describe(spec()): "medusa (mc_sim_7b_63, 4 heads, greedy)", "plain decoding", ...
     std::string mode_name() const;
 };
+
+// The drafters mode auto would choose among with these settings' files: n-gram lookup always,
+// Medusa with a trained heads file, EAGLE with a layer, the draft model with a model file.
+std::vector<DrafterKind> auto_drafters(const DecodeSettings& s);
 
 // When `s` names the default stories260K model and the cache holds its trained heads and tuned
 // tree, uses them (unless the caller already chose heads or a tree). Returns a line for the

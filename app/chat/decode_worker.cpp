@@ -301,7 +301,9 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
 void DecodeWorker::run(const Job& job) {
     ensure_loaded(job.settings);
     Loaded& L = *loaded_;
-    const bool chain = job.settings.mode == DrafterKind::DraftModel && job.settings.draft_branches == 1;
+    // A draft model's chain is drawn as one (each step's own drafter: auto changes it step by step,
+    // and a controlled step may fall back to plain decoding).
+    const bool chains = job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
     const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode);
     std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
@@ -315,7 +317,8 @@ void DecodeWorker::run(const Job& job) {
         StepRecord r;
         r.turn = turn;
         r.trace = tr;
-        r.source = chain ? StepSource::Draft : StepSource::Medusa;
+        r.source = chains && tr.drafter == DrafterKind::DraftModel ? StepSource::Draft : StepSource::Medusa;
+        r.controlled = tr.control.has_value();
         for (const auto& n : tr.nodes) r.sampled = r.sampled || n.sampled;
         for (size_t i = 0; i < tr.nodes.size(); ++i) {
             const int parent = tr.nodes[i].parent >= 0 ? tr.nodes[tr.nodes[i].parent].token : prev;

@@ -11,6 +11,7 @@
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
+#include "drafter_use.h"
 #include "drafter_words.h"
 #include "session_charts.h"
 
@@ -188,6 +189,7 @@ void draw_live_tab(ChatApp& app) {
         ImGui::TextDisabled("x: steps of this turn; y: tokens/s (pauses left out)");
         ImGui::PopTextWrapPos();
     }
+    draw_drafter_table(cur);
     draw_speedup(app);
     // GPU time per stage of the last step (needs timestamp queries).
     const auto& stages = steps.back().trace.stage_ms;

@@ -4,6 +4,8 @@
 #pragma once
 #include <imgui.h>
 
+#include "decode/decoding_kinds.h"
+
 namespace medusa::chat {
 
 // Tokens a draft model proposed and the target accepted (draft mode has one origin, not one per head).
@@ -22,9 +24,27 @@ inline ImU32 origin_color(int origin, float alpha = 1.0f) {
 }
 
 constexpr ImU32 kAcceptedPath = IM_COL32(255, 140, 0, 255);
+// The step controller's words and the row of the shape it chose (opaque: the screenshot test
+// finds the row by this exact colour).
+constexpr ImU32 kControlText = IM_COL32(150, 220, 190, 255);
+constexpr ImU32 kChosenShape = IM_COL32(38, 86, 66, 255);
 constexpr ImU32 kPromptText = IM_COL32(175, 175, 185, 255);
 constexpr ImU32 kNodeFill = IM_COL32(38, 40, 52, 255);
 constexpr ImU32 kCanvasBg = IM_COL32(24, 25, 32, 255);
+
+// Which drafter a step used (the timeline's strip under each bar): the draft model's colour is its
+// tokens', plain decoding a grey.
+inline ImU32 drafter_color(DrafterKind kind) {
+    switch (kind) {
+        case DrafterKind::Medusa: return IM_COL32(170, 130, 255, 255);
+        case DrafterKind::DraftModel: return origin_color(kDraftOrigin);
+        case DrafterKind::Ngram: return IM_COL32(240, 200, 80, 255);
+        case DrafterKind::Eagle: return IM_COL32(240, 120, 200, 255);
+        case DrafterKind::Plain:
+        case DrafterKind::Auto: break;
+    }
+    return IM_COL32(125, 125, 135, 255);
+}
 
 inline const char* origin_name(int origin) {
     if (origin == kDraftOrigin) return "draft token";

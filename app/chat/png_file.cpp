@@ -31,6 +31,17 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
+    // The step the tree panel shows: whether it drew a tree (the highlight test needs one) and
+    // what the step controller chose for it, with where its table of shapes landed.
+    j["weighed"] = rect(app.weighed_rect);
+    if (const int shown = app.shown_step(); shown >= 0) {
+        const StepRecord& r = app.reader.steps()[size_t(shown)];
+        j["shown"] = {{"step", r.trace.step},
+                      {"drafter", drafter_kind_name(r.trace.drafter)},
+                      {"nodes", r.node_count()},
+                      {"accepted", r.trace.accepted},
+                      {"control", r.trace.control ? control_reason_name(r.trace.control->reason) : ""}};
+    }
     write_file_atomically(path, json_text(j));
 }
 

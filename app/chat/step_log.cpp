@@ -20,6 +20,7 @@ void drop_step_details(StepRecord& r) {
     std::vector<TreeNodeTrace>().swap(r.trace.nodes);  // swap, not clear: the memory must go
     std::vector<int>().swap(r.trace.path);
     std::vector<std::pair<std::string, double>>().swap(r.trace.stage_ms);
+    r.trace.control.reset();  // the shapes weighed: the drafter chosen stays in trace.drafter
     std::vector<std::string>().swap(r.node_text);
     std::vector<std::string>().swap(r.greedy_text);
 }

@@ -1,15 +1,32 @@
 // One bar per step, as tall as the tokens it produced and stacked by origin (the model's own
-// token at the bottom, then head 1, head 2 ... guesses (or draft tokens) it accepted). Click a bar to inspect it.
+// token at the bottom, then head 1, head 2 ... guesses (or draft tokens) it accepted), with a strip
+// under a controlled step's bar in the colour of its drafter. Click a bar to inspect it.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "chat_app.h"
+#include "control_explain.h"
+#include "drafter_use.h"
+#include "drafter_words.h"
 #include "palette.h"
 #include "step_explain.h"
 
 namespace medusa::chat {
+
+namespace {
+
+// A controlled step names its drafter first and says why the controller chose it.
+std::string step_tooltip(const StepRecord& r) {
+    if (!r.controlled) return step_caption(r);
+    std::string out = std::string("[") + drafter_word(r.trace.drafter) + "] " + step_caption(r);
+    if (r.trace.control) out += "\n" + control_sentence(*r.trace.control);
+    return out;
+}
+
+}  // namespace
 
 void draw_timeline_panel(ChatApp& app) {
     const auto& steps = app.reader.steps();
@@ -19,12 +36,14 @@ void draw_timeline_panel(ChatApp& app) {
     ImGui::PushTextWrapPos(0);
     ImGui::Text("%d token%s from %d forward pass%s", tokens, tokens == 1 ? "" : "s", passes, passes == 1 ? "" : "es");
     ImGui::TextDisabled("x: steps (click one for its tree); y: tokens it gave. Plain decoding: one per pass.");
+    draw_drafter_legend(steps);
     ImGui::PopTextWrapPos();
 
     ImGui::BeginChild("bars", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
-    const float h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4;
+    const float strip = 4;  // the drafter's colour under a controlled step's bar
+    const float h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4 - strip;
     int max_tokens = 2;
     for (const auto& s : steps) max_tokens = std::max(max_tokens, int(s.trace.emitted.size()));
     const float unit = std::max(4.0f, (h - 16) / max_tokens);
@@ -54,14 +73,16 @@ void draw_timeline_panel(ChatApp& app) {
             const float y1 = o.y + h - k * unit, y0 = y1 - unit + 1;
             dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + bar_w, y1), origin_color(origin, 0.9f), 1);
         }
+        if (steps[i].controlled)
+            dl->AddRectFilled(ImVec2(x, o.y + h + 1), ImVec2(x + bar_w, o.y + h + strip), drafter_color(t.drafter));
         if (int(i) == shown)
-            dl->AddRect(ImVec2(x - 2, o.y + h - std::max(1, n) * unit - 2), ImVec2(x + bar_w + 2, o.y + h + 2),
+            dl->AddRect(ImVec2(x - 2, o.y + h - std::max(1, n) * unit - 2), ImVec2(x + bar_w + 2, o.y + h + strip + 1),
                         IM_COL32_WHITE, 2, 0, 2);
         if (mouse.x >= x && mouse.x < x + bar_w + gap && mouse.y >= o.y && mouse.y < o.y + h) hovered = int(i);
     }
-    ImGui::Dummy(ImVec2(14 + steps.size() * (bar_w + gap) + 10, h));
+    ImGui::Dummy(ImVec2(14 + steps.size() * (bar_w + gap) + 10, h + strip + 1));
     if (hovered >= 0 && ImGui::IsWindowHovered()) {
-        ImGui::SetTooltip("%s\n(click to show this step's tree)", step_caption(steps[hovered]).c_str());
+        ImGui::SetTooltip("%s\n(click to show this step's tree)", step_tooltip(steps[hovered]).c_str());
         if (ImGui::IsMouseClicked(0)) app.selected_step = hovered;
     }
     if (app.selected_step < 0 && app.worker.busy()) ImGui::SetScrollHereX(1.0f);

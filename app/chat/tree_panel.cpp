@@ -2,7 +2,8 @@
 // the head's rank; or, in draft mode, the draft model's chain, one row per drafted position. The
 // accepted path is outlined in orange, rejected guesses are faded, the first rejection of a
 // draft chain is marked in red, and the model's own bonus (or resampled) token hangs off the last
-// accepted node. Hover a node for its numbers.
+// accepted node. Hover a node for its numbers. Above the tree, for a step the step controller
+// shaped: why it took that shape and the shapes it weighed (control_view.cpp).
 #include <imgui.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdio>
 
 #include "chat_app.h"
+#include "control_view.h"
 #include "palette.h"
 #include "step_explain.h"
 #include "tree_layout.h"
@@ -133,7 +135,9 @@ void draw_tree_caption(const ChatApp& app, const StepRecord& r, TeachingPhase ph
     ImGui::TextWrapped("%s", phase_caption(r, phase).c_str());
     ImGui::PopStyleColor();
     ImGui::PushTextWrapPos(0);
-    if (draft)
+    if (r.trace.nodes.size() <= 1)  // nothing drafted (plain decoding, or the controller fell back to it)
+        ImGui::TextDisabled("%s", drafter_explanation(r.trace).c_str());
+    else if (draft)
         ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
                             "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
                             "target's own token (resampled after a rejection). q: the draft's probability of the "
@@ -344,6 +348,7 @@ void draw_tree_panel(ChatApp& app) {
     const TeachingPhase phase = app.worker.paused() && app.selected_step < 0 ? app.phase : TeachingPhase::WholeStep;
     draw_tree_toolbar(app, r, draft);
     draw_tree_caption(app, r, phase, draft);
+    draw_control_view(app, r);
     draw_tree_view(app, r, phase, draft);
 }
 

@@ -1,6 +1,8 @@
 // Checks a medusa-chat screenshot: the expected size, not blank, the accepted-path orange drawn
 // inside the tree panel, text drawn inside the chat history, and (given MODE) that the last turn
-// ran in that mode, per the sidecar JSON. Exit 0 only if all hold.
+// ran in that mode, per the sidecar JSON. MODE auto: the step shown was shaped by the step
+// controller and its chosen shape is highlighted in the tree panel's table; the orange is looked
+// for only when that step drafted a tree (a plain step has none). Exit 0 only if all hold.
 #include <stb/stb_image.h>
 
 #include <cstdio>
@@ -60,10 +62,32 @@ int main(int argc, char** argv) {
             for (int x = x0; x < x1; ++x, ++total) hits += count(at(x, y)) ? 1 : 0;
         return std::pair{hits, total};
     };
-    // The accepted-path orange (255, 140, 0), allowing for blending at the edges of lines.
-    auto [orange, tree_px] = region("tree", [](Px p) { return p.r > 225 && p.g > 110 && p.g < 170 && p.b < 50; });
-    expect(orange >= 150, "tree panel: accepted-path highlight pixels", orange);
-    expect(orange < tree_px / 4, "tree panel: highlight is not the whole panel", orange);
+    // MODE auto: the step controller chose each step's drafter, or plain decoding, which has no
+    // tree to highlight; its choice is in the table of shapes weighed instead.
+    const std::string mode_arg = argc == 6 ? argv[5] : "";
+    const bool auto_mode = mode_arg.rfind("auto", 0) == 0;
+    const nlohmann::json shown = layout.value("shown", nlohmann::json::object());
+    if (auto_mode && shown.value("nodes", 0) <= 1) {
+        std::printf("skip the step shown (%s) drafted nothing: no tree to highlight\n",
+                    shown.value("drafter", std::string("?")).c_str());
+    } else {
+        // The accepted-path orange (255, 140, 0), allowing for blending at the edges of lines.
+        auto [orange, tree_px] = region("tree", [](Px p) { return p.r > 225 && p.g > 110 && p.g < 170 && p.b < 50; });
+        expect(orange >= 150, "tree panel: accepted-path highlight pixels", orange);
+        expect(orange < tree_px / 4, "tree panel: highlight is not the whole panel", orange);
+    }
+    if (auto_mode) {
+        const std::string reason = shown.value("control", std::string());
+        std::printf("     the step shown: %s, the controller's reason: %s\n",
+                    shown.value("drafter", std::string("?")).c_str(), reason.c_str());
+        expect(!reason.empty(), "the step shown was shaped by the step controller", long(reason.size()));
+        // The chosen shape's row, in its own opaque colour (palette.h: kChosenShape, 38 86 66).
+        auto near = [](int a, int b) { return a >= b - 3 && a <= b + 3; };
+        auto [chosen, table_px] =
+            region("weighed", [&](Px p) { return near(p.r, 38) && near(p.g, 86) && near(p.b, 66); });
+        expect(chosen >= 300, "tree panel: the chosen row of the shapes weighed is highlighted", chosen);
+        expect(chosen < table_px / 2, "tree panel: the highlight is one row of the table", chosen);
+    }
 
     // Text in the chat history: pixels clearly brighter than the panel background.
     std::map<int, long> hist;

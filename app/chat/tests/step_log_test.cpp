@@ -115,7 +115,8 @@ TEST_CASE("clears racing with appends never leave stale or repeated steps", "[ch
     CHECK(reader.steps().size() == 50);
 }
 
-TEST_CASE("steps before the latest kDetailedSteps keep their text but not their trees, in the log and the reader",
+TEST_CASE("steps before the latest kDetailedSteps keep their text but not their trees or the shapes weighed, in the "
+          "log and the reader",
           "[chat][step_log]") {
     StepLog log;
     StepLogReader reader;
@@ -126,6 +127,10 @@ TEST_CASE("steps before the latest kDetailedSteps keep their text but not their 
         r.trace.nodes.resize(17);
         r.node_text.assign(17, "piece");
         r.greedy_text.assign(17, "other");
+        r.trace.drafter = DrafterKind::Ngram;
+        r.trace.control = ControlTrace{.weighed = {ShapeOption{}, ShapeOption{.drafter = DrafterKind::Ngram}},
+                                       .chosen = 1,
+                                       .reason = ControlReason::Pays};
         log.append(std::move(r));
         if (i % 97 == 0) reader.poll(log);  // the UI polls now and then
     }
@@ -141,6 +146,8 @@ TEST_CASE("steps before the latest kDetailedSteps keep their text but not their 
             CHECK(r.trace.nodes.size() == (old ? 0u : 17u));
             CHECK(r.node_text.size() == (old ? 0u : 17u));
             CHECK(r.node_count() == 17);
+            CHECK(r.trace.control.has_value() == !old);  // the shapes weighed go; the drafter chosen stays
+            CHECK(r.trace.drafter == DrafterKind::Ngram);
             CHECK(r.emitted_text == std::vector<std::string>{"a", "b"});  // the chat text stays whole
             CHECK(r.trace.step == i + 1);
         }
