@@ -38,11 +38,16 @@ struct ModeResult {
     GenerationStats total;  // summed over the prompts of the median run
     json stage_ms = json::object();
     std::map<DrafterKind, long> steps_by_drafter;  // under the controller: whose proposal each step verified
+    // The cost model's account of the first run: its verify passes priced by the measured curve,
+    // against the time the run took. A Medusa stage's and a drafter's own time are not in it: for
+    // plain decoding and host-drafted trees it is the whole prediction.
+    double predicted_verify_ms = 0, first_run_ms = 0;
+    long first_run_tokens = 0;
 };
 
 // Every prompt `runs` times; the median run's rate over all prompts.
 ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& runner, const DecodeOptions& o,
-                     const std::vector<std::vector<int>>& prompts, int runs) {
+                     const std::vector<std::vector<int>>& prompts, int runs, const CostModel& costs) {
     ModeResult m;
     m.name = name;
     m.description = drafting.summary;
@@ -52,9 +57,13 @@ ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& ru
         GenerationStats sum;
         for (const auto& p : prompts) {
             const GenerationStats s = decoder.generate(p, [&](const StepTrace& t) {
-                if (r == 0) ++m.steps_by_drafter[t.drafter];
+                if (r == 0) {
+                    ++m.steps_by_drafter[t.drafter];
+                    m.predicted_verify_ms += costs.verify.at(int(t.nodes.size()));
+                }
                 return true;
             });
+            if (r == 0) m.first_run_ms += s.decode_ms, m.first_run_tokens += s.new_tokens;
             sum.new_tokens += s.new_tokens;
             sum.steps += s.steps;
             sum.drafted += s.drafted;
@@ -106,6 +115,10 @@ json mode_json(const ModeResult& m, double ar_rate) {
               {"submits_per_step", s.submits_per_step()},
               {"step_gpu_ms", m.stage_ms}};
     for (const auto& [kind, steps] : m.steps_by_drafter) j["steps_by_drafter"][drafter_kind_name(kind)] = steps;
+    if (m.predicted_verify_ms > 0 && m.first_run_ms > 0)
+        j["cost_model_check"] = {{"predicted_tokens_per_s", m.first_run_tokens * 1000.0 / m.predicted_verify_ms},
+                                 {"measured_tokens_per_s", m.first_run_tokens * 1000.0 / m.first_run_ms},
+                                 {"note", "the first run's verify passes priced by the cost model's curve alone"}};
     if (s.drafted) {
         j["alpha"] = s.acceptance();
         j["drafted"] = s.drafted;
@@ -217,7 +230,8 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
     out["runs"] = runs;
     out["temperature"] = o.sampling.temperature;
     out["note"] = "tau = tokens per verify pass of the target; alpha = accepted / drafted depth; "
-                  "submits per step include a draft model's own forwards";
+                  "submits per step include a draft model's own forwards; predicted = tokens/s the cost model's "
+                  "verify curve gives the first run's passes (a drafter's own forwards not counted)";
     for (const auto& [set_name, set_prompts] : sets) {
         std::vector<ModeResult> results;
         for (const auto& mode : modes) {
@@ -226,7 +240,7 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                 check_spec(spec);
                 if (std::holds_alternative<AutoSpec>(drafter) && spec.shaping == StepShaping::Fixed) continue;
                 Drafting drafting = make_drafting(drafter, file, engine, spec.shaping);
-                ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs);
+                ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs, costs);
                 m.stage_ms = step_stages(model, file, drafting, o, set_prompts.front(), spec.shaping);
                 results.push_back(std::move(m));
             }
@@ -235,14 +249,16 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
         for (const auto& m : results)
             if (m.name == "ar") ar_rate = m.tokens_per_s;
         std::printf("prompts: %s (%zu, %d new tokens each)\n", set_name.c_str(), set_prompts.size(), n_tokens);
-        std::printf("%-28s %10s %8s %7s %7s %9s %8s\n", "mode", "tokens/s", "x AR", "tau", "alpha", "submits", "steps");
+        std::printf("%-28s %10s %8s %7s %7s %9s %8s %10s\n", "mode", "tokens/s", "x AR", "tau", "alpha", "submits", "steps",
+                    "predicted");
         json set_json = json::object();
         for (const auto& m : results) {
             set_json[m.name] = mode_json(m, ar_rate);
-            std::printf("%-28s %10.1f %8.2f %7.2f %7s %9.2f %8d\n", m.name.c_str(), m.tokens_per_s,
+            std::printf("%-28s %10.1f %8.2f %7.2f %7s %9.2f %8d %10.1f\n", m.name.c_str(), m.tokens_per_s,
                         ar_rate > 0 ? m.tokens_per_s / ar_rate : 0.0, m.total.tokens_per_step(),
                         m.total.drafted ? std::to_string(m.total.acceptance()).substr(0, 5).c_str() : "-",
-                        m.total.submits_per_step(), m.total.steps);
+                        m.total.submits_per_step(), m.total.steps,
+                        m.predicted_verify_ms > 0 ? m.first_run_tokens * 1000.0 / m.predicted_verify_ms : 0.0);
         }
         out["prompt_sets"][set_name] = set_json;
     }

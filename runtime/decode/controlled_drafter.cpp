@@ -153,8 +153,17 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
         Member& m = members_[size_t(member_of[o])];
         const bool scored_anyway = m.drafter->cheap_proposal() && !m.tree.device_tokens;
         if (o == best || scored_anyway || m.idle < kExploreMinIdle || m.idle_ms * share < m.last_ms) continue;
+        // The option becomes the smallest shape, with what that is expected to give and cost.
         ShapeOption& x = trace_.weighed[o];
         x.depth = 1, x.nodes = 2;
+        if (m.drafter->cheap_proposal()) {
+            const Member* stage = m.tree.device_tokens ? &m : nullptr;
+            x.expected_tokens = 1.0 + m.acceptance.node(1, m.drafter->evidence_of(m.tree, 1));
+            x.expected_ms = draft_cost(m) + verify_ms(2, stage);
+        } else {
+            x.expected_tokens = 1.0 + m.acceptance.level(1);
+            x.expected_ms = draft_cost(m) + verify_ms(2);
+        }
         trace_.chosen = o;
         trace_.reason = ControlReason::Explore;
         break;
