@@ -45,41 +45,43 @@ struct ModeResult {
     long first_run_tokens = 0;
 };
 
-// Every prompt `runs` times; the median run's rate over all prompts.
-ModeResult time_mode(const std::string& name, Drafting& drafting, TreeRunner& runner, const DecodeOptions& o,
-                     const std::vector<std::vector<int>>& prompts, int runs, const CostModel& costs) {
+// A mode being timed: its drafter and decoder, kept for every run, and each run's figures.
+struct TimedMode {
     ModeResult m;
-    m.name = name;
-    m.description = drafting.summary;
-    SpeculativeDecoder decoder(runner, *drafting.drafter, o);
-    std::vector<std::pair<double, GenerationStats>> results;
-    for (int r = 0; r < runs; ++r) {
-        GenerationStats sum;
-        for (const auto& p : prompts) {
-            const GenerationStats s = decoder.generate(p, [&](const StepTrace& t) {
-                if (r == 0) {
-                    ++m.steps_by_drafter[t.drafter];
-                    m.predicted_verify_ms += costs.verify.at(int(t.nodes.size()));
-                }
-                return true;
-            });
-            if (r == 0) m.first_run_ms += s.decode_ms, m.first_run_tokens += s.new_tokens;
-            sum.new_tokens += s.new_tokens;
-            sum.steps += s.steps;
-            sum.drafted += s.drafted;
-            sum.accepted += s.accepted;
-            sum.submits += s.submits;
-            sum.decode_ms += s.decode_ms;
-        }
-        results.push_back({sum.decode_tokens_per_s(), sum});
-        std::fprintf(stderr, "\r%s: run %d/%d: %.1f tokens/s, tau %.2f   ", name.c_str(), r + 1, runs,
-                     results.back().first, sum.tokens_per_step());
+    Drafting drafting;
+    std::unique_ptr<SpeculativeDecoder> decoder;
+    std::vector<std::pair<double, GenerationStats>> runs;  // rate over all prompts, sums
+};
+
+// Run `r` of every prompt through the mode's decoder (the first run also keeps its accounts).
+void run_mode_once(TimedMode& t, const std::vector<std::vector<int>>& prompts, int r, const CostModel& costs) {
+    ModeResult& m = t.m;
+    GenerationStats sum;
+    for (const auto& p : prompts) {
+        const GenerationStats s = t.decoder->generate(p, [&](const StepTrace& st) {
+            if (r == 0) {
+                ++m.steps_by_drafter[st.drafter];
+                m.predicted_verify_ms += costs.verify.at(int(st.nodes.size()));
+            }
+            return true;
+        });
+        if (r == 0) m.first_run_ms += s.decode_ms, m.first_run_tokens += s.new_tokens;
+        sum.new_tokens += s.new_tokens;
+        sum.steps += s.steps;
+        sum.drafted += s.drafted;
+        sum.accepted += s.accepted;
+        sum.submits += s.submits;
+        sum.decode_ms += s.decode_ms;
     }
-    std::fprintf(stderr, "\n");
-    std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    m.tokens_per_s = results[results.size() / 2].first;
-    m.total = results[results.size() / 2].second;
-    return m;
+    t.runs.push_back({sum.decode_tokens_per_s(), sum});
+}
+
+// The median run's rate over all prompts.
+void take_median(TimedMode& t) {
+    auto runs = t.runs;
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    t.m.tokens_per_s = runs[runs.size() / 2].first;
+    t.m.total = runs[runs.size() / 2].second;
 }
 
 // Per-stage GPU time of one step that verified a tree (the last such step of a short run).
@@ -233,17 +235,36 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                   "submits per step include a draft model's own forwards; predicted = tokens/s the cost model's "
                   "verify curve gives the first run's passes (a drafter's own forwards not counted)";
     for (const auto& [set_name, set_prompts] : sets) {
-        std::vector<ModeResult> results;
+        // Every mode's drafter and decoder first, then the runs in rounds over the modes: whatever
+        // else the machine does slows them all alike instead of whichever mode was running.
+        std::vector<std::unique_ptr<TimedMode>> timed;
         for (const auto& mode : modes) {
             for (auto& [name, drafter] : compared_drafters(args, mode)) {
                 spec.drafter = drafter;
                 check_spec(spec);
                 if (std::holds_alternative<AutoSpec>(drafter) && spec.shaping == StepShaping::Fixed) continue;
-                Drafting drafting = make_drafting(drafter, file, engine, spec.shaping);
-                ModeResult m = time_mode(name, drafting, *engine.runner, o, set_prompts, runs, costs);
-                m.stage_ms = step_stages(model, file, drafting, o, set_prompts.front(), spec.shaping);
-                results.push_back(std::move(m));
+                auto t = std::make_unique<TimedMode>();
+                t->drafting = make_drafting(drafter, file, engine, spec.shaping);
+                t->decoder = std::make_unique<SpeculativeDecoder>(*engine.runner, *t->drafting.drafter, o);
+                t->m.name = name;
+                t->m.description = t->drafting.summary;
+                timed.push_back(std::move(t));
             }
+        }
+        for (int r = 0; r < runs; ++r) {
+            std::fprintf(stderr, "\r%s: run %d/%d:", set_name.c_str(), r + 1, runs);
+            for (auto& t : timed) {
+                run_mode_once(*t, set_prompts, r, costs);
+                std::fprintf(stderr, " %s %.0f", t->m.name.c_str(), t->runs.back().first);
+            }
+            std::fprintf(stderr, " tokens/s   ");
+        }
+        std::fprintf(stderr, "\n");
+        std::vector<ModeResult> results;
+        for (auto& t : timed) {
+            take_median(*t);
+            t->m.stage_ms = step_stages(model, file, t->drafting, o, set_prompts.front(), spec.shaping);
+            results.push_back(t->m);
         }
         double ar_rate = 0;
         for (const auto& m : results)

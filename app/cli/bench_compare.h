@@ -1,6 +1,8 @@
-// `medusa bench --compare ar,medusa,draft,draft-tree,ngram`: decoding modes side by side on the
-// same target, engine and prompts, all through the same speculative loop. Greedy unless --temp
-// says otherwise, so every mode emits the same text and only the speed differs.
+// `medusa bench --compare ar,medusa,draft,draft-tree,ngram,eagle,auto`: decoding modes side by
+// side on the same target, engine and prompts, all through the same speculative loop, timed in
+// rounds (run 1 of every mode, then run 2 of every mode, ...) so that the machine's other work
+// falls on all of them alike. Greedy unless --temp says otherwise, so every mode emits the same
+// text and only the speed differs.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,8 +16,8 @@ namespace medusa::cli {
 
 // Prints a table per prompt set; returns per mode tokens/s, ratio to ar, tau (tokens per
 // verify pass), alpha (accepted share of the drafted depth), submits per step and per-stage GPU
-// time of one step. With "ngram" among the modes a second prompt set retells a story the prompt
-// already holds, where copying pays.
+// time of one step. With "ngram" or "auto" among the modes a second prompt set retells a story
+// the prompt already holds, where copying pays; --prompts FILE adds a set of its own.
 nlohmann::json bench_compare(const Args& args, GpuModel& model, const ModelFile& file,
                              const std::vector<int>& fallback_prompt, int n_tokens, int runs);
 

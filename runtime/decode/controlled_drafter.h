@@ -93,7 +93,8 @@ private:
     CostModel costs_;
     ControlOptions options_;
     DrafterKind kind_;
-    bool fresh_ = true;      // no step of this generation yet
+    bool fresh_ = true;       // no step of this generation proposed yet
+    bool first_step_ = true;  // no step of this generation verified yet
     bool sampling_ = false;  // this generation samples: no clock, acceptance from its own steps
     bool timing() const { return options_.learn_timing && !sampling_; }
     // What a member's proposal (cheap) or level (costly) is taken to cost this step.

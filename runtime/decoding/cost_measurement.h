@@ -21,7 +21,7 @@ std::string cost_model_key(const DraftingTarget& target);
 
 // Times the target's verify pass (statistics included, as a drafted step runs it) for block
 // sizes 1..max_tokens at a quarter of the context: the lower quartile of 3 to 12 rounds over all
-// sizes (more rounds while they take under 1.5 s).
+// sizes (more rounds while they take under 1.5 s), each size's pass timed after one of its own.
 CostModel measure_costs(TreeRunner& runner, int max_tokens, const Progress& progress = {});
 
 // A level of a model drafter: a one-token forward of the draft model, or a run of EAGLE's layer

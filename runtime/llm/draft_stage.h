@@ -44,10 +44,16 @@ private:
 template <class Stage>
 class DraftStages {
 public:
-    std::unique_ptr<DraftStage> add(std::unique_ptr<Stage> stage, int nodes) {
+    // `released` hears the serial when the handle goes (what the runner recorded with the stage
+    // goes with it).
+    std::unique_ptr<DraftStage> add(std::unique_ptr<Stage> stage, int nodes,
+                                    std::function<void(uint64_t)> released = {}) {
         const uint64_t serial = DraftStage::next_serial();
         stages_[serial] = std::move(stage);
-        return std::make_unique<DraftStage>(serial, nodes, [this, serial] { stages_.erase(serial); });
+        return std::make_unique<DraftStage>(serial, nodes, [this, serial, released] {
+            if (released) released(serial);
+            stages_.erase(serial);
+        });
     }
     // Throws for a handle another runner gave out.
     const Stage& at(const DraftStage& handle) const {

@@ -32,10 +32,6 @@ void GpuTreeRunner::prefill(int base, std::span<const int> tokens) {
 }
 
 gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftStage* stage) {
-    if (stage && stage->serial() != stage_serial_) {  // a new stage: the old one's buffers may be gone
-        std::erase_if(sequences_, [](const auto& kv) { return std::get<2>(kv.first) != 0; });
-        stage_serial_ = stage->serial();
-    }
     auto& seq = sequences_[shape];
     if (seq) return *seq;
     const auto [T, compact, serial, stats_temperature] = shape;
@@ -130,7 +126,15 @@ std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, c
                                                         int topk, std::span<const int> candidate) {
     auto stage = std::make_unique<GpuMedusaHeads>(model_, file, heads, depth, topk, candidate);
     const int nodes = stage->nodes();
-    return stages_.add(std::move(stage), nodes);
+    // Several stages may be alive at once (modes side by side): each keeps its recorded passes
+    // until its handle goes, when they go too.
+    return stages_.add(std::move(stage), nodes, [this](uint64_t serial) {
+        std::erase_if(sequences_, [&](const auto& kv) {
+            const bool gone = std::get<2>(kv.first) == serial;
+            if (gone && last_ == kv.second.get()) last_ = nullptr;
+            return gone;
+        });
+    });
 }
 
 }  // namespace medusa

@@ -53,7 +53,6 @@ private:
     std::unique_ptr<gpu::Kernel> select_row_, node_stats_;
     std::map<Shape, std::unique_ptr<gpu::CommandSequence>> sequences_;
     DraftStages<GpuMedusaHeads> stages_;
-    uint64_t stage_serial_ = 0;  // the stage the recorded sequences use (one at a time)
     const gpu::CommandSequence* last_ = nullptr;
     TokenBlock block_;  // the last run's, with the tokens it ran with
     std::vector<int> tokens_;
