@@ -1,7 +1,9 @@
 // A long session in one process: 10,000 speculative steps, every drafter in turn (each built anew
 // from its spec, over heads and a draft model loaded once), every generation running to the end
 // of the context and starting over.
-// Memory must stay flat once each mode has run once: a leak per step or per mode switch shows.
+// Memory must stay flat once each mode has run twice (the driver's pools and the allocator settle
+// over the first rounds of mode switches: 2.2 MB over 40,000 steps, most of it early): a leak
+// per step or per mode switch shows.
 #include <catch2/catch.hpp>
 #include <memory>
 
@@ -14,7 +16,7 @@ using namespace medusa::test;
 
 TEST_CASE("10,000 speculative steps in one process, wrapping at the context end, hold memory flat", "[soak]") {
     constexpr int kSteps = 10000, kModes = 5;
-    constexpr double kBoundMb = 4.0;  // growth allowed after the first round of modes
+    constexpr double kBoundMb = 4.0;  // growth allowed after the second round of modes
     ValidationGuard guard;
     GpuTarget target("stories260K.bin");
     const std::string draft_model = model_path("stories260K_q80.bin");
@@ -42,11 +44,11 @@ TEST_CASE("10,000 speculative steps in one process, wrapping at the context end,
             return ++steps < kSteps;
         });
         context_ends += s.stop_reason == StopReason::Context;
-        if (++generations == kModes) baseline = resident_mb();
-        if (generations > kModes) peak = std::max(peak, resident_mb());
+        if (++generations == 2 * kModes) baseline = resident_mb();
+        if (generations > 2 * kModes) peak = std::max(peak, resident_mb());
     }
     INFO(generations << " generations, " << context_ends << " to the context's end; resident " << baseline
-                     << " MB after every mode ran once, at most " << peak << " MB after " << steps << " steps");
+                     << " MB after every mode ran twice, at most " << peak << " MB after " << steps << " steps");
     CHECK(context_ends >= generations / 2);  // the story model rarely stops on its own
     CHECK(peak - baseline < kBoundMb);
 }
