@@ -130,7 +130,10 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
             if (max_depth < 1) continue;
             std::vector<double> levels;
             for (int l = 1; l <= max_depth; ++l) levels.push_back(m.acceptance.level(l));
-            trace_.weighed.push_back(plan_levels(d.kind(), levels, draft_cost(m), verify, max_depth));
+            // Before its first level it catches up on every token since it last drafted.
+            const double catch_up = catch_up_ms(m);
+            trace_.weighed.push_back(plan_levels(d.kind(), levels, draft_cost(m),
+                                                 [&](int n) { return verify_ms(n) + catch_up; }, max_depth));
         }
         member_of.push_back(int(i));
     }
@@ -152,7 +155,9 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     for (int o = 1; o < int(trace_.weighed.size()) && timing(); ++o) {
         Member& m = members_[size_t(member_of[o])];
         const bool scored_anyway = m.drafter->cheap_proposal() && !m.tree.device_tokens;
-        if (o == best || scored_anyway || m.idle < kExploreMinIdle || m.idle_ms * share < m.last_ms) continue;
+        // A model drafter first catches up on every token since it last drafted.
+        const double cost = m.drafter->cheap_proposal() ? m.last_ms : std::max(m.last_ms, draft_cost(m) + catch_up_ms(m));
+        if (o == best || scored_anyway || m.idle < kExploreMinIdle || m.idle_ms * share < cost) continue;
         // The option becomes the smallest shape, with what that is expected to give and cost.
         ShapeOption& x = trace_.weighed[o];
         x.depth = 1, x.nodes = 2;

@@ -97,6 +97,9 @@ private:
     bool first_step_ = true;  // no step of this generation verified yet
     bool sampling_ = false;  // this generation samples: no clock, acceptance from its own steps
     bool timing() const { return options_.learn_timing && !sampling_; }
+    // A model drafter's catch-up on the tokens since it last drafted: one forward over them, taken
+    // as half a level each (0 under sampling's clock-free decisions, which keep seeds reproducible).
+    double catch_up_ms(const Member& m) const { return timing() ? 0.5 * m.idle * draft_cost(m) : 0.0; }
     // What a member's proposal (cheap) or level (costly) is taken to cost this step.
     double draft_cost(const Member& m) const { return timing() ? m.draft_ms : m.measured_ms; }
     // By (a stage ran, block size): this run's passes against nominal_ms (learned).
