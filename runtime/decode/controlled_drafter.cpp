@@ -90,8 +90,7 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     const auto now = Clock::now();
     const double step_ms = std::chrono::duration<double, std::milli>(now - last_propose_).count();
     last_propose_ = now;
-    const std::vector<int> sizes = shape_sizes(std::max(1, c.max_nodes));
-    const int room = sizes.back();
+    const int room = shape_sizes(std::max(1, c.max_nodes)).back();  // the largest block a step verifies
     trace_ = ControlTrace{};
     trace_.weighed.push_back({DrafterKind::Plain, 1, 0, 1.0, verify_ms(1)});
     std::vector<int> member_of = {-1};  // per weighed option
@@ -112,12 +111,12 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
             learn_cost(m, ms_since(t0));
             m.proposed = true;
             // What trying its smallest shape would cost: the proposal and a second verified token.
-            m.last_ms = draft_cost(m) + std::max(0.0, verify_ms(2, staged(m, m.tree)) - verify_ms(1));
+            const Member* stage = staged(m, m.tree);
+            m.last_ms = draft_cost(m) + std::max(0.0, verify_ms(2, stage) - verify_ms(1));
             if (m.tree.size() <= 1) continue;
             // Greedy verification of host-drafted tokens can keep any subtree; sampled drafts
             // and device-drafted tokens only a prefix (the order they were drawn or laid out in).
             const bool any_subtree = !m.tree.device_tokens && !c.sample_drafts;
-            const Member* stage = staged(m, m.tree);
             const TreePlan plan = plan_tree(m.tree.parent, path_prob(m, m.tree), any_subtree,
                                             [&](int n) { return verify_ms(n, stage); }, draft_cost(m));
             m.kept = plan.kept;
@@ -162,9 +161,8 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
         ShapeOption& x = trace_.weighed[o];
         x.depth = 1, x.nodes = 2;
         if (m.drafter->cheap_proposal()) {
-            const Member* stage = m.tree.device_tokens ? &m : nullptr;
             x.expected_tokens = 1.0 + m.acceptance.node(1, m.drafter->evidence_of(m.tree, 1));
-            x.expected_ms = draft_cost(m) + verify_ms(2, stage);
+            x.expected_ms = draft_cost(m) + verify_ms(2, staged(m, m.tree));
         } else {
             x.expected_tokens = 1.0 + m.acceptance.level(1);
             x.expected_ms = draft_cost(m) + verify_ms(2);
