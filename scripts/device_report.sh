@@ -10,6 +10,11 @@
 #   MEDUSA_REPORT_SHAPES="tinyllama-1.1b"   the synthetic shapes, "" for none (default: tinyllama-1.1b llama-7b;
 #                                           on a CPU Vulkan driver only tinyllama-1.1b)
 #   MEDUSA_REPORT_SKIP_TESTS=1              measure only
+#   MEDUSA_REPORT_NO_BUILD=1                use the build/ already there (a machine with no package registry)
+#   MEDUSA_REPORT_SECONDS=N                 a time limit for the whole report: each step gets what is left,
+#                                           and steps that find nothing left are listed as skipped
+#   MEDUSA_REPORT_TEST_SECONDS=N            a time limit for the test suite alone
+#   MEDUSA_REPORT_COMMIT=REV                the commit to name where the checkout has no .git
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-device-report}
@@ -18,20 +23,46 @@ models=${MEDUSA_SHARED_DIR:-$PWD/../shared}/models
 cache=${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K
 report="$out/report.md"
 step=0
+started=$SECONDS
+limit=${MEDUSA_REPORT_SECONDS:-0}  # 0: none
+
+# Seconds a step may take: what is left of the report's limit, capped at $1 where given (0: no cap);
+# "spent" when the report's limit has run out.
+seconds_left() {
+    local cap=${1:-0} left=0
+    if [[ $limit != 0 ]]; then
+        left=$((limit - (SECONDS - started)))
+        [[ $left -le 0 ]] && { echo spent; return; }
+    fi
+    if [[ $cap != 0 ]] && [[ $left == 0 || $cap -lt $left ]]; then left=$cap; fi
+    echo "$left"
+}
 
 progress() {
     step=$((step + 1))
     echo "== [$step] $*" >&2
 }
 
-# Runs a command, keeps what it printed in the report under a heading, and says how it ended.
+# Runs a command, keeps what it printed in the report under a heading, and says how it ended and how
+# long it took. SECTION_SECONDS caps one section below the report's own limit.
 section() {
     local title=$1
     shift
     local log="$out/$(echo "$title" | tr -c 'A-Za-z0-9\n' '-' | tr 'A-Z' 'a-z').log"
+    local allowed
+    allowed=$(seconds_left "${SECTION_SECONDS:-0}")
+    if [[ $allowed == spent ]]; then
+        progress "$title (skipped: the report's time limit is spent)"
+        printf '## %s\n\nSkipped: the report'"'"'s time limit (%s s) was spent.\n\n' "$title" "$limit" >>"$report"
+        return 0
+    fi
     progress "$title"
-    local status=0
-    "$@" >"$log" 2>&1 || status=$?
+    local status=0 begun=$SECONDS
+    if [[ $allowed == 0 ]]; then
+        "$@" >"$log" 2>&1 || status=$?
+    else
+        timeout --kill-after=10 "$allowed" "$@" >"$log" 2>&1 || status=$?
+    fi
     {
         echo "## $title"
         echo
@@ -44,14 +75,19 @@ section() {
         sed 's/.*\r//' "$log" | tail -n 60
         echo '```'
         echo
-        [[ $status == 0 ]] || echo "**exit code $status**"
+        [[ $status == 0 ]] || echo "**exit code $status**$([[ $status == 124 || $status == 137 ]] && echo " (stopped at its time limit, ${allowed} s)")"
+        echo "($((SECONDS - begun)) s)"
         echo
     } >>"$report"
     return 0
 }
 
-progress "build"
-scripts/build.sh >"$out/build.log" 2>&1
+if [[ ${MEDUSA_REPORT_NO_BUILD:-0} == 1 && -x build/medusa ]]; then
+    progress "build (skipped: using build/medusa)"
+else
+    progress "build"
+    scripts/build.sh >"$out/build.log" 2>&1
+fi
 bin=build/medusa
 device=$($bin info 2>/dev/null | sed -n 's/^ *\[0\] *//p' | head -n 1)
 cpu_driver=0
@@ -59,7 +95,7 @@ cpu_driver=0
 {
     echo "# Device report"
     echo
-    echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(uname -srm)"
+    echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo "${MEDUSA_REPORT_COMMIT:-unknown}"), $(uname -srm)"
     echo
     echo "Device 0: ${device:-unknown}. Synthetic models have random weights of the named shapes: their"
     echo "text is noise, their speed is real."
@@ -70,7 +106,8 @@ section "Vulkan devices" $bin info
 if [[ ${MEDUSA_REPORT_SKIP_TESTS:-0} == 1 ]]; then
     progress "tests (skipped)"
 else
-    section "Tests with the validation layer" bash -c "cd build && MEDUSA_VALIDATION=1 ctest -j$(nproc) --timeout 900 | tail -n 15"
+    SECTION_SECONDS=${MEDUSA_REPORT_TEST_SECONDS:-0} section "Tests with the validation layer" \
+        bash -c "cd build && MEDUSA_VALIDATION=1 ctest -j$(nproc) --timeout 900 --output-on-failure"
 fi
 
 default_shapes="tinyllama-1.1b llama-7b"
@@ -81,6 +118,9 @@ for shape in $shapes; do
     section "Decode speed at $shape shapes, per weight type" \
         $bin bench --synthetic "$shape" --dtype f16,q8_0,q4_0,q4_k --tokens 8 --runs 3 --json "$out/synthetic-$shape.json"
     json_parts+=("\"synthetic-$shape\": $(cat "$out/synthetic-$shape.json" 2>/dev/null || echo null)")
+    section "Prefill, decode and verify cost forward(T)/forward(1) at $shape shapes (q4_0)" \
+        $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa --runs 3 --json "$out/verify-$shape.json"
+    json_parts+=("\"verify-$shape\": $(cat "$out/verify-$shape.json" 2>/dev/null || echo null)")
 done
 
 # Every drafter this checkout has: trained heads, tree and EAGLE layer come from
@@ -118,7 +158,7 @@ fi
 {
     echo "{"
     echo "\"device\": \"$(echo "${device:-unknown}" | sed 's/["\\]/ /g')\","
-    echo "\"commit\": \"$(git rev-parse HEAD 2>/dev/null || echo unknown)\","
+    echo "\"commit\": \"$(git rev-parse HEAD 2>/dev/null || echo "${MEDUSA_REPORT_COMMIT:-unknown}")\","
     echo "\"cpu_driver\": $([[ $cpu_driver == 1 ]] && echo true || echo false)"
     for part in "${json_parts[@]}"; do echo ", $part"; done
     echo "}"

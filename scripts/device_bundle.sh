@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Takes this checkout's build to a machine that can reach no package registry (a lent GPU machine),
+# so that scripts/device_report.sh runs there without building.
+#
+#   scripts/device_bundle.sh pack [DIR]     (here, after scripts/build.sh) writes DIR (default .dev/):
+#       the CLI and test binaries with ctest's files, the shared libraries they load that the other
+#       machine may lack, Debian's validation layer, ../shared (models, test data) and the trained
+#       files of stories260K from the cache.
+#   source scripts/device_bundle.sh unpack [DIR]   (there, in the checkout's root) puts each back where
+#       the build and the tests look for it and exports the library and layer paths.
+#
+# The tests' ctest files name this checkout's absolute path; unpack links that path to the checkout
+# there when they differ. Only libraries the other machine's loader cannot find are put on its path.
+bundle_pack() {
+    local dir=${1:-.dev}
+    local shared=${MEDUSA_SHARED_DIR:-$PWD/../shared}
+    local cache=${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}
+    local work
+    work=$(mktemp -d)
+    rm -rf "$dir" && mkdir -p "$dir/deb" "$work/build" "$work/lib"
+    cp build/medusa build/medusa_tests build/medusa_peak_rss build/libmedusa_fault_shim.so build/*.cmake "$work/build/"
+    strip --strip-unneeded "$work"/build/{medusa,medusa_tests,medusa_peak_rss}
+    # The app's tests need a display; the report runs the CLI's.
+    grep -v '^subdirs("app/' build/CTestTestfile.cmake >"$work/build/CTestTestfile.cmake"
+    ldd build/medusa build/medusa_tests | awk '/=> \// {print $3}' |
+        grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl)\.so' | sort -u | xargs -r cp -L -t "$work/lib"
+    tar -C "$work" -czf "$dir/build.tgz" build lib
+    rm -rf "$work"
+    (cd "$dir/deb" && apt-get download vulkan-validationlayers >/dev/null 2>&1) ||
+        echo "device_bundle: could not download vulkan-validationlayers; validation will be unavailable there" >&2
+    echo "$PWD" >"$dir/root"
+    git rev-parse HEAD >"$dir/commit"
+    tar -C "$shared/.." -cJf "$dir/shared.txz" "$(basename "$shared")"  # xz: the limit on what travels is tight
+    # The trained files alone: training text and checkpoints stay here.
+    if [[ -d $cache/stories260K ]]; then
+        tar -C "$cache" --exclude='*_data.safetensors' --exclude=checkpoint --exclude=.lock -czf "$dir/cache.tgz" stories260K
+    fi
+    du -sh "$dir"
+}
+
+bundle_unpack() {
+    local dir=${1:-.dev}
+    local root=$PWD packed_root
+    packed_root=$(cat "$dir/root")
+    mkdir -p build /tmp/medusa-bundle/lib
+    tar -C /tmp/medusa-bundle -xzf "$dir/build.tgz"
+    cp -a /tmp/medusa-bundle/build/. build/
+    if [[ $packed_root != "$root" && ! -e $packed_root ]]; then
+        mkdir -p "$(dirname "$packed_root")" && ln -s "$root" "$packed_root"
+    fi
+    tar -C "$root/.." -xJf "$dir/shared.txz" 2>/dev/null ||  # a machine without xz has Python's
+        python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$dir/shared.txz" "$root/.."
+    [[ -e $(dirname "$packed_root")/shared ]] || ln -s "$root/../shared" "$(dirname "$packed_root")/shared"
+    local cache=${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}
+    if [[ -f $dir/cache.tgz ]]; then mkdir -p "$cache" && tar -C "$cache" -xzf "$dir/cache.tgz"; fi
+    local lib
+    mkdir -p /tmp/medusa-bundle/missing
+    local known
+    known=$(ldconfig -p | awk 'NR > 1 {print $1}')
+    for lib in /tmp/medusa-bundle/lib/*; do
+        grep -qxF "$(basename "$lib")" <<<"$known" || mv "$lib" /tmp/medusa-bundle/missing/
+    done
+    local deb
+    for deb in "$dir"/deb/*.deb; do [[ -f $deb ]] && dpkg -x "$deb" /tmp/medusa-bundle/layer; done
+    export LD_LIBRARY_PATH=/tmp/medusa-bundle/missing:/tmp/medusa-bundle/layer/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    MEDUSA_REPORT_COMMIT=$(cat "$dir/commit")
+    export MEDUSA_REPORT_COMMIT
+    export VK_LAYER_PATH=/tmp/medusa-bundle/layer/usr/share/vulkan/explicit_layer.d
+    echo "device_bundle: unpacked; libraries added: $(ls /tmp/medusa-bundle/missing | tr '\n' ' ')" >&2
+}
+
+case "${1:-}" in
+    pack) shift && (set -euo pipefail && cd "$(dirname "${BASH_SOURCE[0]}")/.." && bundle_pack "$@") ;;
+    unpack) shift && bundle_unpack "$@" ;;
+    *) echo "usage: scripts/device_bundle.sh pack [DIR] | source scripts/device_bundle.sh unpack [DIR]" >&2 ;;
+esac
