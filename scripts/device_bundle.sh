@@ -3,14 +3,15 @@
 # so that scripts/device_report.sh runs there without building.
 #
 #   scripts/device_bundle.sh pack [DIR]     (here, after scripts/build.sh) writes DIR (default .dev/):
-#       the CLI and test binaries with ctest's files, the shared libraries they load that the other
-#       machine may lack, Debian's validation layer, ../shared (models, test data) and the trained
+#       the CLI and test binaries with ctest's files, the shared libraries they load (all but the C and
+#       C++ runtimes), Debian's validation layer, ../shared (models, test data) and the trained
 #       files of stories260K from the cache.
 #   source scripts/device_bundle.sh unpack [DIR]   (there, in the checkout's root) puts each back where
 #       the build and the tests look for it and exports the library and layer paths.
 #
 # The tests' ctest files name this checkout's absolute path; unpack links that path to the checkout
-# there when they differ. Only libraries the other machine's loader cannot find are put on its path.
+# there when they differ. The bundled libraries come first on the library path even where the other
+# machine has its own: another build of sentencepiece there has another C++ ABI (it crashed).
 bundle_pack() {
     local dir=${1:-.dev}
     local shared=${MEDUSA_SHARED_DIR:-$PWD/../shared}
@@ -53,20 +54,13 @@ bundle_unpack() {
     [[ -e $(dirname "$packed_root")/shared ]] || ln -s "$root/../shared" "$(dirname "$packed_root")/shared"
     local cache=${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}
     if [[ -f $dir/cache.tgz ]]; then mkdir -p "$cache" && tar -C "$cache" -xzf "$dir/cache.tgz"; fi
-    local lib
-    mkdir -p /tmp/medusa-bundle/missing
-    local known
-    known=$(ldconfig -p | awk 'NR > 1 {print $1}')
-    for lib in /tmp/medusa-bundle/lib/*; do
-        grep -qxF "$(basename "$lib")" <<<"$known" || mv "$lib" /tmp/medusa-bundle/missing/
-    done
     local deb
     for deb in "$dir"/deb/*.deb; do [[ -f $deb ]] && dpkg -x "$deb" /tmp/medusa-bundle/layer; done
-    export LD_LIBRARY_PATH=/tmp/medusa-bundle/missing:/tmp/medusa-bundle/layer/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LD_LIBRARY_PATH=/tmp/medusa-bundle/lib:/tmp/medusa-bundle/layer/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     MEDUSA_REPORT_COMMIT=$(cat "$dir/commit")
     export MEDUSA_REPORT_COMMIT
     export VK_LAYER_PATH=/tmp/medusa-bundle/layer/usr/share/vulkan/explicit_layer.d
-    echo "device_bundle: unpacked; libraries added: $(ls /tmp/medusa-bundle/missing | tr '\n' ' ')" >&2
+    echo "device_bundle: unpacked" >&2
 }
 
 case "${1:-}" in

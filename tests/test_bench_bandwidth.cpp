@@ -55,7 +55,6 @@ TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T 
     }
     CHECK(g["empty_submit_ms"].get<double>() > 0);
     CHECK(g["empty_submit_blocking_ms"].get<double>() > 0);
-    CHECK(g["empty_submit_ms"].get<double>() < g["verify_latency_ms"][0]["ms"].get<double>());
     CHECK(g["matmul_config"]["name"].get<std::string>().find('/') != std::string::npos);
     CHECK(r.out.find("matmul configuration " + g["matmul_config"]["name"].get<std::string>()) != std::string::npos);
     CHECK(r.out.find("forward(T)/forward(1):") != std::string::npos);

@@ -42,6 +42,8 @@ const std::string kTok = model_path("tok512.model");
 }  // namespace
 
 TEST_CASE("device limits: bench of synthetic llama-7b q4_0 is refused with the numbers", "[cli-limits]") {
+    // A 2 GiB heap, as lavapipe's: a GPU with room for 7B would otherwise load it.
+    ScopedEnv cap("MEDUSA_HEAP_LIMIT", std::to_string(2ull << 30));
     const auto r = run_medusa_limited({"bench", "--synthetic", "llama-7b", "--dtype", "q4_0", "--validate", "--no-cpu",
                                        "--runs", "1", "--tokens", "1"},
                                       300);

@@ -213,11 +213,12 @@ TEST_CASE("GPU RoPE, attention, SwiGLU and loss kernels match the CPU reference"
         test::run_once([&](gpu::CommandSequence& seq) { g.k.rope(seq, *X, *POS, p); });
         Vec want = x;
         ref::rope(want, s.rows, width, s.stride(), s.head_dim, pos, 10000.0);
-        CHECK(rel_diff(test::read(*X, x.size()), want) < 1e-5);
+        // A GPU's sin and cos of large angles are a few ulps from libm's (NVIDIA: 1.6e-5 here).
+        CHECK(rel_diff(test::read(*X, x.size()), want) < 1e-4);
         layout::TrainRopePush back = p;
         back.direction = -1.0f;
         test::run_once([&](gpu::CommandSequence& seq) { g.k.rope(seq, *X, *POS, back); });
-        CHECK(rel_diff(test::read(*X, x.size()), x) < 1e-5);
+        CHECK(rel_diff(test::read(*X, x.size()), x) < 1e-4);
     }
     SECTION("causal grouped-query attention forward and backward") {
         for (ref::AttentionShape s : {kAttention, ref::AttentionShape{150, 75, 4, 1, 4}}) {
