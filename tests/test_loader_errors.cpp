@@ -233,8 +233,13 @@ TEST_CASE("broken safetensors files are refused", "[loader-errors]") {
                Catch::Contains("tensor 'a' data [offset") && Catch::Contains("lies outside the file"));
     CHECK_THAT(error(with_header(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", 8)),
                Catch::Contains("do not hold its 12 bytes"));
-    CHECK_THAT(error(with_header(R"({"a": {"dtype": "I64", "shape": [1], "data_offsets": [0, 8]}})", 8)),
-               Catch::Contains("dtype I64"));
+    CHECK_THAT(error(with_header(R"({"a": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})", 8)),
+               Catch::Contains("dtype F64"));
+    // Integer tensors (EAGLE-3's d2t and t2d) are index tensors, sized by their own element width.
+    CHECK_THAT(error(with_header(R"({"a": {"dtype": "I64", "shape": [2], "data_offsets": [0, 8]}})", 8)),
+               Catch::Contains("do not hold its 16 bytes"));
+    CHECK_THAT(error(with_header(R"({"a": {"dtype": "BOOL", "shape": [8], "data_offsets": [0, 8]}})", 8)),
+               Catch::Equals("no error"));
     CHECK_THAT(error(with_header(R"({"a": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 8]}})", 8)),
                Catch::Contains("not a non-negative integer"));
     CHECK_THAT(error(with_header(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], "data_offsets": [0, 8]}})", 8)),

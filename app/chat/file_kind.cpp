@@ -53,7 +53,7 @@ json read_json(const fs::path& p) {
 FileKind classify_safetensors(const std::string& path) {
     try {
         const SafetensorsFile f = SafetensorsFile::open(path);
-        if (f.find("fc.weight")) return FileKind::EagleLayer;
+        if (f.find("fc.weight") || f.find("midlayer.hidden_norm.weight")) return FileKind::EagleLayer;  // EAGLE-1/2/3
         for (const Tensor& t : f.tensors()) {
             const std::string& n = t.name;
             if (n.rfind("medusa_head.", 0) == 0 || n.find(".linear.weight") != std::string::npos) return FileKind::MedusaHeads;

@@ -88,11 +88,19 @@ std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& t
     o.nodes = s.nodes;
     if (s.tree != "dynamic") o.choices = load_tree(s.tree, {.topk = 32, .max_depth = 16}).choices;
     d.eagle = target.runner.eagle_runner(target.file, layer);
+    std::string version;  // EAGLE-3 names its target layers and draft vocabulary; EAGLE-1/2 by tree
+    if (layer.eagle3()) {
+        std::string layers;
+        for (int l : layer.target_layers) layers += (layers.empty() ? "" : ", ") + std::to_string(l);
+        version = "EAGLE-3 from target layer" + std::string(layer.target_layers.size() > 1 ? "s " : " ") + layers +
+                  (layer.fuses() ? " fused by fc" : "") + ", draft vocabulary " + std::to_string(layer.draft_vocab()) +
+                  "; ";
+    }
+    const std::string tree = o.choices.empty() ? "dynamic tree: top-" + std::to_string(o.top_k) + ", depth " +
+                                                     std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
+                                               : "tree " + s.tree;
     d.summary = "eagle (" + layer.source + ", " +
-                (o.choices.empty() ? "EAGLE-2 dynamic tree: top-" + std::to_string(o.top_k) + ", depth " +
-                                         std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
-                                   : "EAGLE-1 tree " + s.tree) +
-                ")";
+                (layer.eagle3() ? version + tree : (o.choices.empty() ? "EAGLE-2 " : "EAGLE-1 ") + tree) + ")";
     return std::make_unique<EagleDrafter>(*d.eagle, o);
 }
 

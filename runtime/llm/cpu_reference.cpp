@@ -103,7 +103,18 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file, int context) : cfg_(
     }
     key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
     value_cache_ = key_cache_;
-    features_.assign(size_t(cfg_.seq_len) * cfg_.dim, 0.0f);
+    feature_dim_ = cfg_.dim;
+    features_.assign(size_t(cfg_.seq_len) * feature_dim_, 0.0f);
+}
+
+void CpuReferenceModel::capture_layer_inputs(std::vector<int> layers) {
+    for (int l : layers)
+        if (l < 0 || l >= cfg_.n_layers) throw std::invalid_argument("no layer " + std::to_string(l) + " to capture");
+    if (layers == feature_layers_) return;
+    feature_layers_ = std::move(layers);
+    contents_.wrote(0, {}, true);  // no slot holds the new feature yet: a prompt is run again whole
+    feature_dim_ = feature_layers_.empty() ? cfg_.dim : int(feature_layers_.size()) * cfg_.dim;
+    features_.assign(size_t(cfg_.seq_len) * feature_dim_, 0.0f);
 }
 
 void CpuReferenceModel::forward(const TokenBlock& block) {
@@ -117,6 +128,11 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
 
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const Layer& L = layers_[l];
+        const auto captured = std::find(feature_layers_.begin(), feature_layers_.end(), l);
+        if (captured != feature_layers_.end())
+            for (int t = 0; t < T; ++t)
+                std::copy_n(&x[size_t(t) * dim], dim,
+                            &features_[size_t(block.base + t) * feature_dim_ + (captured - feature_layers_.begin()) * dim]);
         auto& kc = key_cache_[l];
         auto& vc = value_cache_[l];
         // q, k, v of every block token first: a token may attend to later-indexed block tokens' keys
@@ -160,7 +176,8 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
     logits_.resize(size_t(T) * cfg_.vocab_size);
     for (int t = 0; t < T; ++t) {
         rmsnorm(&hidden_[size_t(t) * dim], &x[size_t(t) * dim], final_norm_.data(), dim, cfg_.rms_eps);
-        std::copy_n(&hidden_[size_t(t) * dim], dim, &features_[size_t(block.base + t) * dim]);
+        if (feature_layers_.empty())
+            std::copy_n(&hidden_[size_t(t) * dim], dim, &features_[size_t(block.base + t) * dim]);
         matvec(&logits_[size_t(t) * cfg_.vocab_size], &hidden_[size_t(t) * dim], classifier_.data(), dim,
                cfg_.vocab_size);
     }
@@ -172,9 +189,9 @@ void CpuReferenceModel::keep_path(int base, std::span<const int> path, std::span
         for (size_t d = 1; d < path.size(); ++d)
             for (auto* cache : {&key_cache_[l], &value_cache_[l]})
                 std::copy_n(&(*cache)[(base + path[d]) * kv], kv, &(*cache)[(base + d) * kv]);
-    const size_t dim = cfg_.dim;
+    const size_t fd = feature_dim_;
     for (size_t d = 1; d < path.size(); ++d)
-        std::copy_n(&features_[(base + path[d]) * dim], dim, &features_[(base + d) * dim]);
+        std::copy_n(&features_[(base + path[d]) * fd], fd, &features_[(base + d) * fd]);
     contents_.wrote(base, tokens, true);
 }
 
@@ -183,7 +200,7 @@ std::span<const float> CpuReferenceModel::logits(int t) {
 }
 
 std::span<const float> CpuReferenceModel::feature(int slot) const {
-    return {&features_.at(size_t(slot) * cfg_.dim), size_t(cfg_.dim)};
+    return {&features_.at(size_t(slot) * feature_dim_), size_t(feature_dim_)};
 }
 
 std::span<const float> CpuReferenceModel::hidden(int t) const {

@@ -20,8 +20,11 @@ public:
     const char* engine_name() const override { return "cpu-reference"; }
     // Final-norm hidden state of block token t (what Medusa heads read).
     std::span<const float> hidden(int t) const;
-    // The final-norm hidden state of the token in cache slot `slot` (what EAGLE's layer reads).
+    // The feature of the token in cache slot `slot`: its final-norm hidden state (what EAGLE's
+    // layer reads), or after capture_layer_inputs, the residual stream entering those layers side
+    // by side (EAGLE-3's). Forwards from then on write it.
     std::span<const float> feature(int slot) const;
+    void capture_layer_inputs(std::vector<int> layers);
     // Slots [0, n) hold the final entries of these tokens (see CacheContents).
     std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
     // Moves the accepted path of the tree verified at slot `base` (block indices, root first,
@@ -38,7 +41,9 @@ private:
     std::vector<float> rope_freqs_;  // Llama 3's per-pair frequency divisors; empty: none
     std::vector<Layer> layers_;
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
-    std::vector<float> features_;                              // [context][dim]
+    std::vector<float> features_;                              // [context][feature_dim_]
+    std::vector<int> feature_layers_;                          // empty: the final-norm hidden state
+    int feature_dim_ = 0;
     std::vector<float> logits_, hidden_;                       // [T][vocab], [T][dim]
     int block_size_ = 0;
     CacheContents contents_;

@@ -45,9 +45,10 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                           .factors = rope_factors_.get(), .q_dim = dim, .kv_dim = kvd, .head_dim = hd,
                           .cache_offset = cache_offset, .theta = shape_.rope_theta,
                           .position_scale = shape_.rope_position_scale};
-    MatmulCall qkv{.w = &w.wqkv, .x = a.x, .y = a.qkv, .extra = w.attention_norm.get(),
-                   .flags = w.attention_norm ? kMatmulNorm : 0u, .out_rows = w.wqkv.rows, .tokens = T,
-                   .x_stride = dim, .y_stride = dim + 2 * kvd};
+    MatmulCall qkv{.w = &w.wqkv, .x = a.attention_in ? a.attention_in : a.x, .y = a.qkv,
+                   .extra = w.attention_norm.get(), .flags = w.attention_norm ? kMatmulNorm : 0u,
+                   .out_rows = w.wqkv.rows, .tokens = T, .x_stride = a.attention_in ? a.attention_in_stride : dim,
+                   .y_stride = dim + 2 * kvd};
     const bool fused_rope = matmuls_.fuses_rope(qkv);
     if (fused_rope) qkv.flags |= kMatmulRope, qkv.rope = &rope;
     matmuls_.record(seq, qkv);

@@ -25,9 +25,13 @@ struct DecoderLayerWeights {
 };
 
 // Scratch buffers of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim),
-// hb (T, hidden), scores (T, heads, ctx).
+// hb (T, hidden), scores (T, heads, ctx). attention_in, when set, is what q|k|v read instead of x
+// (T, attention_in_stride floats a row): EAGLE-3's [input_norm(e) ; hidden_norm(h)], while x stays
+// the residual.
 struct DecoderActivations {
     gpu::Buffer *x, *qkv, *att_out, *hb, *scores;
+    gpu::Buffer* attention_in = nullptr;
+    uint32_t attention_in_stride = 0;
 };
 
 struct DecoderShape {

@@ -54,10 +54,37 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
     if (n_kv_heads < 1 || n_heads % n_kv_heads != 0)
         throw FormatError(source + ": " + std::to_string(n_kv_heads) + " key/value heads do not divide " +
                           std::to_string(n_heads) + " attention heads");
-    const size_t d = dim, kv = kv_dim(), h = hidden_dim;
-    const bool sizes = fc_w.size() == d * 2 * d && fc_b.size() == d && wq.size() == d * d && wo.size() == d * d &&
-                       wk.size() == kv * d && wv.size() == kv * d && post_norm.size() == d &&
-                       w_gate.size() == h * d && w_up.size() == h * d && w_down.size() == d * h;
+    const size_t d = dim, kv = kv_dim(), h = hidden_dim, in = attention_input();
+    bool sizes = wq.size() == d * in && wo.size() == d * d && wk.size() == kv * in && wv.size() == kv * in &&
+                 post_norm.size() == d && w_gate.size() == h * d && w_up.size() == h * d && w_down.size() == d * h;
+    if (eagle3()) {
+        if (target_layers.empty()) throw FormatError(source + ": an EAGLE-3 layer names no target layers");
+        for (size_t i = 0; i < target_layers.size(); ++i)
+            if (target_layers[i] < 0 || target_layers[i] >= t.n_layers ||
+                std::count(target_layers.begin(), target_layers.end(), target_layers[i]) > 1)
+                throw FormatError(source + ": target layer " + std::to_string(target_layers[i]) +
+                                  " is not a layer of the target model (layers 0 to " + std::to_string(t.n_layers - 1) +
+                                  ", each once)");
+        if (draft_to_target.empty() || draft_vocab() > t.vocab_size)
+            throw FormatError(source + ": a draft vocabulary of " + std::to_string(draft_vocab()) +
+                              " tokens does not fit the target's " + std::to_string(t.vocab_size));
+        std::vector<int> drafted_by(size_t(t.vocab_size), -1);
+        for (size_t i = 0; i < draft_to_target.size(); ++i) {
+            const int to = draft_to_target[i];
+            if (to < 0 || to >= t.vocab_size)
+                throw FormatError(source + ": d2t maps draft token " + std::to_string(i) + " to " + std::to_string(to) +
+                                  ", outside the target vocabulary (0 to " + std::to_string(t.vocab_size - 1) + ")");
+            if (drafted_by[to] >= 0)
+                throw FormatError(source + ": d2t maps draft tokens " + std::to_string(drafted_by[to]) + " and " +
+                                  std::to_string(i) + " both to target token " + std::to_string(to));
+            drafted_by[to] = int(i);
+        }
+        sizes = sizes && fc_w.size() == (fuses() ? d * size_t(feature_dim()) : 0) && fc_b.empty() &&
+                input_norm.size() == d && hidden_norm.size() == d && final_norm.size() == d &&
+                draft_head.size() == size_t(draft_vocab()) * d;
+    } else {
+        sizes = sizes && fc_w.size() == d * 2 * d && fc_b.size() == d;
+    }
     if (!sizes) throw FormatError(source + ": the EAGLE layer's tensors do not match its configuration");
 }
 
@@ -65,7 +92,7 @@ CpuEagleModel::CpuEagleModel(const EagleLayer& layer, const ModelFile& target, i
     : layer_(layer), context_(context) {
     layer_.check_fits(target.config);
     embeddings_ = dequantize(target.get("tok_embeddings"));
-    classifier_ = dequantize(target.classifier());
+    if (!layer_.eagle3()) classifier_ = dequantize(target.classifier());
     vocab_ = target.config.vocab_size;
     key_cache_.assign(size_t(context) * layer_.kv_dim(), 0.0f);
     value_cache_ = key_cache_;
@@ -76,17 +103,30 @@ void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> feat
     const EagleLayer& L = layer_;
     const int T = block.size(), d = L.dim, kv = L.kv_dim(), hd = L.head_dim(), hidden = L.hidden_dim;
     if (features.size() != size_t(T) * d) throw std::invalid_argument("an EAGLE block needs one feature row per token");
+    const int width = L.attention_input();
     std::vector<float> x(size_t(T) * d), q(size_t(T) * d), in(2 * d), att(d), tmp(d), xb(d), g(hidden), u(hidden);
-    // fc over [e(t) ; f], then q, k, v of every token before attention (as the target's forward).
+    // EAGLE-1/2: x = fc([e(t) ; f]) and attention reads x. EAGLE-3: x = h (the residual) and
+    // attention reads [input_norm(e(t)) ; hidden_norm(h)]. Then q, k, v of every token before
+    // attention (as the target's forward).
     for (int t = 0; t < T; ++t) {
-        std::copy_n(&embeddings_[size_t(block.tokens[t]) * d], d, in.data());
-        std::copy_n(&features[size_t(t) * d], d, in.data() + d);
-        matvec(&x[size_t(t) * d], in.data(), L.fc_w.data(), 2 * d, d);
-        for (int i = 0; i < d; ++i) x[size_t(t) * d + i] += L.fc_b[i];
+        const float* e = &embeddings_[size_t(block.tokens[t]) * d];
+        const float* f = &features[size_t(t) * d];
+        float* xt = &x[size_t(t) * d];
+        if (L.eagle3()) {
+            std::copy_n(f, d, xt);
+            rmsnorm(in.data(), e, L.input_norm.data(), d, L.rms_eps);
+            rmsnorm(in.data() + d, f, L.hidden_norm.data(), d, L.rms_eps);
+        } else {
+            std::copy_n(e, d, in.data());
+            std::copy_n(f, d, in.data() + d);
+            matvec(xt, in.data(), L.fc_w.data(), 2 * d, d);
+            for (int i = 0; i < d; ++i) xt[i] += L.fc_b[i];
+        }
+        const float* a = L.eagle3() ? in.data() : xt;
         const int slot = block.base + t;
-        matvec(&q[size_t(t) * d], &x[size_t(t) * d], L.wq.data(), d, d);
-        matvec(&key_cache_[size_t(slot) * kv], &x[size_t(t) * d], L.wk.data(), d, kv);
-        matvec(&value_cache_[size_t(slot) * kv], &x[size_t(t) * d], L.wv.data(), d, kv);
+        matvec(&q[size_t(t) * d], a, L.wq.data(), width, d);
+        matvec(&key_cache_[size_t(slot) * kv], a, L.wk.data(), width, kv);
+        matvec(&value_cache_[size_t(slot) * kv], a, L.wv.data(), width, kv);
         rope_rotate(&q[size_t(t) * d], d, hd, block.positions[t], L.rope_theta);
         rope_rotate(&key_cache_[size_t(slot) * kv], kv, hd, block.positions[t], L.rope_theta);
     }
@@ -112,10 +152,27 @@ std::span<const float> CpuEagleModel::output(int t) const {
     return {&out_.at(size_t(t) * layer_.dim), size_t(layer_.dim)};
 }
 
+void CpuEagleModel::fuse(std::span<const float> feature, float* row) const {
+    const EagleLayer& L = layer_;
+    if (feature.size() != size_t(L.feature_dim())) throw std::invalid_argument("an EAGLE feature of the wrong width");
+    if (L.fuses()) matvec(row, feature.data(), L.fc_w.data(), L.feature_dim(), L.dim);
+    else std::copy_n(feature.data(), L.dim, row);
+}
+
 std::span<const float> CpuEagleModel::logits(int t) {
     float* l = &logits_.at(size_t(t) * vocab_);
     if (!logits_ready_[t]) {
-        matvec(l, &out_[size_t(t) * layer_.dim], classifier_.data(), layer_.dim, vocab_);
+        const EagleLayer& L = layer_;
+        const float* out = &out_[size_t(t) * L.dim];
+        if (L.eagle3()) {
+            std::vector<float> normed(L.dim), draft(L.draft_vocab());
+            rmsnorm(normed.data(), out, L.final_norm.data(), L.dim, L.rms_eps);
+            matvec(draft.data(), normed.data(), L.draft_head.data(), L.dim, L.draft_vocab());
+            std::fill_n(l, vocab_, -INFINITY);
+            for (int i = 0; i < L.draft_vocab(); ++i) l[L.draft_to_target[i]] = draft[i];
+        } else {
+            matvec(l, out, classifier_.data(), L.dim, vocab_);
+        }
         logits_ready_[t] = 1;
     }
     return {l, size_t(vocab_)};

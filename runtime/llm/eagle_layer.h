@@ -4,6 +4,14 @@
 // concatenates [e ; f], embedding first), and runs one Llama decoder layer without an input norm
 // (attention with RoPE over its own cache, post-attention RMSNorm, SwiGLU) to predict f_{i+1}.
 // The target's own LM head turns a predicted feature into a distribution over the next token.
+//
+// EAGLE-3 (Li et al., EAGLE-3: scaling up inference acceleration via training-time test) feeds
+// the layer the residual stream entering a few target layers instead, fused by fc (n·d -> d, no
+// bias; a single layer is taken as it is, as SafeAILab's code does when the widths already match).
+// Its attention reads cat(input_norm(e(t_{i+1})), hidden_norm(h_i)), 2d wide, embedding first; the
+// residual is h_i. Its own norm and an LM head over a reduced draft vocabulary give the
+// distribution; draft id i is target id draft_to_target[i]. Deeper levels feed the layer's own
+// pre-norm output back as h.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -15,7 +23,10 @@
 
 namespace medusa {
 
+enum class EagleVersion { Eagle1, Eagle3 };  // Eagle1: EAGLE-1 and EAGLE-2's layer
+
 struct EagleLayer {
+    EagleVersion version = EagleVersion::Eagle1;
     int dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0;
     float rope_theta = 10000.0f, rms_eps = 1e-5f;
     std::vector<float> fc_w;       // (dim, 2 dim): columns [0, dim) read e(t_{i+1}), [dim, 2 dim) read f_i
@@ -25,7 +36,21 @@ struct EagleLayer {
     std::vector<float> post_norm;  // (dim)
     std::vector<float> w_gate, w_up;  // (hidden_dim, dim)
     std::vector<float> w_down;        // (dim, hidden_dim)
+    // EAGLE-3 only. fc_w is (dim, n·dim) when several target layers are fused, else empty; fc_b is
+    // empty; wq, wk and wv read 2 dim columns.
+    std::vector<int> target_layers;          // the layers whose inputs are the feature, in its order
+    std::vector<float> input_norm, hidden_norm, final_norm;  // (dim) each
+    std::vector<float> draft_head;           // (draft vocabulary, dim)
+    std::vector<int> draft_to_target;        // target token id of each draft id
     std::string source;               // file it came from, or "init"
+
+    bool eagle3() const { return version == EagleVersion::Eagle3; }
+    // Width of the target feature of one position: the target's final-norm hidden state, or the
+    // fused layers' inputs side by side.
+    int feature_dim() const { return eagle3() ? int(target_layers.size()) * dim : dim; }
+    int attention_input() const { return eagle3() ? 2 * dim : dim; }  // columns of wq, wk, wv
+    bool fuses() const { return eagle3() && target_layers.size() > 1; }
+    int draft_vocab() const { return int(draft_to_target.size()); }
 
     int head_dim() const { return dim / n_heads; }
     int kv_dim() const { return head_dim() * n_kv_heads; }
@@ -46,8 +71,13 @@ public:
     // into cache slot block.base + t (the mask and window as for the target). `features` holds
     // block.size() rows of dim floats.
     void forward(const TokenBlock& block, std::span<const float> features);
+    // A target feature (feature_dim() floats) as the layer's input row (dim floats): EAGLE-3's fc,
+    // or the feature itself.
+    void fuse(std::span<const float> target_feature, float* row) const;
     std::span<const float> output(int t) const;  // the predicted feature of block token t
-    std::span<const float> logits(int t);        // the target's LM head on it
+    // The target's LM head on it; EAGLE-3: its own head over the draft vocabulary, placed at the
+    // target ids (every other token -infinity).
+    std::span<const float> logits(int t);
     const EagleLayer& layer() const { return layer_; }
 
 private:

@@ -70,25 +70,75 @@ float config_float(const json& j, const std::string& key, float fallback, float 
     return f;
 }
 
+bool is_eagle3_config(const json& j) {
+    if (j.contains("draft_vocab_size")) return true;
+    const auto a = j.find("architectures");
+    if (a == j.end() || !a->is_array()) return false;
+    return std::any_of(a->begin(), a->end(),
+                       [](const json& x) { return x.is_string() && x.get<std::string>() == "LlamaForCausalLMEagle3"; });
+}
+
+// The target layers whose inputs EAGLE-3 fuses: eagle_config.eagle_aux_hidden_state_layer_ids as
+// listed, else SafeAILab's rule, layers 2, L/2 and L-3 of an L-layer target, each once, in layer
+// order (a small target may collapse them to one).
+std::vector<int> eagle3_layers(const json& j, const std::string& where, int target_layers) {
+    std::vector<int> layers;
+    const auto ec = j.find("eagle_config");
+    if (ec != j.end() && ec->is_object() && ec->contains("eagle_aux_hidden_state_layer_ids")) {
+        const json& ids = (*ec)["eagle_aux_hidden_state_layer_ids"];
+        if (!ids.is_array() || ids.empty() || ids.size() > 16)
+            throw FormatError(where + ": eagle_aux_hidden_state_layer_ids must list 1 to 16 layer numbers");
+        for (const json& id : ids) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= target_layers)
+                throw FormatError(where + ": eagle_aux_hidden_state_layer_ids names layer " + json_excerpt(id) +
+                                  ", but the target model has layers 0 to " + std::to_string(target_layers - 1));
+            const int l = int(id.get<int64_t>());
+            if (std::find(layers.begin(), layers.end(), l) != layers.end())
+                throw FormatError(where + ": eagle_aux_hidden_state_layer_ids names layer " + std::to_string(l) + " twice");
+            layers.push_back(l);
+        }
+        return layers;
+    }
+    for (int l = 0; l < target_layers; ++l)
+        if (l == 2 || l == target_layers / 2 || l == target_layers - 3) layers.push_back(l);
+    if (layers.empty()) throw FormatError(where + ": a target of " + std::to_string(target_layers) + " layers has none for EAGLE-3 to read");
+    return layers;
+}
+
 // config.json's part: the layer's shape, checked against the target, and whether fc has a bias.
 EagleLayer layer_of_config(const std::string& config_json, const std::string& where, const LlamaConfig& target,
-                           bool& bias) {
+                           bool& bias, int64_t& draft_vocab) {
     const json j = parse_json_text(config_json, where);  // shallow, or a FormatError naming the file
     if (!j.is_object()) throw FormatError(where + ": not a JSON object");
     EagleLayer e;
+    if (is_eagle3_config(j)) e.version = EagleVersion::Eagle3;
     e.dim = config_int(j, "hidden_size", where);
     e.hidden_dim = config_int(j, "intermediate_size", where);
     e.n_heads = config_int(j, "num_attention_heads", where);
     e.n_kv_heads = j.contains("num_key_value_heads") ? config_int(j, "num_key_value_heads", where) : e.n_heads;
     if (j.contains("num_hidden_layers") && config_int(j, "num_hidden_layers", where) != 1)
         throw FormatError(where + ": EAGLE layers with " + std::to_string(j["num_hidden_layers"].get<int64_t>()) +
-                          " decoder layers are not supported (EAGLE-1 and EAGLE-2 have one)");
+                          " decoder layers are not supported (EAGLE-1, EAGLE-2 and EAGLE-3 have one)");
     // The ranges validate_config allows the base model.
     e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, 0.0f, 1.0f, "above 0 and below 1", where);
     e.rope_theta = config_float(j, "rope_theta", 10000.0f, 1.0f, INFINITY, "above 1, a float", where);
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
         throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
     bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
+    if (e.eagle3()) {
+        bias = false;  // EAGLE-3's fc has none
+        if (j.contains("target_hidden_size") && config_int(j, "target_hidden_size", where) != target.dim)
+            throw FormatError(where + ": target_hidden_size " + json_excerpt(j["target_hidden_size"]) +
+                              " is not the target model's hidden size " + std::to_string(target.dim));
+        if (j.contains("vocab_size") && config_int(j, "vocab_size", where) != target.vocab_size)
+            throw FormatError(where + ": vocab_size " + json_excerpt(j["vocab_size"]) +
+                              " is not the target model's vocabulary of " + std::to_string(target.vocab_size));
+        e.target_layers = eagle3_layers(j, where, target.n_layers);
+        draft_vocab = j.contains("draft_vocab_size") ? config_int(j, "draft_vocab_size", where) : target.vocab_size;
+        if (draft_vocab > target.vocab_size)
+            throw FormatError(where + ": draft_vocab_size " + std::to_string(draft_vocab) +
+                              " is larger than the target model's vocabulary of " + std::to_string(target.vocab_size));
+    }
     if (e.dim != target.dim)
         throw FormatError(where + ": the EAGLE layer has hidden size " + std::to_string(e.dim) +
                           " but the target model has " + std::to_string(target.dim));
@@ -103,9 +153,76 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     return e;
 }
 
+// EAGLE-3's draft vocabulary: target id = draft id + d2t[draft id]; t2d marks the target ids the
+// draft can emit. Without d2t, a draft vocabulary as large as the target's is the identity.
+std::vector<int> draft_to_target(const SafetensorsFile& f, int64_t draft_vocab, int vocab) {
+    const IndexTensor* d2t = f.find_index("d2t");
+    std::vector<int> out(static_cast<size_t>(draft_vocab));
+    if (!d2t) {
+        if (draft_vocab != vocab) throw FormatError(f.path() + ": tensor 'd2t' is missing");
+        for (int i = 0; i < vocab; ++i) out[size_t(i)] = i;
+        return out;
+    }
+    if (d2t->shape != std::vector<int64_t>{draft_vocab})
+        throw FormatError(f.path() + ": tensor 'd2t' has shape " + shape_text(d2t->shape) + ", expected [" +
+                          std::to_string(draft_vocab) + "]");
+    const std::vector<int64_t> offsets = d2t->values();
+    for (size_t i = 0; i < out.size(); ++i) {
+        const int64_t to = int64_t(i) + offsets[i];
+        if (to < 0 || to >= vocab)
+            throw FormatError(f.path() + ": d2t maps draft token " + std::to_string(i) + " to " + std::to_string(to) +
+                              ", outside the target vocabulary (0 to " + std::to_string(vocab - 1) + ")");
+        out[i] = int(to);
+    }
+    if (const IndexTensor* t2d = f.find_index("t2d")) {
+        if (t2d->shape != std::vector<int64_t>{vocab})
+            throw FormatError(f.path() + ": tensor 't2d' has shape " + shape_text(t2d->shape) + ", expected [" +
+                              std::to_string(vocab) + "]");
+        const std::vector<int64_t> marks = t2d->values();
+        int64_t marked = 0;
+        for (int64_t m : marks) marked += m != 0;
+        bool covers = marked == draft_vocab;
+        for (int to : out) covers = covers && marks[size_t(to)] != 0;
+        if (!covers)
+            throw FormatError(f.path() + ": t2d marks " + std::to_string(marked) +
+                              " target tokens, which are not the " + std::to_string(draft_vocab) + " d2t maps to");
+    }
+    return out;
+}
+
+EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const LlamaConfig& target, int64_t draft_vocab) {
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = 2 * d, n = int64_t(e.target_layers.size());
+    const std::string m = "midlayer.";
+    if (e.fuses()) {
+        const Tensor* fc = f.find("fc.weight");
+        if (fc && fc->shape.size() == 2 && fc->shape[1] != n * d)
+            throw FormatError(f.path() + ": fc.weight reads " + std::to_string(fc->shape[1]) + " columns, but " +
+                              std::to_string(n) + " target layers of hidden size " + std::to_string(d) + " give " +
+                              std::to_string(n * d));
+        e.fc_w = read(f, "fc.weight", {d, n * d});
+    }
+    e.input_norm = read(f, m + "input_layernorm.weight", {d});
+    e.hidden_norm = read(f, m + "hidden_norm.weight", {d});
+    e.wq = permute(read(f, m + "self_attn.q_proj.weight", {d, in}), int(d), int(in), e.n_heads, false);
+    e.wk = permute(read(f, m + "self_attn.k_proj.weight", {kv, in}), int(kv), int(in), e.n_kv_heads, false);
+    e.wv = read(f, m + "self_attn.v_proj.weight", {kv, in});
+    e.wo = read(f, m + "self_attn.o_proj.weight", {d, d});
+    e.post_norm = read(f, m + "post_attention_layernorm.weight", {d});
+    e.w_gate = read(f, m + "mlp.gate_proj.weight", {h, d});
+    e.w_up = read(f, m + "mlp.up_proj.weight", {h, d});
+    e.w_down = read(f, m + "mlp.down_proj.weight", {d, h});
+    e.final_norm = read(f, "norm.weight", {d});
+    e.draft_head = read(f, "lm_head.weight", {draft_vocab, d});
+    e.draft_to_target = draft_to_target(f, draft_vocab, target.vocab_size);
+    e.check_fits(target);
+    return e;
+}
+
 // The weights of the shape `e` states, from `f`.
-EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const LlamaConfig& target) {
+EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const LlamaConfig& target,
+                        int64_t draft_vocab) {
     e.source = f.path();
+    if (e.eagle3()) return with_eagle3_weights(std::move(e), f, target, draft_vocab);
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     e.fc_w = read(f, "fc.weight", {d, 2 * d});
     e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
@@ -133,19 +250,22 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
         throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
     // config.json first: its errors name what is wrong before the weights are read.
     bool bias = true;
-    EagleLayer e = layer_of_config(read_text_file(config_path.string()), config_path.string(), target, bias);
+    int64_t draft_vocab = 0;
+    EagleLayer e = layer_of_config(read_text_file(config_path.string()), config_path.string(), target, bias, draft_vocab);
     // At most an EAGLE layer of this shape with an embedding beside it, as f32 (some published
     // checkpoints keep embed_tokens): a file of gigabytes more is refused by its size.
     const uint64_t d = uint64_t(e.dim), h = uint64_t(e.hidden_dim), v = uint64_t(target.vocab_size);
-    const uint64_t most = (2 * d * d + 4 * d * d + 3 * d * h + v * d + 8 * d) * 4 + (uint64_t(64) << 20);
-    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string(), most), target);
+    // EAGLE-3: fc of three layers, q/k/v of 2d columns and a draft head as large as the vocabulary.
+    const uint64_t most = (10 * d * d + 3 * d * h + 2 * v * d + 8 * d) * 4 + 9 * v + (uint64_t(64) << 20);
+    return with_weights(std::move(e), bias, SafetensorsFile::open(file.string(), most), target, draft_vocab);
 }
 
 EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
                                        const std::string& config_name, const LlamaConfig& target) {
     bool bias = true;
-    EagleLayer e = layer_of_config(config_json, config_name, target, bias);
-    return with_weights(std::move(e), bias, weights, target);
+    int64_t draft_vocab = 0;
+    EagleLayer e = layer_of_config(config_json, config_name, target, bias, draft_vocab);
+    return with_weights(std::move(e), bias, weights, target, draft_vocab);
 }
 
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {

@@ -96,10 +96,22 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     seq.stage("embed");
     record_embed(seq, *params_, *x_, T);
     const DecoderActivations acts{x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()};
-    for (size_t l = 0; l < layers_.size(); ++l) layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+        const auto captured = std::find(feature_layers_.begin(), feature_layers_.end(), int(l));
+        if (captured != feature_layers_.end()) {
+            if (!feature_store_)
+                feature_store_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::feature_store, 3, sizeof(FeatureStorePush));
+            const uint32_t column = uint32_t(captured - feature_layers_.begin()) * dim;
+            seq.dispatch(*feature_store_, {*x_, kv_->features(), *params_},
+                         FeatureStorePush{dim, uint32_t(kv_->feature_dim()), column}, div_up(dim, 64), uint32_t(T));
+        }
+        layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
+    }
     seq.stage("classifier");
+    const uint32_t final_norm_features = feature_layers_.empty() ? 1u : 0u;
     seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
-                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, 1u}, subgroup_item_groups(ctx_, uint32_t(T)));
+                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, final_norm_features},
+                 subgroup_item_groups(ctx_, uint32_t(T)));
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
                            .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
@@ -113,6 +125,17 @@ void GpuModel::set_matmul_config(const MatmulConfig& config) {
     last_ = nullptr;
     matmuls_->set_config(config);
     matmul_source_ = "given";
+}
+
+void GpuModel::capture_layer_inputs(std::vector<int> layers) {
+    if (layers == feature_layers_) return;
+    for (int l : layers)
+        if (l < 0 || l >= cfg_.n_layers) throw std::invalid_argument("no layer " + std::to_string(l) + " to capture");
+    for (auto& [size, seq] : sequences_) seq->wait();
+    sequences_.clear();
+    last_ = nullptr;
+    feature_layers_ = std::move(layers);
+    kv_->set_feature_dim(feature_layers_.empty() ? cfg_.dim : int(feature_layers_.size()) * cfg_.dim);
 }
 
 void GpuModel::write_block(const TokenBlock& block) {

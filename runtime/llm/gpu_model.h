@@ -84,6 +84,12 @@ public:
     void set_matmul_config(const MatmulConfig& config);
     const std::string& matmul_config_source() const { return matmul_source_; }
     const GpuMatrix& classifier() const { return classifier_; }
+    // From now on the feature cache holds, per slot, the residual stream entering these layers
+    // side by side (EAGLE-3's) instead of the final-norm hidden state; empty: back to that. The
+    // forward passes are recorded again on next use; other sequences that recorded a forward or
+    // bound the feature cache must be recorded again too (GpuTreeRunner does so for its own).
+    void capture_layer_inputs(std::vector<int> layers);
+    const std::vector<int>& captured_layers() const { return feature_layers_; }
 
 private:
     gpu::CommandSequence& forward_sequence(int n_tokens);  // recorded at first use
@@ -102,7 +108,8 @@ private:
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
-    std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_;
+    std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_, feature_store_;
+    std::vector<int> feature_layers_;  // see capture_layer_inputs
     std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size
     const gpu::CommandSequence* last_ = nullptr;

@@ -4,6 +4,7 @@
 
 #include "layouts/block_params.h"
 #include "layouts/medusa_gather_map.h"
+#include "llm/gpu_eagle3_runner.h"
 #include "llm/gpu_eagle_runner.h"
 #include "llm/kernel_params.h"
 
@@ -142,6 +143,16 @@ std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, c
 namespace medusa {
 
 std::unique_ptr<EagleRunner> GpuTreeRunner::eagle_runner(const ModelFile&, const EagleLayer& layer) {
+    // The target's feature is the final-norm hidden state (EAGLE-1/2) or the inputs of EAGLE-3's
+    // layers: a change re-records every pass here, which bound the old feature cache.
+    const std::vector<int> captured = layer.eagle3() ? layer.target_layers : std::vector<int>{};
+    if (captured != model_.captured_layers()) {
+        for (auto& [shape, seq] : sequences_) seq->wait();
+        sequences_.clear();
+        last_ = nullptr;
+        model_.capture_layer_inputs(captured);
+    }
+    if (layer.eagle3()) return std::make_unique<GpuEagle3Runner>(model_, layer);
     return std::make_unique<GpuEagleRunner>(model_, layer);
 }
 

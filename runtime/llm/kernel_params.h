@@ -33,6 +33,7 @@ using layout::NodeStatsPush;
 using layout::RmsnormPush;
 using layout::RopePush;
 using layout::RowPush;
+using layout::FeatureStorePush;
 using layout::TopkPush;
 
 inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }

@@ -27,6 +27,17 @@ KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int f
 
 KvCache::~KvCache() = default;
 
+void KvCache::set_feature_dim(int feature_dim) {
+    if (feature_dim == feature_dim_) return;
+    if (settle_seq_) settle_seq_->wait();
+    settle_seq_.reset();
+    feature_dim_ = feature_dim;
+    features_ = std::make_unique<gpu::Buffer>(ctx_, std::max<size_t>(4, size_t(context_) * feature_dim * 4),
+                                              gpu::MemoryKind::Device);
+    features_->fill_zero();
+    contents_.wrote(0, {}, true);
+}
+
 void KvCache::keep_path(int base, std::span<const int> path, std::span<const int> tokens) {
     if (path.empty() || path[0] != 0 || path.size() != tokens.size() || path.size() > MAX_BLOCK_TOKENS)
         throw std::invalid_argument("an accepted path starts at the root and has one token per node");

@@ -25,6 +25,9 @@ public:
     gpu::Buffer& values() { return *values_; }  // (layer, context, kv_dim) floats
     gpu::Buffer& features() { return *features_; }  // (context, feature_dim) floats; 4 bytes without
     int feature_dim() const { return feature_dim_; }
+    // A feature of another width (EAGLE-3's fused layers): a new, zeroed feature cache, and no slot
+    // holds final entries any more. Sequences recorded with the old buffer must be recorded again.
+    void set_feature_dim(int feature_dim);
     uint32_t layer_offset(int layer) const { return uint32_t(size_t(layer) * context_ * kv_dim_); }  // floats
 
     // Slots [0, n) hold the final entries of these tokens.

@@ -19,6 +19,18 @@ using nlohmann::json;
 
 constexpr uint64_t kMaxHeader = 100u << 20;  // the reference implementation's limit
 
+bool parse_index_type(const std::string& s, IndexTensor::Type& t) {
+    if (s == "I64") t = IndexTensor::Type::I64;
+    else if (s == "I32") t = IndexTensor::Type::I32;
+    else if (s == "BOOL") t = IndexTensor::Type::Bool;
+    else return false;
+    return true;
+}
+
+size_t index_element_size(IndexTensor::Type t) {
+    return t == IndexTensor::Type::I64 ? 8 : t == IndexTensor::Type::I32 ? 4 : 1;
+}
+
 bool parse_dtype(const std::string& s, DType& t) {
     if (s == "F32") t = DType::F32;
     else if (s == "F16") t = DType::F16;
@@ -72,6 +84,8 @@ const char* safetensors_dtype_name(DType t) {
 struct SafetensorsLayout {
     std::vector<Tensor> tensors;       // in file order
     std::vector<uint64_t> begins;      // each one's offset in the data section
+    std::vector<IndexTensor> index_tensors;
+    std::vector<uint64_t> index_begins;
     std::map<std::string, std::string> metadata;
     uint64_t data_start = 0;           // 8 + the header's length
     uint64_t file_size = 0;            // what the layout was checked against
@@ -100,9 +114,11 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
     struct Range {
         uint64_t begin, end;
         size_t index;
+        bool integer;
     };
     std::vector<Range> ranges;
     std::vector<Tensor> tensors;
+    std::vector<IndexTensor> integers;
     for (const auto& [key, v] : header.items()) {
         if (key == "__metadata__") continue;
         const std::string what = "tensor '" + key + "'";
@@ -113,9 +129,12 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
             throw FormatError(name + ": " + what + " needs dtype, shape and data_offsets [begin, end]");
         Tensor t;
         t.name = key;
-        if (!parse_dtype(dt->get<std::string>(), t.type))
+        IndexTensor it;
+        it.name = key;
+        const bool integer = parse_index_type(dt->get<std::string>(), it.type);
+        if (!integer && !parse_dtype(dt->get<std::string>(), t.type))
             throw FormatError(name + ": " + what + " has dtype " + dt->get<std::string>() +
-                              ", which is not supported (F32, F16 and BF16 are)");
+                              ", which is not supported (F32, F16, BF16, and I64, I32 or BOOL for indices are)");
         if (sh->size() > 8) throw FormatError(name + ": " + what + " has " + std::to_string(sh->size()) + " dimensions");
         uint64_t numel = 1;
         for (const auto& d : *sh) {
@@ -127,7 +146,7 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
         }
         const uint64_t begin = as_u64((*off)[0], name, what + " data offset");
         const uint64_t end = as_u64((*off)[1], name, what + " data offset");
-        const uint64_t nbytes = numel * safetensors_element_size(t.type);
+        const uint64_t nbytes = numel * (integer ? index_element_size(it.type) : safetensors_element_size(t.type));
         if (end < begin || end - begin != nbytes)
             throw FormatError(name + ": " + what + " data_offsets [" + std::to_string(begin) + ", " +
                               std::to_string(end) + ") do not hold its " + std::to_string(nbytes) + " bytes");
@@ -135,9 +154,16 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
             throw FormatError(name + ": " + what + " data [offset " + std::to_string(data_start + begin) + ", " +
                               std::to_string(nbytes) + " bytes] lies outside the file (size " +
                               std::to_string(file_size) + ")");
-        t.nbytes = size_t(nbytes);
-        ranges.push_back({begin, end, tensors.size()});
-        tensors.push_back(std::move(t));
+        if (integer) {
+            it.shape = t.shape;
+            it.nbytes = size_t(nbytes);
+            ranges.push_back({begin, end, integers.size(), true});
+            integers.push_back(std::move(it));
+        } else {
+            t.nbytes = size_t(nbytes);
+            ranges.push_back({begin, end, tensors.size(), false});
+            tensors.push_back(std::move(t));
+        }
     }
     // As the reference implementation demands: the data section is exactly covered, no overlaps, no holes.
     std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
@@ -146,12 +172,17 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
     uint64_t at = 0;
     for (const Range& rg : ranges) {
         if (rg.begin != at)
-            throw FormatError(name + ": tensor '" + tensors[rg.index].name + "' data starts at " +
-                              std::to_string(rg.begin) + " but the previous tensor ends at " + std::to_string(at) +
-                              " (overlap or hole in the data section)");
+            throw FormatError(name + ": tensor '" + (rg.integer ? integers[rg.index].name : tensors[rg.index].name) +
+                              "' data starts at " + std::to_string(rg.begin) + " but the previous tensor ends at " +
+                              std::to_string(at) + " (overlap or hole in the data section)");
         at = rg.end;
-        out.tensors.push_back(std::move(tensors[rg.index]));
-        out.begins.push_back(rg.begin);
+        if (rg.integer) {
+            out.index_tensors.push_back(std::move(integers[rg.index]));
+            out.index_begins.push_back(rg.begin);
+        } else {
+            out.tensors.push_back(std::move(tensors[rg.index]));
+            out.begins.push_back(rg.begin);
+        }
     }
     if (at != data_size)
         throw FormatError(name + ": the tensors cover " + std::to_string(at) + " bytes of a " +
@@ -198,7 +229,10 @@ SafetensorsFile SafetensorsFile::with_data(SafetensorsLayout layout, std::shared
     f.path_ = name;
     for (size_t i = 0; i < layout.tensors.size(); ++i)
         layout.tensors[i].data = bytes->data() + layout.data_start + layout.begins[i];
+    for (size_t i = 0; i < layout.index_tensors.size(); ++i)
+        layout.index_tensors[i].data = bytes->data() + layout.data_start + layout.index_begins[i];
     f.tensors_ = std::move(layout.tensors);
+    f.index_tensors_ = std::move(layout.index_tensors);
     for (size_t i = 0; i < f.tensors_.size(); ++i) f.index_.emplace(f.tensors_[i].name, i);
     f.metadata_ = std::move(layout.metadata);
     f.bytes_ = std::move(bytes);
@@ -208,6 +242,34 @@ SafetensorsFile SafetensorsFile::with_data(SafetensorsLayout layout, std::shared
 const Tensor* SafetensorsFile::find(const std::string& name) const {
     const auto it = index_.find(name);
     return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+const IndexTensor* SafetensorsFile::find_index(const std::string& name) const {
+    for (const IndexTensor& t : index_tensors_)
+        if (t.name == name) return &t;
+    return nullptr;
+}
+
+int64_t IndexTensor::numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    return n;
+}
+
+std::vector<int64_t> IndexTensor::values() const {
+    std::vector<int64_t> v(static_cast<size_t>(numel()));
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (type == Type::I64) {
+            std::memcpy(&v[i], data + 8 * i, 8);
+        } else if (type == Type::I32) {
+            int32_t x;
+            std::memcpy(&x, data + 4 * i, 4);
+            v[i] = x;
+        } else {
+            v[i] = data[i] != 0;
+        }
+    }
+    return v;
 }
 
 const Tensor& SafetensorsFile::get(const std::string& name) const {

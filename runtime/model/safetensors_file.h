@@ -15,6 +15,18 @@ namespace medusa {
 
 struct SafetensorsLayout;  // a header's tensors, checked against a file size
 
+// An integer tensor (I64, I32 or BOOL): index maps such as EAGLE-3's d2t and t2d.
+struct IndexTensor {
+    enum class Type { I64, I32, Bool };
+    std::string name;
+    Type type = Type::I64;
+    std::vector<int64_t> shape;
+    const uint8_t* data = nullptr;
+    size_t nbytes = 0;
+    int64_t numel() const;
+    std::vector<int64_t> values() const;  // each element, widened
+};
+
 class SafetensorsFile {
 public:
     // Checks the header against the file's size, then reads and validates the whole file, of at
@@ -24,9 +36,10 @@ public:
     static SafetensorsFile from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
 
     const std::string& path() const { return path_; }
-    // In file order (by data offset). Only F32, F16 and BF16 tensors are accepted.
+    // In file order (by data offset): the F32, F16 and BF16 tensors; integer tensors are apart.
     const std::vector<Tensor>& tensors() const { return tensors_; }
     const Tensor* find(const std::string& name) const;
+    const IndexTensor* find_index(const std::string& name) const;
     const Tensor& get(const std::string& name) const;  // throws FormatError naming the file
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
     // Keeps the bytes behind every Tensor::data alive.
@@ -38,6 +51,7 @@ private:
                                      const std::string& name);
     std::string path_;
     std::vector<Tensor> tensors_;
+    std::vector<IndexTensor> index_tensors_;
     std::unordered_map<std::string, size_t> index_;  // name -> position in tensors_: an index of
                                                      // 240,000 entries is checked in linear time
     std::map<std::string, std::string> metadata_;

@@ -74,6 +74,12 @@ struct KvCompactPush {
 struct RowPush {
     u32 dim;
 };
+// feature_store: a block's rows into the feature cache at their slots, at a column offset.
+struct FeatureStorePush {
+    u32 dim;
+    u32 stride;  // floats of one slot's feature (every captured layer's rows side by side)
+    u32 offset;  // this layer's first column in it
+};
 struct TopkPush {
     u32 vocab;
     u32 stride;  // floats between two heads' logits
