@@ -20,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         medusa::SafetensorsFile f = medusa::SafetensorsFile::from_memory(bytes, "fuzz.safetensors");
         for (const auto& t : f.tensors()) (void)medusa::dequantize(t);
+        for (const char* index : {"d2t", "t2d"})  // integer tensors (EAGLE-3's maps), read whole
+            if (const auto* t = f.find_index(index)) (void)t->values();
         const medusa::ModelFile m = medusa::load_hf_from_parts({std::move(f)}, kConfig, "fuzz");
         for (const auto& t : m.tensors) (void)medusa::dequantize(t);
     } catch (const medusa::FormatError&) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -322,7 +323,14 @@ int main(int argc, char** argv) {
         GLFWwindow* window = create_window(o.width, o.height, "medusa-chat");
         int rc = 0;
         {
-            gpu::Context ctx(window_context_options());
+            gpu::ContextOptions context_options = window_context_options();
+            // As the command line does: a model of a few MB decodes faster with a CPU driver's
+            // shaders on the submitting thread than handed to its worker threads (the model the
+            // app starts with decides; the driver reads it once).
+            std::error_code size_error;
+            const auto model_bytes = std::filesystem::file_size(o.settings.model_path, size_error);
+            if (!size_error && model_bytes < (uintmax_t(16) << 20)) context_options.cpu_driver_threads = 0;
+            gpu::Context ctx(context_options);
             const auto& info = ctx.info();
             const std::string title = "medusa-chat - " + info.name + " (" + info.vendor + ", " + info.driver + ")";
             glfwSetWindowTitle(window, title.c_str());
