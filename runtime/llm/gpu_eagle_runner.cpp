@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "layouts/eagle_inputs.h"
 #include "llm/block_encoding.h"
+#include "llm/eagle_inputs_encoding.h"
 #include "llm/kernel_params.h"
 
 namespace medusa {
@@ -77,16 +77,7 @@ gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
 void GpuEagleRunner::run(const TokenBlock& block, std::span<const int> source) {
     block.validate(shape_.context, vocab_);
     const int T = block.size();
-    if (int(source.size()) != T) throw std::invalid_argument("an EAGLE block needs one source per token");
-    if (rows_ + T > kStoreRows) throw std::length_error("the EAGLE output store is full: restart() between steps");
-    layout::EagleInputs in{};
-    in.store_base = uint32_t(rows_);
-    for (int t = 0; t < T; ++t) {
-        const int s = source[t];
-        if (s >= rows_) throw std::out_of_range("an EAGLE feature source past the output rows");
-        if (s < 0 && -1 - s >= shape_.context) throw std::out_of_range("an EAGLE feature source past the context");
-        in.source[t] = s >= 0 ? uint32_t(s) : (EAGLE_FROM_TARGET | uint32_t(-1 - s));
-    }
+    const layout::EagleInputs in = encode_eagle_inputs(source, T, rows_, kStoreRows, shape_.context);
     gpu::CommandSequence& seq = sequence(T);
     seq.wait();
     const layout::BlockParams p = encode_block(block);
