@@ -58,3 +58,36 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     std::filesystem::remove_all(dir);
     CHECK(context().validation_messages() == validation_before);
 }
+
+TEST_CASE("an EAGLE-3 checkpoint drafts in EAGLE mode and the status names the layers that feed it", "[chat][eagle]") {
+    const int validation_before = context().validation_messages();
+    DecodeSettings s;
+    s.max_new_tokens = 40;
+    s.mode = DrafterKind::Plain;
+    std::vector<int> plain;
+    for (const StepRecord& r : decode(s, "Tom and his dog")) plain.insert(plain.end(), r.trace.emitted.begin(), r.trace.emitted.end());
+    s.mode = DrafterKind::Eagle;
+    s.fixed_shape = true;
+    s.eagle_path = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/layers-0-2-4";  // SafeAILab's layout
+    s.eagle_top_k = 2;
+    s.eagle_depth = 4;
+    s.eagle_nodes = 8;
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    REQUIRE(worker.generate("Tom and his dog", s));
+    worker.wait_idle();
+    INFO(worker.last_error());
+    REQUIRE(worker.last_error().empty());
+    CHECK_THAT(worker.status(), Catch::Contains("EAGLE-3 from target layers 0, 2, 4 fused by fc, draft vocabulary 256"));
+    StepLogReader reader;
+    reader.poll(log);
+    std::vector<int> eagle3;
+    int trees = 0;
+    for (const StepRecord& r : reader.steps()) {
+        eagle3.insert(eagle3.end(), r.trace.emitted.begin(), r.trace.emitted.end());
+        trees += r.trace.nodes.size() > 1;
+    }
+    CHECK(eagle3 == plain);
+    CHECK(trees > 5);
+    CHECK(context().validation_messages() == validation_before);
+}
