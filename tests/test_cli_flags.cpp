@@ -1,10 +1,15 @@
 // Number flags: NaN, infinities and words are refused with one line naming the flag, in the
-// `medusa` CLI and in medusa-chat (whose flags are parsed before any window opens).
+// `medusa` CLI and in medusa-chat (whose flags are parsed before any window opens); every
+// command's --help, held against its parser's table.
 #include <catch2/catch.hpp>
+
+#include <cctype>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "cli_rusage.h"
+#include "command_flags.h"
 #include "test_paths.h"
 
 using medusa::test::model_path;
@@ -65,3 +70,31 @@ TEST_CASE("medusa COMMAND --help prints that command's usage, the drafters' flag
     CHECK_THAT(joint.out, Catch::Contains("train-heads --joint"));  // both of its entries
     CHECK(medusa::test::run_medusa("nonsense --help").exit_code == 2);
 }
+
+TEST_CASE("every command's --help names every flag its parser accepts", "[flags]") {
+    // Short forms the usage writes instead of the long ones.
+    const std::map<std::string, std::string> short_forms = {
+        {"--model", "-m"}, {"--prompt", "-p"}, {"--n-predict", "-n"}, {"--ctx-size", "-c"}};
+    auto names = [](const std::string& help, const std::string& flag) {
+        for (size_t at = help.find(flag); at != std::string::npos; at = help.find(flag, at + 1)) {
+            const char before = at ? help[at - 1] : ' ', after = at + flag.size() < help.size() ? help[at + flag.size()] : ' ';
+            if (!std::isalnum(static_cast<unsigned char>(before)) && before != '-' &&
+                !std::isalnum(static_cast<unsigned char>(after)) && after != '-')
+                return true;
+        }
+        return false;
+    };
+    for (const auto& [command, table] : medusa::cli::command_flags()) {
+        CAPTURE(command);
+        const std::string name = command.substr(0, command.find(' '));  // train-heads --joint: train-heads's help
+        const auto r = medusa::test::run_medusa(name + " --help");
+        REQUIRE(r.exit_code == 0);
+        for (const auto* group : {&table.flags, &table.options})
+            for (const std::string& flag : *group) {
+                CAPTURE(flag);
+                const auto alias = short_forms.find(flag);
+                CHECK((names(r.out, flag) || (alias != short_forms.end() && names(r.out, alias->second))));
+            }
+    }
+}
+

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "command_flags.h"
+
 namespace medusa::cli {
 
 struct UsageError : std::runtime_error {
@@ -16,6 +18,9 @@ class Args {
 public:
     // `flags` take no value; every other option takes exactly one.
     Args(int argc, char** argv, int first, const std::set<std::string>& flags, const std::set<std::string>& options);
+    // A command's own table (command_flags.h).
+    Args(int argc, char** argv, int first, const CommandFlags& table)
+        : Args(argc, argv, first, table.flags, table.options) {}
     bool has(const std::string& name) const { return values_.count(name) > 0; }
     std::string str(const std::string& name, const std::string& fallback = "") const;
     int integer(const std::string& name, int fallback) const;

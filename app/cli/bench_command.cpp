@@ -227,12 +227,7 @@ void print_bench(const json& out, const gpu::MeasuredBandwidth& bandwidth) {
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels", "--fixed-shape"},
-              {"--model", "--synthetic", "--dtype", "--json", "--plot", "--runs", "--tokens", "--prompt-tokens", "--device",
-               "--tokenizer", "--heads", "--num-heads", "--tree", "--ctx-size", "--max-block", "--position", "--compare",
-               "--draft-model", "--gamma", "--kernel-layouts", "--draft-tree", "--ngram", "--ngram-match",
-               "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--temp", "--top-k", "--top-p", "--repeat-penalty", "--repeat-last-n", "--seed",
-               "--accept", "--typical-eps", "--typical-delta", "--tune-out", "--prompts", "--speculate"});
+    Args args(argc, argv, 2, flags_of("bench"));
     check_output_flags(args, {"--json", "--plot", "--tune-out"});
     if (args.has("--prompts")) read_prompts_file(args.str("--prompts"));  // a bad file fails before any work
     if (args.has("--tune-kernels")) return run_kernel_tuning(args);

@@ -10,7 +10,7 @@
 namespace medusa::cli {
 
 int run_export_gguf(int argc, char** argv) {
-    Args args(argc, argv, 2, {}, {"--model", "--synthetic", "--dtype", "--tokenizer", "--out"});
+    Args args(argc, argv, 2, flags_of("export-gguf"));
     if (!args.has("--out")) throw UsageError("pass --out FILE.gguf");
     check_output_flags(args, {"--out"});
     const ModelFile model = open_model(args);

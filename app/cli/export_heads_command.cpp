@@ -11,7 +11,7 @@
 namespace medusa::cli {
 
 int run_export_heads(int argc, char** argv) {
-    Args args(argc, argv, 2, {}, {"--model", "--heads", "--num-heads", "--out", "--layout", "--base-model"});
+    Args args(argc, argv, 2, flags_of("export-heads"));
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("pass --heads FILE|DIR and --out DIR");
     const std::string layout = args.str("--layout", "medusa");
     if (layout != "medusa" && layout != "tgi") throw UsageError("--layout must be medusa or tgi, not '" + layout + "'");

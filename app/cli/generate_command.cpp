@@ -15,12 +15,7 @@
 namespace medusa::cli {
 
 int run_generate(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--chat", "--fixed-shape"},
-              {"--model", "--tokenizer", "--prompt", "--n-predict", "--temp", "--top-p", "--seed", "--device",
-               "--heads", "--num-heads", "--tree", "--accept", "--typical-eps", "--typical-delta", "--trace",
-               "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match", "--ngram-branches", "--eagle",
-               "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--system",
-               "--chat-template", "--top-k", "--repeat-penalty", "--repeat-last-n", "--ctx-size", "--speculate"});
+    Args args(argc, argv, 2, flags_of("generate"));
     const auto trace_file = open_trace(args);  // first: a path that cannot be written fails before any work
     ModelFile file = open_model(args);
     Tokenizer tokenizer = open_tokenizer(args, file);

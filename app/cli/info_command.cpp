@@ -8,7 +8,7 @@
 namespace medusa::cli {
 
 int run_info(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate"}, {"--model", "--device", "--synthetic", "--dtype", "--tokenizer"});
+    Args args(argc, argv, 2, flags_of("info"));
     auto devices = gpu::list_devices();
     std::printf("Vulkan devices:\n");
     for (const auto& d : devices)

@@ -10,7 +10,7 @@
 namespace medusa::cli {
 
 int run_plot(int argc, char** argv) {
-    Args args(argc, argv, 2, {}, {});
+    Args args(argc, argv, 2, flags_of("plot"));
     if (args.positional().size() != 2) throw UsageError("usage: medusa plot IN.json OUT.png|OUT.svg");
     const std::string in = args.positional()[0], out = args.positional()[1];
     check_output_path(out);

@@ -32,7 +32,7 @@ Tokenizer tokenizer_for(const Args& args) {
 }  // namespace
 
 int run_tokenize(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--bos", "--parse-special"}, {"--model", "--tokenizer", "--prompt", "--file"});
+    Args args(argc, argv, 2, flags_of("tokenize"));
     if (args.has("--prompt") == args.has("--file")) throw UsageError("give the text with -p TEXT or --file FILE");
     std::string text = args.str("--prompt");
     if (args.has("--file")) {

@@ -38,9 +38,7 @@ nlohmann::json accuracy_json(const HeadAccuracy& a) {
 }  // namespace
 
 int run_train_heads(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--resume", "--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr",
-               "--layers", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
+    Args args(argc, argv, 2, flags_of("train-heads"));
     const InterruptScope interrupt;
     auto [out, file, tok] = open_training(args);
     const int K = heads_to_train(args);

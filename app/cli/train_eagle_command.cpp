@@ -52,9 +52,7 @@ void print_draft_table(const char* what, const EagleDraftAccuracy& before, const
 }  // namespace
 
 int run_train_eagle(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--resume", "--validate"},
-              {"--model", "--tokenizer", "--out", "--steps", "--seed", "--sequences", "--batch", "--lr", "--noise",
-               "--token-weight", "--depth", "--eval-positions", "--device", "--max-len", "--data-engine", "--checkpoint-every"});
+    Args args(argc, argv, 2, flags_of("train-eagle"));
     const InterruptScope interrupt;
     auto [out, file, tok] = open_training(args);
     EagleTrainOptions o;

@@ -152,10 +152,7 @@ void report_joint(const ModelFile& file, const std::string& device, const JointO
 }  // namespace
 
 int run_train_joint(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--joint", "--resume", "--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--steps", "--seed", "--sequences", "--lr", "--layers",
-               "--device", "--max-len", "--data-engine", "--checkpoint-every", "--init-heads", "--warmup-steps", "--lora-rank",
-               "--lora-alpha", "--lambda", "--backbone-lr", "--seq-len", "--batch-seqs"});
+    Args args(argc, argv, 2, flags_of("train-heads --joint"));
     const InterruptScope interrupt;
     auto [out, file, tok] = open_training(args);
     const int K = heads_to_train(args);

@@ -7,7 +7,7 @@
 namespace medusa::cli {
 
 int run_tree(int argc, char** argv) {
-    Args args(argc, argv, 2, {}, {"--topk"});
+    Args args(argc, argv, 2, flags_of("tree"));
     if (args.positional().size() != 1)
         throw UsageError("usage: medusa tree CHOICES.json|PRESET|dense:W,..|chain:N [--topk K]");
     try {

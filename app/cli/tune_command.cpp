@@ -50,8 +50,7 @@ double time_medusa_step(const DraftingTarget& target, const Drafting& loaded,
 }  // namespace
 
 int run_tune_tree(int argc, char** argv) {
-    Args args(argc, argv, 2, {"--validate"},
-              {"--model", "--tokenizer", "--heads", "--out", "--seed", "--sequences", "--device", "--max-nodes", "--min-nodes", "--plot", "--ctx-size"});
+    Args args(argc, argv, 2, flags_of("tune-tree"));
     if (!args.has("--heads") || !args.has("--out")) throw UsageError("--heads DIR and --out FILE.json are required");
     check_output_flags(args, {"--out", "--plot"});
     ModelFile file = open_model(args);
