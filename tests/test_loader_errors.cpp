@@ -95,6 +95,11 @@ TEST_CASE("wrong magic or version is refused", "[loader-errors]") {
     put_u32(q, 4, 3);
     CHECK_THAT(load_error(q, "v3.bin"), Catch::Contains("v3.bin: llama2.c export version 3"));
     CHECK_THAT(load_error(Bytes(64, 0xff), "noise.bin"), Catch::StartsWith("noise.bin: "));
+    // Text (a README, a .txt) is no model, whatever its first bytes would mean as llama2.c sizes.
+    const std::string readme = "# medusa-vk\n\nA desktop program that runs language models.\n";
+    CHECK(load_error(Bytes(readme.begin(), readme.end()), "README.md") ==
+          "README.md: not a model file (no GGUF magic, and it begins with text where a llama2.c header would be)");
+    CHECK_THAT(load_error(Bytes{'h', 'i', '\n'}, "x.txt"), Catch::Contains("x.txt: not a model file"));
 }
 
 TEST_CASE("absurd or inconsistent llama2.c configurations are refused", "[loader-errors]") {

@@ -1,5 +1,6 @@
 #include "model/model_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -122,6 +123,12 @@ ModelFormat format_of(const std::vector<uint8_t>& head, const std::string& name)
     if (head.size() >= 10 && head[8] == '{' && head[9] == '"')
         throw FormatError(name + ": looks like a safetensors file: load the Hugging Face model folder "
                                  "(config.json + model.safetensors) instead");
+    // A llama2.c header's sizes are small integers, so it holds zero bytes; text has none.
+    const size_t n = std::min<size_t>(head.size(), 28);
+    const bool text = n > 0 && std::all_of(head.begin(), head.begin() + long(n), [](uint8_t c) {
+        return (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\r' || c == '\t';
+    });
+    if (text) throw FormatError(name + ": not a model file (no GGUF magic, and it begins with text where a llama2.c header would be)");
     return ModelFormat::Llama2c;
 }
 
