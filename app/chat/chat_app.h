@@ -51,7 +51,8 @@ struct ChatApp {
     std::string input = "Once upon a time";
     std::string last_prompt;
     DecodeSettings last_settings;  // what the last turn was sent with
-    std::string defaults_note;  // which heads and tree the app started with, and why
+    std::string defaults_note;        // which heads and tree the app started with, and why
+    DecodeSettings defaults_noted;    // the settings it describes: shown while they are in use
     int selected_step = -1;  // index into reader.steps(); -1 follows the latest
     float tree_zoom = 1.0f;
     bool tree_fit = true;

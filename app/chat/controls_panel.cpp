@@ -212,7 +212,8 @@ void draw_files_and_status(ChatApp& app, DecodeSettings& s, bool busy) {
     const std::string status = app.worker.status(), error = app.worker.last_error();
     ImGui::PushTextWrapPos(0);
     if (!status.empty()) ImGui::TextUnformatted(status.c_str());
-    if (!app.defaults_note.empty()) ImGui::TextDisabled("%s", app.defaults_note.c_str());
+    if (!app.defaults_note.empty() && defaults_note_applies(s, app.defaults_noted))
+        ImGui::TextDisabled("%s", app.defaults_note.c_str());
     if (!app.drop_note.empty()) ImGui::TextDisabled("%s", app.drop_note.c_str());
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));

@@ -69,12 +69,24 @@ std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_d
     if (s.model_path != defaults.model_path) return "";
     const TrainedDefaults d = find_trained_defaults(cache_dir, "stories260K");
     if (s.eagle_path.empty()) s.eagle_path = d.eagle_path;
+    // The note says what it set, and nothing when it set nothing (chosen or restored files).
     if (!d.found())
-        return "No trained heads in " + (d.cache_dir.empty() ? std::string("the cache") : d.cache_dir) +
-               " (scripts/train_default_heads.sh makes them): untrained init heads, tree " + s.tree + ".";
+        return heads_chosen ? ""
+                            : "No trained heads in " + (d.cache_dir.empty() ? std::string("the cache") : d.cache_dir) +
+                                  " (scripts/train_default_heads.sh makes them): untrained init heads, tree " + s.tree + ".";
+    if (heads_chosen && tree_chosen) return "";
     if (!heads_chosen) s.heads_path = d.heads_path;
     if (!tree_chosen) s.tree = d.tree_path;
-    return "Trained heads and the tree tuned for this device, from " + d.cache_dir + ".";
+    const std::string what = heads_chosen ? "The tree tuned for this device"
+                             : tree_chosen ? "Trained heads"
+                                           : "Trained heads and the tree tuned for this device";
+    return what + ", from " + d.cache_dir + ".";
+}
+
+bool defaults_note_applies(const DecodeSettings& now, const DecodeSettings& noted) {
+    const bool medusa_in_use = now.mode == DrafterKind::Medusa || now.mode == DrafterKind::Auto;
+    return medusa_in_use && now.model_path == noted.model_path && now.heads_path == noted.heads_path &&
+           now.tree == noted.tree;
 }
 
 }  // namespace medusa::chat

@@ -68,5 +68,8 @@ std::vector<DrafterKind> auto_drafters(const DecodeSettings& s);
 // status: what was chosen and why.
 std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
                                    bool tree_chosen);
+// Whether a note apply_trained_defaults gave for `noted` still describes `now`: the same model,
+// heads and tree, in a mode that uses them.
+bool defaults_note_applies(const DecodeSettings& now, const DecodeSettings& noted);
 
 }  // namespace medusa::chat

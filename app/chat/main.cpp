@@ -343,6 +343,7 @@ int main(int argc, char** argv) {
                 // Restored settings already name their heads and tree; only a first run looks for defaults.
                 app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
                                                            o.tree_chosen || restored);
+                app.defaults_noted = app.settings;
                 if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
                 glfwSetWindowUserPointer(window, &app);
                 glfwSetDropCallback(window, on_drop);

@@ -74,6 +74,35 @@ TEST_CASE("trained defaults: missing pieces, other models and explicit choices k
     CHECK_FALSE(chosen.heads_path.empty());  // heads not given: the trained ones
 }
 
+TEST_CASE("trained defaults: the note says what it set, and only while those files are in use", "[chat]") {
+    TempCache c;
+    c.write("stories260K/heads/medusa_lm_head.safetensors", "x");
+    c.write("stories260K/tree.json", kTreeJson);
+    DecodeSettings restored;  // settings a person saved: their heads and tree stay, and nothing is claimed
+    restored.heads_path = "/my/heads";
+    restored.tree = "chain:2";
+    CHECK(apply_trained_defaults(restored, c.dir.string(), true, true).empty());
+    CHECK(restored.heads_path == "/my/heads");
+    DecodeSettings tree_given;
+    tree_given.tree = "chain:2";
+    CHECK(apply_trained_defaults(tree_given, c.dir.string(), false, true).rfind("Trained heads, from ", 0) == 0);
+    DecodeSettings s;
+    const std::string note = apply_trained_defaults(s, c.dir.string(), false, false);
+    CHECK(note.rfind("Trained heads and the tree tuned for this device, from ", 0) == 0);
+    const DecodeSettings noted = s;
+    CHECK(defaults_note_applies(s, noted));
+    s.mode = DrafterKind::Auto;
+    CHECK(defaults_note_applies(s, noted));  // auto drafts with those heads too
+    s.mode = DrafterKind::Eagle;
+    CHECK_FALSE(defaults_note_applies(s, noted));
+    s.mode = DrafterKind::Medusa;
+    s.tree = "mc_sim_7b_63";
+    CHECK_FALSE(defaults_note_applies(s, noted));
+    s.tree = noted.tree;
+    s.model_path = "/other/model.gguf";
+    CHECK_FALSE(defaults_note_applies(s, noted));
+}
+
 TEST_CASE("mode names for the turn table", "[chat]") {
     DecodeSettings s;
     CHECK(s.mode_name() == "medusa (mc_sim_7b_63, 4 heads, greedy)");
