@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <cstdio>
+
 namespace medusa::chat {
 
 ChatApp::ChatApp(gpu::Context& c) : ctx(c), worker(c, log) {}
@@ -57,6 +59,12 @@ void ChatApp::clear() {
 
 void ChatApp::poll() {
     if (reader.poll(log)) scroll_chat = true;
+    if (const std::vector<DroppedFile> dropped = worker.take_dropped(); !dropped.empty()) {
+        drop_files(settings, dropped);
+        drop_note.clear();
+        for (const DroppedFile& d : dropped) drop_note += (drop_note.empty() ? "Left out: " : "; ") + d.why;
+        std::fprintf(stderr, "medusa-chat: %s\n", drop_note.c_str());
+    }
     if (selected_step >= int(reader.steps().size())) selected_step = -1;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "decode/speculative_decoder.h"
 #include "decoding/drafting.h"
@@ -173,6 +174,11 @@ void DecodeWorker::step_once() {
     cv_.notify_all();
 }
 
+std::vector<DroppedFile> DecodeWorker::take_dropped() {
+    std::lock_guard lock(mutex_);
+    return std::exchange(dropped_, {});
+}
+
 std::string DecodeWorker::status() const {
     std::lock_guard lock(mutex_);
     return status_;
@@ -230,15 +236,23 @@ void DecodeWorker::thread_main() {
 void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     const DecodeSettings::DecoderKey key = s.decoder_key();
     if (loaded_ && loaded_->key == key) return;
-    const DecodingSpec spec = s.spec();
-    validate(spec);
+    validate(s.spec());  // a bad value is named before anything loads
     const Loaded* old = loaded_.get();
     auto L = std::make_unique<Loaded>();
     if (!old || old->target->path != s.model_path || old->target->ctx_size != s.ctx_size)
         set_status("loading " + s.model_path);
     L->target = open_target(ctx_, s, old ? old->target : nullptr);
+    // Heads, an EAGLE layer or a tokenizer made for another model are left out, with a line each.
+    DecodeSettings fitted = s;
+    const std::vector<DroppedFile> dropped = ill_fitting_files(s, L->file());
+    drop_files(fitted, dropped);
+    if (!dropped.empty()) {
+        std::lock_guard lock(mutex_);
+        dropped_.insert(dropped_.end(), dropped.begin(), dropped.end());
+    }
+    const DecodingSpec spec = fitted.spec();
     const bool same_target = old && old->target == L->target;
-    L->tok = same_target && old->tok->path == s.tokenizer_path ? old->tok : open_tokenizer(s, L->file());
+    L->tok = same_target && old->tok->path == fitted.tokenizer_path ? old->tok : open_tokenizer(fitted, L->file());
     const DraftingTarget target{.file = L->file(), .runner = *L->target->runner, .gpu = &ctx_, .context = L->context()};
     L->drafting = build_drafting(spec.drafter, target, same_target ? &old->drafting : nullptr,
                                  [this](const std::string& line) { set_status(line); }, spec.shaping);

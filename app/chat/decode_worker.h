@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "companion_fit.h"
 #include "decode_settings.h"
 #include "gpu/context.h"
 #include "step_log.h"
@@ -62,6 +63,9 @@ public:
     void set_delay_ms(int ms) { delay_ms_.store(ms); }
 
     std::string status() const;      // what is loaded, or what is being loaded
+    // Files the last loads left out because they were made for another model (see companion_fit.h),
+    // once each: the UI drops them from its settings too.
+    std::vector<DroppedFile> take_dropped();
     std::string last_error() const;  // empty when the last job succeeded
 
 private:
@@ -94,6 +98,7 @@ private:
     SpeedupResult speedup_;
     std::atomic<int> delay_ms_{0};
     std::string status_, error_;
+    std::vector<DroppedFile> dropped_;
     std::thread thread_;
 };
 

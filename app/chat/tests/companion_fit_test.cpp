@@ -1,0 +1,97 @@
+// Files made for another model are left out when the model changes, each with a line saying why,
+// and what fits is kept: heads trained for stories260K on llama2xs (same shapes, another model), an
+// EAGLE layer of another hidden size, a tokenizer of another vocabulary; the worker drops them and
+// decodes with the rest.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "companion_fit.h"
+#include "decode_worker.h"
+#include "llm/medusa_heads.h"
+#include "llm/medusa_heads_io.h"
+#include "worker_fixture.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+using medusa::chat::test::context;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kModels = MEDUSA_SHARED_DIR "/models/";
+
+struct TempDir {
+    fs::path dir = fs::temp_directory_path() / ("medusa-chat-fit-" + std::to_string(::getpid()));
+    TempDir() { fs::remove_all(dir), fs::create_directories(dir); }
+    ~TempDir() { fs::remove_all(dir); }
+};
+
+// Heads for stories260K saved as training writes them (config.json naming that model).
+std::string stories_heads(const fs::path& dir) {
+    const ModelFile stories = load_model(kModels + "stories260K.bin");
+    MedusaHeads heads = MedusaHeads::init_from_model(stories, 2);
+    heads.source = stories.path;
+    save_medusa_heads(heads, (dir / "heads").string());
+    return (dir / "heads").string();
+}
+
+}  // namespace
+
+TEST_CASE("files made for another model are named and left out, what fits is kept", "[chat]") {
+    TempDir t;
+    const std::string heads = stories_heads(t.dir);
+    fs::create_directories(t.dir / "eagle");
+    std::ofstream(t.dir / "eagle" / "config.json") << R"({"hidden_size": 128, "num_attention_heads": 8})";
+    DecodeSettings s;
+    s.heads_path = heads;
+    s.eagle_path = (t.dir / "eagle").string();
+    s.mode = DrafterKind::Eagle;
+    const ModelFile stories = load_model(kModels + "stories260K.bin");
+    const ModelFile xs = load_model(kModels + "llama2xs.bin");
+
+    const auto on_stories = ill_fitting_files(s, stories);
+    REQUIRE(on_stories.size() == 1);  // the heads fit the model they were trained for
+    CHECK(on_stories[0].what == Companion::EagleLayer);
+    CHECK(on_stories[0].why == s.eagle_path + ": hidden size 128, but stories260K.bin has 64");
+
+    const auto on_xs = ill_fitting_files(s, xs);
+    REQUIRE(on_xs.size() == 2);
+    CHECK(on_xs[0].what == Companion::Heads);
+    CHECK(on_xs[0].why == heads + ": trained for stories260K, not llama2xs.bin");
+    DecodeSettings fitted = s;
+    drop_files(fitted, on_xs);
+    CHECK(fitted.heads_path.empty());
+    CHECK(fitted.eagle_path.empty());
+    CHECK(fitted.mode == DrafterKind::Plain);  // EAGLE without a layer: plain decoding
+    CHECK(fitted.tokenizer_path == s.tokenizer_path);  // tok512 fits both
+
+    DecodeSettings other_vocab;
+    other_vocab.tokenizer_path = kModels + "llama2-tokenizer.model";
+    const auto tok = ill_fitting_files(other_vocab, stories);
+    REQUIRE(tok.size() == 1);
+    CHECK(tok[0].what == Companion::Tokenizer);
+    CHECK_THAT(tok[0].why, Catch::Contains("32000"));
+}
+
+TEST_CASE("the worker decodes a model without heads trained for another, and says so once", "[chat]") {
+    TempDir t;
+    DecodeSettings s;
+    s.model_path = kModels + "llama2xs.bin";
+    s.heads_path = stories_heads(t.dir);
+    s.mode = DrafterKind::Medusa;
+    s.tree = "chain:2";
+    s.max_new_tokens = 8;
+    StepLog log;
+    DecodeWorker worker(context(), log);
+    REQUIRE(worker.generate("Once upon a time", s));
+    worker.wait_idle();
+    INFO(worker.last_error());
+    CHECK(worker.last_error().empty());
+    const auto dropped = worker.take_dropped();
+    REQUIRE(dropped.size() == 1);
+    CHECK(dropped[0].why == s.heads_path + ": trained for stories260K, not llama2xs.bin");
+    CHECK(worker.status().find(s.heads_path) == std::string::npos);  // Medusa from llama2xs's own init heads
+    CHECK(worker.take_dropped().empty());
+}
