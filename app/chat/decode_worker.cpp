@@ -190,13 +190,23 @@ std::string DecodeWorker::last_error() const {
 }
 
 void DecodeWorker::set_status(std::string s) {
-    std::lock_guard lock(mutex_);
-    status_ = std::move(s);
+    {
+        std::lock_guard lock(mutex_);
+        status_ = std::move(s);
+    }
+    changed();
 }
 
 void DecodeWorker::set_error(std::string s) {
-    std::lock_guard lock(mutex_);
-    error_ = std::move(s);
+    {
+        std::lock_guard lock(mutex_);
+        error_ = std::move(s);
+    }
+    changed();
+}
+
+void DecodeWorker::changed() const {
+    if (on_change_) on_change_();
 }
 
 void DecodeWorker::thread_main() {
@@ -230,6 +240,7 @@ void DecodeWorker::thread_main() {
             measuring_ = false;
         }
         cv_.notify_all();
+        changed();
     }
 }
 
@@ -347,6 +358,7 @@ void DecodeWorker::run(const Job& job) {
         }
         r.t_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() - held_ms;
         log_.append(std::move(r));
+        changed();
         ++steps;
         if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
         const auto hold = Clock::now();

@@ -5,6 +5,7 @@
 #pragma once
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,9 @@ public:
     void step_once();
     void set_delay_ms(int ms) { delay_ms_.store(ms); }
 
+    // Called on the worker's thread whenever what the UI shows changes (a step, the status, the end
+    // of a job), so an idle window can sleep until then. Set before the first job.
+    void set_on_change(std::function<void()> f) { on_change_ = std::move(f); }
     std::string status() const;      // what is loaded, or what is being loaded
     // Files the last loads left out because they were made for another model (see companion_fit.h),
     // once each: the UI drops them from its settings too.
@@ -99,6 +103,8 @@ private:
     std::atomic<int> delay_ms_{0};
     std::string status_, error_;
     std::vector<DroppedFile> dropped_;
+    std::function<void()> on_change_;
+    void changed() const;
     std::thread thread_;
 };
 

@@ -344,6 +344,7 @@ int main(int argc, char** argv) {
                 app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
                                                            o.tree_chosen || restored);
                 app.defaults_noted = app.settings;
+                app.worker.set_on_change([] { glfwPostEmptyEvent(); });  // wakes an idle window
                 if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
                 glfwSetWindowUserPointer(window, &app);
                 glfwSetDropCallback(window, on_drop);
@@ -351,11 +352,22 @@ int main(int argc, char** argv) {
                 else if (!o.screenshot.empty()) rc = run_screenshot(window, renderer, app, o);
                 else {
                     if (o.prompt_given) app.input = o.prompt, app.send(o.prompt);  // starts decoding at once
+                    int settle_frames = 3;
                     while (!glfwWindowShouldClose(window) && !interrupt_requested()) {
-                        // Redraw continuously while decoding; otherwise wake on input (or 10 times a second).
-                        // (not while measuring the speedup: drawing would compete with the measured decoding).
-                        if (app.worker.busy() && !app.worker.measuring()) glfwPollEvents();
-                        else glfwWaitEventsTimeout(0.1);
+                        // Redraw continuously while decoding (not while measuring the speedup: drawing
+                        // would compete with the measured decoding); otherwise sleep until input or the
+                        // worker changes something (half a second at most, for Ctrl-C in the terminal),
+                        // then draw a few frames for ImGui to settle.
+                        if (app.worker.busy() && !app.worker.measuring()) {
+                            glfwPollEvents();
+                        } else if (settle_frames > 0) {
+                            glfwPollEvents();
+                            --settle_frames;
+                        } else {
+                            const double before = glfwGetTime();
+                            glfwWaitEventsTimeout(0.5);
+                            if (glfwGetTime() - before < 0.45) settle_frames = 3;  // woken by an event
+                        }
                         app.poll();
                         int w, h;
                         glfwGetWindowSize(window, &w, &h);
