@@ -19,7 +19,11 @@ bool ChatApp::send(const std::string& prompt) {
 
 void ChatApp::regenerate() {
     if (last_prompt.empty() || worker.busy()) return;
+    // The new reply replaces the last one: its turn leaves the log, and with it the history a
+    // chat model is given.
+    if (!log.drop_last_turn()) return;
     ++settings.seed;
+    selected_step = -1;
     send(last_prompt);
 }
 

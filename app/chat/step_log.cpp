@@ -48,6 +48,18 @@ void StepLog::clear() {
     ++epoch_;
     steps_.clear();
     turns_.clear();
+    next_turn_ = 1;  // a new conversation counts its turns from 1
+}
+
+bool StepLog::drop_last_turn() {
+    std::lock_guard lock(mutex_);
+    if (turns_.empty() || !turns_.back().done) return false;
+    const int id = turns_.back().id;
+    turns_.pop_back();
+    std::erase_if(steps_, [&](const StepRecord& r) { return r.turn == id; });
+    next_turn_ = id;
+    ++epoch_;  // readers start over from what is left
+    return true;
 }
 
 StepLog::Snapshot StepLog::read(size_t from) const {

@@ -63,6 +63,9 @@ public:
     void append(StepRecord record);
     void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms);
     void clear();
+    // Forgets the last turn and its steps (Regenerate replaces the last reply): false when there
+    // is none or it is still being decoded.
+    bool drop_last_turn();
 
     // Steps with index >= from (of the current epoch); a reader passes the count it already holds.
     Snapshot read(size_t from) const;

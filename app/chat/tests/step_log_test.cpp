@@ -153,3 +153,27 @@ TEST_CASE("steps before the latest kDetailedSteps keep their text but not their 
         }
     }
 }
+
+TEST_CASE("dropping the last turn takes its steps with it, and a clear counts turns from 1 again", "[chat][step_log]") {
+    StepLog log;
+    StepLogReader reader;
+    const int first = log.begin_turn("one", "plain", DrafterKind::Plain);
+    log.append(record(first, 1));
+    log.end_turn(first, StopReason::Length, 2, 1, 1.0);
+    const int second = log.begin_turn("two", "plain", DrafterKind::Plain);
+    log.append(record(second, 1));
+    log.append(record(second, 2));
+    CHECK_FALSE(log.drop_last_turn());  // still being decoded
+    log.end_turn(second, StopReason::Length, 4, 2, 1.0);
+    reader.poll(log);
+    REQUIRE(reader.steps().size() == 3);
+    CHECK(log.drop_last_turn());
+    reader.poll(log);
+    REQUIRE(reader.turns().size() == 1);
+    CHECK(reader.turns()[0].prompt == "one");
+    REQUIRE(reader.steps().size() == 1);
+    CHECK(reader.steps()[0].turn == first);
+    CHECK(log.begin_turn("two again", "plain", DrafterKind::Plain) == second);  // the replacement keeps its number
+    log.clear();
+    CHECK(log.begin_turn("new chat", "plain", DrafterKind::Plain) == 1);
+}

@@ -1,0 +1,31 @@
+// Regenerate replaces the last reply: its turn leaves the log (and so the history a chat model is
+// given) and a new draw takes its place, as chat apps do.
+#include <catch2/catch.hpp>
+
+#include "chat_app.h"
+#include "worker_fixture.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+using medusa::chat::test::context;
+
+TEST_CASE("Regenerate replaces the last reply instead of adding a turn", "[chat]") {
+    ChatApp app(context());
+    app.settings.mode = DrafterKind::Plain;
+    app.settings.rule = AcceptRule::Sample;
+    app.settings.temperature = 1.0f;
+    app.settings.max_new_tokens = 12;
+    REQUIRE(app.send("Once upon a time"));
+    app.worker.wait_idle();
+    app.poll();
+    REQUIRE(app.reader.turns().size() == 1);
+    const uint64_t seed = app.settings.seed;
+    app.regenerate();
+    app.worker.wait_idle();
+    app.poll();
+    REQUIRE(app.reader.turns().size() == 1);  // replaced, not appended
+    CHECK(app.reader.turns()[0].prompt == "Once upon a time");
+    CHECK(app.reader.turns()[0].done);
+    CHECK(app.settings.seed == seed + 1);  // another draw
+    for (const StepRecord& r : app.reader.steps()) CHECK(r.turn == app.reader.turns()[0].id);
+}
