@@ -114,7 +114,9 @@ void ChatApp::draw(float W, float H) {
     weighed_rect = {};
     if (panel("Controls", 0, 0, controls_w, H)) draw_controls_panel(*this), audit(overflow, "controls");
     ImGui::End();
-    if (panel("Chat (story continuation)", controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this), audit(overflow, "chat");
+    // A chat model's turns are messages; a story model continues the text ("###chat": one window either way).
+    const char* chat_title = worker.chat_model() ? "Chat###chat" : "Chat (story continuation)###chat";
+    if (panel(chat_title, controls_w + gap, 0, chat_w, H)) draw_chat_panel(*this), audit(overflow, "chat");
     ImGui::End();
     if (panel("Candidate tree", right_x, 0, right_w, tree_h, ImGuiWindowFlags_NoScrollbar)) {
         tree_rect = rect_of_window();

@@ -14,6 +14,8 @@ namespace medusa::chat {
 
 namespace {
 
+constexpr float kInputLines = 2;  // the message box's height, in lines (it scrolls beyond)
+
 struct Span {
     std::string text;
     ImU32 color;
@@ -150,7 +152,8 @@ void draw_chat_panel(ChatApp& app) {
     }
     legend(heads, draft, mixed);
     ImGui::Separator();
-    const float input_h = ImGui::GetFrameHeightWithSpacing() * 2 + 8;
+    const float input_h = kInputLines * ImGui::GetTextLineHeight() + 8 + ImGui::GetStyle().ItemSpacing.y +
+                          ImGui::GetFrameHeightWithSpacing() + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
     {
         const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -161,7 +164,10 @@ void draw_chat_panel(ChatApp& app) {
     size_t si = 0;
     for (const auto& turn : app.reader.turns()) {
         if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
+        // A chat model's turn is a message and a reply, each under its speaker.
+        if (turn.chat) spans.push_back({"You: ", kRoleText});
         push_words(spans, turn.prompt, kPromptText);
+        if (turn.chat) spans.push_back({"\n", kPromptText}), spans.push_back({"Assistant:", kRoleText});
         for (; si < steps.size() && steps[si].turn == turn.id; ++si)
             for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
                 const int origin = token_origin(steps[si], int(k));
@@ -196,9 +202,20 @@ void draw_chat_panel(ChatApp& app) {
     ImGui::EndChild();
 
     const bool busy = app.worker.busy();
-    ImGui::SetNextItemWidth(-1);
-    bool enter = ImGui::InputTextWithHint("##prompt", "Start a story...", &app.input,
-                                          ImGuiInputTextFlags_EnterReturnsTrue);
+    // Several lines: Enter sends, Shift+Enter or Ctrl+Enter starts a new line (ImGui knows only
+    // Ctrl+Enter for that, so Shift+Enter is passed on as it).
+    ImGuiIO& io = ImGui::GetIO();
+    const bool ctrl = io.KeyCtrl;
+    if (io.KeyShift && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) io.KeyCtrl = true;
+    const ImVec2 box = ImGui::GetCursorScreenPos();
+    bool enter = ImGui::InputTextMultiline("##prompt", &app.input, ImVec2(-1, kInputLines * ImGui::GetTextLineHeight() + 8),
+                                           ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
+    io.KeyCtrl = ctrl;
+    if (app.input.empty())  // InputTextMultiline has no hint of its own: drawn over the empty box
+        ImGui::GetWindowDrawList()->AddText(
+            ImVec2(box.x + ImGui::GetStyle().FramePadding.x, box.y + ImGui::GetStyle().FramePadding.y),
+            IM_COL32(128, 128, 128, 255),
+            app.worker.chat_model() ? "Message... (Shift+Enter: new line)" : "Start a story... (Shift+Enter: new line)");
     ImGui::BeginDisabled(busy);
     // A sent message leaves the box, so the next turn starts empty.
     if ((ImGui::Button("Send") || (enter && !busy)) && !app.input.empty() && app.send(app.input)) app.input.clear();

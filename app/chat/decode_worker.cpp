@@ -273,6 +273,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L->status = model_line(L->file()) + ", " + L->drafting.summary;
     for (const std::string& w : L->drafting.warnings) L->status += "; warning: " + w;
     L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
+    chat_model_ = detect_chat_template(L->file()).kind != ChatTemplate::None;
     loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
     set_status(loaded_->status);
 }
@@ -330,7 +331,8 @@ void DecodeWorker::run(const Job& job) {
     // and a controlled step may fall back to plain decoding).
     const bool chains = job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
-    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode);
+    const bool chat = detect_chat_template(L.file()).kind != ChatTemplate::None;
+    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode, chat);
     std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;

@@ -54,6 +54,8 @@ public:
     bool measuring() const { return measuring_.load(); }
     void stop();  // the running generation ends after its current step
     bool busy() const { return busy_.load(); }
+    // The loaded model has a chat template: its turns are messages and replies.
+    bool chat_model() const { return chat_model_.load(); }
     // Blocks until no job is queued or running (tests and the screenshot mode).
     void wait_idle();
 
@@ -104,6 +106,7 @@ private:
     std::string status_, error_;
     std::vector<DroppedFile> dropped_;
     std::function<void()> on_change_;
+    std::atomic<bool> chat_model_{false};
     void changed() const;
     std::thread thread_;
 };

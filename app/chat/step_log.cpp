@@ -2,13 +2,14 @@
 
 namespace medusa::chat {
 
-int StepLog::begin_turn(std::string prompt, std::string mode, DrafterKind drafter) {
+int StepLog::begin_turn(std::string prompt, std::string mode, DrafterKind drafter, bool chat) {
     std::lock_guard lock(mutex_);
     TurnRecord t;
     t.id = next_turn_++;
     t.prompt = std::move(prompt);
     t.mode = std::move(mode);
     t.drafter = drafter;
+    t.chat = chat;
     turns_.push_back(std::move(t));
     return turns_.back().id;
 }

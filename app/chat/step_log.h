@@ -49,6 +49,7 @@ struct TurnRecord {
     int new_tokens = 0;
     int steps = 0;  // verify passes of the target
     double decode_ms = 0;
+    bool chat = false;  // a chat model's turn: a message and its reply (else a story and its continuation)
 };
 
 class StepLog {
@@ -59,7 +60,7 @@ public:
         std::vector<TurnRecord> turns;    // all turns (few, small)
     };
 
-    int begin_turn(std::string prompt, std::string mode, DrafterKind drafter);
+    int begin_turn(std::string prompt, std::string mode, DrafterKind drafter, bool chat = false);
     void append(StepRecord record);
     void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms);
     void clear();
