@@ -429,6 +429,7 @@ void DecodeWorker::measure(const Job& job) {
             r.tokens_per_s = a.decode_tokens_per_s(), r.tokens = a.new_tokens, r.steps = a.steps;
         if (b.decode_tokens_per_s() > r.plain_tokens_per_s)
             r.plain_tokens_per_s = b.decode_tokens_per_s(), r.plain_tokens = b.new_tokens, r.plain_steps = b.steps;
+        if (b.decode_tokens_per_s() > 0) r.round_speedups.push_back(a.decode_tokens_per_s() / b.decode_tokens_per_s());
     }
     set_status(loaded_status);
     if (stop_) return;  // stopped: no result

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "companion_fit.h"
 #include "decode_settings.h"
@@ -33,6 +34,7 @@ struct SpeedupResult {
     std::string text, plain_text;
     bool identical = false;
     double ms = 0, plain_ms = 0;  // the last round's decoding time of each
+    std::vector<double> round_speedups;  // each round's own ratio, back to back: their spread is the noise
     double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
 };
 

@@ -47,6 +47,11 @@ void draw_speedup(ChatApp& app) {
     ImGui::PushStyleColor(ImGuiCol_Text, r.speedup() >= 1 ? IM_COL32(140, 230, 140, 255) : IM_COL32(255, 170, 120, 255));
     ImGui::TextWrapped("%s %.0f tok/s vs plain %.0f tok/s = %.2fx", drafter_word(r.drafter),
                        r.tokens_per_s, r.plain_tokens_per_s, r.speedup());
+    if (r.round_speedups.size() > 1) {
+        const auto [lo, hi] = std::minmax_element(r.round_speedups.begin(), r.round_speedups.end());
+        ImGui::TextWrapped("round by round %.2fx to %.2fx (%zu rounds): a difference inside that spread is noise",
+                           *lo, *hi, r.round_speedups.size());
+    }
     ImGui::PopStyleColor();
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled("%d tokens in %d passes vs %d in %d (%s)", r.tokens, r.steps, r.plain_tokens,
@@ -155,8 +160,14 @@ void draw_live_tab(ChatApp& app) {
         tokens += int(s->trace.emitted.size());
         if (s->node_count() > 1) ++tree_steps, tree_tokens += int(s->trace.emitted.size());
     }
-    const double tau = tree_steps ? double(tree_tokens) / tree_steps : 0;
-    ImGui::Text("tokens per step (tau):  %.2f", tau);
+    // Tau over every verify pass of the turn (plain decoding: 1.00); where only some steps drafted
+    // (the step controller), theirs beside it.
+    const double tau = double(tokens) / double(cur.size());
+    if (tree_steps > 0 && tree_steps < int(cur.size()))
+        ImGui::Text("tokens per step (tau):  %.2f (%.2f in the %d drafted)", tau, double(tree_tokens) / tree_steps,
+                    tree_steps);
+    else
+        ImGui::Text("tokens per step (tau):  %.2f", tau);
     ImGui::Text("forward passes saved:   %d of %d", tokens - int(cur.size()), tokens);
     const double secs = cur.back()->t_ms / 1000.0;
     ImGui::Text("tokens/s (this turn):   %.1f", secs > 0 ? tokens / secs : 0.0);
