@@ -360,7 +360,12 @@ void DecodeWorker::run(const Job& job) {
         }
         r.t_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() - held_ms;
         log_.append(std::move(r));
-        changed();
+        // A step wakes the window at most every 30 ms: thousands of steps a second would otherwise
+        // spend their time posting window events.
+        if (const auto now = Clock::now(); now - last_notice_ > std::chrono::milliseconds(30)) {
+            last_notice_ = now;
+            changed();
+        }
         ++steps;
         if (job.settings.max_steps > 0 && steps >= job.settings.max_steps) return false;
         const auto hold = Clock::now();

@@ -4,6 +4,7 @@
 // small control methods below, which never wait for the GPU.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -108,6 +109,7 @@ private:
     std::string status_, error_;
     std::vector<DroppedFile> dropped_;
     std::function<void()> on_change_;
+    std::chrono::steady_clock::time_point last_notice_;  // the worker thread's last step notice
     std::atomic<bool> chat_model_{false};
     void changed() const;
     std::thread thread_;

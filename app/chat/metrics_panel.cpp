@@ -163,11 +163,9 @@ void draw_live_tab(ChatApp& app) {
     // Tau over every verify pass of the turn (plain decoding: 1.00); where only some steps drafted
     // (the step controller), theirs beside it.
     const double tau = double(tokens) / double(cur.size());
+    ImGui::Text("tokens per step (tau):  %.2f", tau);
     if (tree_steps > 0 && tree_steps < int(cur.size()))
-        ImGui::Text("tokens per step (tau):  %.2f (%.2f in the %d drafted)", tau, double(tree_tokens) / tree_steps,
-                    tree_steps);
-    else
-        ImGui::Text("tokens per step (tau):  %.2f", tau);
+        ImGui::TextDisabled("  %.2f in the %d steps that drafted", double(tree_tokens) / tree_steps, tree_steps);
     ImGui::Text("forward passes saved:   %d of %d", tokens - int(cur.size()), tokens);
     const double secs = cur.back()->t_ms / 1000.0;
     ImGui::Text("tokens/s (this turn):   %.1f", secs > 0 ? tokens / secs : 0.0);

@@ -31,6 +31,14 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
+    // The last turn's speed as the app decoded it (prefill and teaching-mode pauses left out).
+    if (!app.reader.turns().empty()) {
+        const TurnRecord& t = app.reader.turns().back();
+        j["turn"] = {{"new_tokens", t.new_tokens},
+                     {"steps", t.steps},
+                     {"decode_ms", t.decode_ms},
+                     {"tokens_per_s", t.decode_ms > 0 ? t.new_tokens * 1000.0 / t.decode_ms : 0.0}};
+    }
     // The step the tree panel shows: whether it drew a tree (the highlight test needs one) and
     // what the step controller chose for it, with where its table of shapes landed.
     j["weighed"] = rect(app.weighed_rect);
