@@ -98,3 +98,13 @@ TEST_CASE("every command's --help names every flag its parser accepts", "[flags]
     }
 }
 
+TEST_CASE("a misspelt flag is refused with the nearest flag the command has", "[flags]") {
+    const auto typo = medusa::test::run_medusa("generate --tmep 0 -p x");
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.err == "medusa generate: unknown option --tmep (did you mean --temp?)\n");
+    CHECK_THAT(medusa::test::run_medusa("bench --compar ar").err, Catch::Contains("(did you mean --compare?)"));
+    const auto far = medusa::test::run_medusa("generate --zzzzz");
+    CHECK(far.exit_code == 2);
+    CHECK(far.err == "medusa generate: unknown option --zzzzz\n");  // nothing near: no guess
+}
+
