@@ -9,7 +9,9 @@ namespace medusa::chat {
 
 DecodingSpec DecodeSettings::spec() const {
     DecodingSpec d;
-    const MedusaSpec medusa{.heads = heads_path, .num_heads = std::max(1, num_heads), .tree = tree,
+    // "init", as the command line takes it: heads initialised from the model, as an empty path.
+    const std::string heads = heads_path == "init" ? "" : heads_path;
+    const MedusaSpec medusa{.heads = heads, .num_heads = std::max(1, num_heads), .tree = tree,
                             .max_depth = std::max(1, num_heads)};
     const DraftModelSpec draft{.model = draft_path,
                                .gamma = std::clamp(gamma, 1, kMaxDraftedTokens),
@@ -29,7 +31,7 @@ DecodingSpec DecodeSettings::spec() const {
         case DrafterKind::Eagle: d.drafter = eagle; break;
         case DrafterKind::Auto:
             // Every drafter the settings have files for: trained heads, an EAGLE layer, a draft model.
-            d.drafter = AutoSpec{.medusa = heads_path.empty() ? std::nullopt : std::optional(medusa),
+            d.drafter = AutoSpec{.medusa = heads.empty() ? std::nullopt : std::optional(medusa),
                                  .eagle = eagle_path.empty() ? std::nullopt : std::optional(eagle),
                                  .draft = draft_path.empty() ? std::nullopt : std::optional(draft),
                                  .ngram = ngram};

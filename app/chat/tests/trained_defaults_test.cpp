@@ -103,6 +103,17 @@ TEST_CASE("trained defaults: the note says what it set, and only while those fil
     CHECK_FALSE(defaults_note_applies(s, noted));
 }
 
+TEST_CASE("heads 'init', as the command line takes it, are the model's own initialised heads", "[chat]") {
+    DecodeSettings s;
+    s.heads_path = "init";
+    const DecodingSpec spec = s.spec();
+    const auto* medusa = std::get_if<MedusaSpec>(&spec.drafter);
+    REQUIRE(medusa);
+    CHECK(medusa->heads.empty());
+    DecodeSettings empty;
+    CHECK(s.spec() == empty.spec());
+}
+
 TEST_CASE("mode names for the turn table", "[chat]") {
     DecodeSettings s;
     CHECK(s.mode_name() == "medusa (mc_sim_7b_63, 4 heads, greedy)");
