@@ -331,8 +331,7 @@ void DecodeWorker::run(const Job& job) {
     // and a controlled step may fall back to plain decoding).
     const bool chains = job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
-    const bool chat = detect_chat_template(L.file()).kind != ChatTemplate::None;
-    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode, chat);
+    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode, chat_model_);
     std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -161,7 +161,7 @@ void on_drop(GLFWwindow* w, int n, const char** paths) {
 
 // While the worker decodes, frames wait their turn: a frame's drawing and the decoding steps share
 // the device's one queue, so each frame drawn holds the next step up. Drawing may take a tenth of
-// the time: at a CPU driver's 60 ms a frame that is under 2 frames a second (at full rate the app
+// the time: at a CPU driver's 25-60 ms a frame that is 2 to 4 frames a second (at full rate the app
 // decoded 50 tokens/s where the command line did 4,000), on a GPU 30. Input is handled as it comes.
 struct FramePacer {
     double frame_start = 0, frame_end = 0;

@@ -119,10 +119,14 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
                       uint32_t(T));
 }
 
-void GpuModel::set_matmul_config(const MatmulConfig& config) {
+void GpuModel::drop_recorded_forwards() {
     for (auto& [size, seq] : sequences_) seq->wait();
     sequences_.clear();
     last_ = nullptr;
+}
+
+void GpuModel::set_matmul_config(const MatmulConfig& config) {
+    drop_recorded_forwards();
     matmuls_->set_config(config);
     matmul_source_ = "given";
 }
@@ -131,9 +135,7 @@ void GpuModel::capture_layer_inputs(std::vector<int> layers) {
     if (layers == feature_layers_) return;
     for (int l : layers)
         if (l < 0 || l >= cfg_.n_layers) throw std::invalid_argument("no layer " + std::to_string(l) + " to capture");
-    for (auto& [size, seq] : sequences_) seq->wait();
-    sequences_.clear();
-    last_ = nullptr;
+    drop_recorded_forwards();
     feature_layers_ = std::move(layers);
     kv_->set_feature_dim(feature_layers_.empty() ? cfg_.dim : int(feature_layers_.size()) * cfg_.dim);
 }

@@ -93,6 +93,7 @@ public:
 
 private:
     gpu::CommandSequence& forward_sequence(int n_tokens);  // recorded at first use
+    void drop_recorded_forwards();  // after a change they recorded (waits for them first)
     const gpu::Kernel& embed_kernel(MatrixVariant variant);
 
     gpu::Context& ctx_;
