@@ -37,6 +37,7 @@ layout(std430, binding = 24) buffer Probe24 { TrainSmoothL1Push v24; };
 layout(std430, binding = 25) buffer Probe25 { TrainSoftCePush v25; };
 layout(std430, binding = 26) buffer Probe26 { EagleInputs v26; };
 layout(std430, binding = 27) buffer Probe27 { TrainAxpyPush v27; };
+layout(std430, binding = 28) buffer Probe28 { TrainTttAttentionPush v28; };
 
 void main() {
     float sum = 0.0;
@@ -68,5 +69,6 @@ void main() {
     sum += float(v25.vocab);
     sum += float(v26.store_base);
     sum += float(v27.n);
+    sum += float(v28.step);
     v0.base = uint(sum);
 }

@@ -132,6 +132,10 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
     check_struct(spirv, "TrainAttentionPush",
                  {M(TrainAttentionPush, rows), M(TrainAttentionPush, seq_len), M(TrainAttentionPush, n_heads),
                   M(TrainAttentionPush, n_kv_heads), M(TrainAttentionPush, stride)});
+    check_struct(spirv, "TrainTttAttentionPush",
+                 {M(TrainTttAttentionPush, rows), M(TrainTttAttentionPush, seq_len), M(TrainTttAttentionPush, n_heads),
+                  M(TrainTttAttentionPush, n_kv_heads), M(TrainTttAttentionPush, stride), M(TrainTttAttentionPush, step),
+                  M(TrainTttAttentionPush, step_floats), M(TrainTttAttentionPush, accumulate)});
     check_struct(spirv, "TrainSwigluPush", {M(TrainSwigluPush, rows), M(TrainSwigluPush, hidden)});
     check_struct(spirv, "TrainSmoothL1Push",
                  {M(TrainSmoothL1Push, rows), M(TrainSmoothL1Push, dim), M(TrainSmoothL1Push, stats_off),

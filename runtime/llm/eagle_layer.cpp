@@ -42,6 +42,45 @@ EagleLayer EagleLayer::init(const LlamaConfig& t, uint64_t seed) {
     return e;
 }
 
+EagleLayer EagleLayer::init_eagle3(const LlamaConfig& t, std::vector<int> layers, std::vector<int> draft_to_target,
+                                   std::span<const float> final_norm, std::span<const float> classifier, uint64_t seed) {
+    EagleLayer e = init(t, seed);
+    e.version = EagleVersion::Eagle3;
+    e.target_layers = std::move(layers);
+    e.draft_to_target = std::move(draft_to_target);
+    e.target_vocab = t.vocab_size;
+    const size_t d = e.dim, kv = e.kv_dim(), n = e.target_layers.size();
+    if (final_norm.size() != d || classifier.size() != size_t(t.vocab_size) * d)
+        throw std::invalid_argument("the target's final norm or classifier of the wrong size");
+    std::mt19937_64 rng(seed ^ 0xE3E3E3E3ull);
+    auto random = [&](size_t count) {
+        std::normal_distribution<float> normal(0.0f, 0.02f);
+        std::vector<float> v(count);
+        for (auto& x : v) x = normal(rng);
+        return v;
+    };
+    e.fc_w.clear();
+    if (n > 1) {
+        e.fc_w.assign(d * n * d, 0.0f);
+        for (size_t i = 0; i < d; ++i)
+            for (size_t l = 0; l < n; ++l) e.fc_w[i * n * d + l * d + i] = 1.0f / float(n);
+    }
+    e.fc_b.clear();
+    e.wq = random(d * 2 * d);
+    e.wk = random(kv * 2 * d);
+    e.wv = random(kv * 2 * d);
+    e.input_norm.assign(d, 1.0f);
+    e.hidden_norm.assign(d, 1.0f);
+    e.final_norm.assign(final_norm.begin(), final_norm.end());
+    e.draft_head.clear();
+    for (int to : e.draft_to_target) {
+        if (to < 0 || to >= t.vocab_size) throw std::invalid_argument("a draft token outside the target vocabulary");
+        e.draft_head.insert(e.draft_head.end(), classifier.begin() + size_t(to) * d, classifier.begin() + size_t(to + 1) * d);
+    }
+    e.check_fits(t);
+    return e;
+}
+
 void EagleLayer::check_fits(const LlamaConfig& t) const {
     auto bad = [&](const std::string& what, int mine, int theirs) {
         throw FormatError(source + ": the EAGLE layer has " + what + " " + std::to_string(mine) +
@@ -65,6 +104,8 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
                 throw FormatError(source + ": target layer " + std::to_string(target_layers[i]) +
                                   " is not a layer of the target model (layers 0 to " + std::to_string(t.n_layers - 1) +
                                   ", each once)");
+        if (target_vocab != 0 && target_vocab != t.vocab_size)
+            bad("target vocabulary", target_vocab, t.vocab_size);
         if (draft_to_target.empty() || draft_vocab() > t.vocab_size)
             throw FormatError(source + ": a draft vocabulary of " + std::to_string(draft_vocab()) +
                               " tokens does not fit the target's " + std::to_string(t.vocab_size));

@@ -42,6 +42,7 @@ struct EagleLayer {
     std::vector<float> input_norm, hidden_norm, final_norm;  // (dim) each
     std::vector<float> draft_head;           // (draft vocabulary, dim)
     std::vector<int> draft_to_target;        // target token id of each draft id
+    int target_vocab = 0;                    // the target's vocabulary (t2d's length when written)
     std::string source;               // file it came from, or "init"
 
     bool eagle3() const { return version == EagleVersion::Eagle3; }
@@ -57,6 +58,13 @@ struct EagleLayer {
     // A fresh layer for `target` (its shape): fc passes the feature through (f_{i+1} ~ f_i) and
     // the decoder layer's weights are small random values, so training starts from a sensible guess.
     static EagleLayer init(const LlamaConfig& target, uint64_t seed);
+    // A fresh EAGLE-3 layer reading the inputs of `layers` with the draft vocabulary
+    // `draft_to_target`: fc averages the fused layers, the decoder weights are small random
+    // values, and the final norm and draft head start as the target's own (`final_norm`, and the
+    // rows of `classifier`, (vocab, dim), of the draft tokens), so the layer starts by reading the
+    // residual stream through the target's head.
+    static EagleLayer init_eagle3(const LlamaConfig& target, std::vector<int> layers, std::vector<int> draft_to_target,
+                                  std::span<const float> final_norm, std::span<const float> classifier, uint64_t seed);
     // Throws FormatError naming `source` when the layer does not fit the target model.
     void check_fits(const LlamaConfig& target) const;
 };

@@ -214,6 +214,7 @@ EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const Lla
     e.final_norm = read(f, "norm.weight", {d});
     e.draft_head = read(f, "lm_head.weight", {draft_vocab, d});
     e.draft_to_target = draft_to_target(f, draft_vocab, target.vocab_size);
+    e.target_vocab = target.vocab_size;
     e.check_fits(target);
     return e;
 }
@@ -268,8 +269,73 @@ EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std
     return with_weights(std::move(e), bias, weights, target, draft_vocab);
 }
 
+namespace {
+
+// EAGLE-3's published layout (SafeAILab's): fc over the fused layers, midlayer.*, its own norm and
+// draft head, d2t as offsets and t2d as marks over the target vocabulary.
+void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = 2 * d, n = int64_t(e.target_layers.size());
+    if (e.target_vocab < 1) throw std::invalid_argument("an EAGLE-3 layer to write needs its target vocabulary");
+    const std::vector<float> wq = permute(e.wq, int(d), int(in), e.n_heads, true);
+    const std::vector<float> wk = permute(e.wk, int(kv), int(in), e.n_kv_heads, true);
+    std::vector<Tensor> tensors;
+    auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
+        tensors.push_back(f32_tensor(name, v, std::move(shape)));
+    };
+    const std::string m = "midlayer.";
+    if (e.fuses()) add("fc.weight", e.fc_w, {d, n * d});
+    add(m + "input_layernorm.weight", e.input_norm, {d});
+    add(m + "hidden_norm.weight", e.hidden_norm, {d});
+    add(m + "self_attn.q_proj.weight", wq, {d, in});
+    add(m + "self_attn.k_proj.weight", wk, {kv, in});
+    add(m + "self_attn.v_proj.weight", e.wv, {kv, in});
+    add(m + "self_attn.o_proj.weight", e.wo, {d, d});
+    add(m + "post_attention_layernorm.weight", e.post_norm, {d});
+    add(m + "mlp.gate_proj.weight", e.w_gate, {h, d});
+    add(m + "mlp.up_proj.weight", e.w_up, {h, d});
+    add(m + "mlp.down_proj.weight", e.w_down, {d, h});
+    add("norm.weight", e.final_norm, {d});
+    add("lm_head.weight", e.draft_head, {int64_t(e.draft_vocab()), d});
+    std::vector<int64_t> d2t(e.draft_to_target.size());
+    std::vector<uint8_t> t2d(size_t(e.target_vocab), 0);
+    for (size_t i = 0; i < d2t.size(); ++i) {
+        d2t[i] = int64_t(e.draft_to_target[i]) - int64_t(i);
+        t2d.at(size_t(e.draft_to_target[i])) = 1;
+    }
+    const json config = {{"architectures", {"LlamaForCausalLMEagle3"}},
+                         {"model_type", "llama"},
+                         {"hidden_size", e.dim},
+                         {"target_hidden_size", e.dim},
+                         {"intermediate_size", e.hidden_dim},
+                         {"num_attention_heads", e.n_heads},
+                         {"num_key_value_heads", e.n_kv_heads},
+                         {"num_hidden_layers", 1},
+                         {"vocab_size", e.target_vocab},
+                         {"draft_vocab_size", e.draft_vocab()},
+                         {"rms_norm_eps", e.rms_eps},
+                         {"rope_theta", e.rope_theta},
+                         {"rope_scaling", nullptr},
+                         {"max_position_embeddings", 2048},  // SafeAILab's RoPE cache grows past it
+                         {"hidden_act", "silu"},
+                         {"bias", false},
+                         {"pretraining_tp", 1},
+                         {"tie_word_embeddings", false},
+                         {"torch_dtype", "float32"},
+                         {"eagle_config", {{"eagle_aux_hidden_state_layer_ids", e.target_layers}}},
+                         {"base_model_name_or_path", base_model}};
+    const std::vector<uint8_t> weights =
+        serialize_safetensors(tensors, {{"format", "pt"}}, {i64_tensor("d2t", d2t), bool_tensor("t2d", t2d)});
+    const std::string config_text = json_text(config);
+    const std::string_view weight_bytes(reinterpret_cast<const char*>(weights.data()), weights.size());
+    write_files_atomically({{(fs::path(folder) / kWeights).string(), weight_bytes},
+                            {(fs::path(folder) / "config.json").string(), config_text}});
+}
+
+}  // namespace
+
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
     fs::create_directories(folder);
+    if (e.eagle3()) return save_eagle3_layer(e, folder, base_model);
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     const std::vector<float> wq = permute(e.wq, int(d), int(d), e.n_heads, true);
     const std::vector<float> wk = permute(e.wk, int(kv), int(d), e.n_kv_heads, true);

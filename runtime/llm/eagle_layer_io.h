@@ -17,7 +17,10 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target);
 // The same from parts already read: the weights and the text of config.json (`config_name` in errors).
 EagleLayer load_eagle_layer_from_parts(const SafetensorsFile& weights, const std::string& config_json,
                                        const std::string& config_name, const LlamaConfig& target);
-// Writes config.json (naming `base_model`) and model.safetensors into `folder`.
+// Writes config.json (naming `base_model`) and model.safetensors into `folder`; an EAGLE-3 layer
+// in SafeAILab's published layout (fc.weight, midlayer.*, norm.weight, lm_head.weight, d2t as I64
+// offsets, t2d as BOOL marks; config.json with LlamaForCausalLMEagle3, draft_vocab_size and
+// eagle_config.eagle_aux_hidden_state_layer_ids).
 void save_eagle_layer(const EagleLayer& layer, const std::string& folder, const std::string& base_model);
 
 }  // namespace medusa

@@ -278,20 +278,34 @@ const Tensor& SafetensorsFile::get(const std::string& name) const {
 }
 
 std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
-                                           const std::map<std::string, std::string>& metadata) {
+                                           const std::map<std::string, std::string>& metadata,
+                                           const std::vector<IndexTensor>& indices) {
     json header = json::object();
     if (!metadata.empty()) header["__metadata__"] = metadata;
     uint64_t at = 0;
     std::set<std::string> names;
-    for (const Tensor& t : tensors) {
-        if (t.name.empty() || t.name == "__metadata__" || !names.insert(t.name).second)
-            throw std::invalid_argument("safetensors: bad or repeated tensor name '" + t.name + "'");
-        const uint64_t want = uint64_t(t.numel()) * safetensors_element_size(t.type);
-        if (want != t.nbytes || (t.nbytes && !t.data))
-            throw std::invalid_argument("safetensors: tensor '" + t.name + "' holds " + std::to_string(t.nbytes) +
+    struct Part {
+        const uint8_t* data;
+        size_t nbytes;
+    };
+    std::vector<Part> parts;
+    auto add = [&](const std::string& name, const char* dtype, const std::vector<int64_t>& shape, uint64_t want,
+                   const uint8_t* data, size_t nbytes) {
+        if (name.empty() || name == "__metadata__" || !names.insert(name).second)
+            throw std::invalid_argument("safetensors: bad or repeated tensor name '" + name + "'");
+        if (want != nbytes || (nbytes && !data))
+            throw std::invalid_argument("safetensors: tensor '" + name + "' holds " + std::to_string(nbytes) +
                                         " bytes, its shape needs " + std::to_string(want));
-        header[t.name] = {{"dtype", safetensors_dtype_name(t.type)}, {"shape", t.shape}, {"data_offsets", {at, at + want}}};
+        header[name] = {{"dtype", dtype}, {"shape", shape}, {"data_offsets", {at, at + want}}};
         at += want;
+        parts.push_back({data, nbytes});
+    };
+    for (const Tensor& t : tensors)
+        add(t.name, safetensors_dtype_name(t.type), t.shape, uint64_t(t.numel()) * safetensors_element_size(t.type),
+            t.data, t.nbytes);
+    for (const IndexTensor& t : indices) {
+        const char* dtype = t.type == IndexTensor::Type::I64 ? "I64" : t.type == IndexTensor::Type::I32 ? "I32" : "BOOL";
+        add(t.name, dtype, t.shape, uint64_t(t.numel()) * index_element_size(t.type), t.data, t.nbytes);
     }
     std::string text = json_text(header, -1);
     text.append((8 - text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
@@ -300,11 +314,31 @@ std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
     std::memcpy(out.data(), &len, 8);
     std::memcpy(out.data() + 8, text.data(), text.size());
     uint8_t* p = out.data() + 8 + text.size();
-    for (const Tensor& t : tensors) {
-        if (t.nbytes) std::memcpy(p, t.data, t.nbytes);
-        p += t.nbytes;
+    for (const Part& part : parts) {
+        if (part.nbytes) std::memcpy(p, part.data, part.nbytes);
+        p += part.nbytes;
     }
     return out;
+}
+
+IndexTensor i64_tensor(std::string name, const std::vector<int64_t>& v) {
+    IndexTensor t;
+    t.name = std::move(name);
+    t.type = IndexTensor::Type::I64;
+    t.shape = {int64_t(v.size())};
+    t.data = reinterpret_cast<const uint8_t*>(v.data());
+    t.nbytes = v.size() * 8;
+    return t;
+}
+
+IndexTensor bool_tensor(std::string name, const std::vector<uint8_t>& v) {
+    IndexTensor t;
+    t.name = std::move(name);
+    t.type = IndexTensor::Type::Bool;
+    t.shape = {int64_t(v.size())};
+    t.data = v.data();
+    t.nbytes = v.size();
+    return t;
 }
 
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,

@@ -61,13 +61,19 @@ private:
 // Only the "__metadata__" of the file at `path`, reading its header and nothing after it.
 std::map<std::string, std::string> read_safetensors_metadata(const std::string& path);
 
-// The file bytes for `tensors` (F32, F16 or BF16; each Tensor::data must hold nbytes),
-// with string `metadata` under "__metadata__". Names must be unique.
+// The file bytes for `tensors` (F32, F16 or BF16; each Tensor::data must hold nbytes), then
+// the integer tensors `indices`, with string `metadata` under "__metadata__". Names must be unique.
 std::vector<uint8_t> serialize_safetensors(const std::vector<Tensor>& tensors,
-                                           const std::map<std::string, std::string>& metadata = {});
+                                           const std::map<std::string, std::string>& metadata = {},
+                                           const std::vector<IndexTensor>& indices = {});
 // Writes serialize_safetensors(...) to `path` (through a temporary file, then renamed).
 void write_safetensors(const std::string& path, const std::vector<Tensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
+
+// An integer tensor viewing values the caller owns (they must outlive it), for writing: I64
+// views int64_t values, Bool one byte (0 or 1) per value.
+IndexTensor i64_tensor(std::string name, const std::vector<int64_t>& v);
+IndexTensor bool_tensor(std::string name, const std::vector<uint8_t>& v);
 
 // Element size of F32/F16/BF16 and the safetensors dtype string ("F32", "F16", "BF16").
 size_t safetensors_element_size(DType t);

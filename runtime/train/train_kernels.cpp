@@ -47,6 +47,9 @@ TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, TrainMatmul matmul) 
         att_fwd_ = kernel(Shader::train_attention_fwd, 3, sizeof(TrainAttentionPush), hd);
         att_bwd_q_ = kernel(Shader::train_attention_bwd_q, 5, sizeof(TrainAttentionPush), hd);
         att_bwd_kv_ = kernel(Shader::train_attention_bwd_kv, 5, sizeof(TrainAttentionPush), hd);
+        ttt_fwd_ = kernel(Shader::train_ttt_attention_fwd, 3, sizeof(TrainTttAttentionPush), hd);
+        ttt_bwd_q_ = kernel(Shader::train_ttt_attention_bwd_q, 5, sizeof(TrainTttAttentionPush), hd);
+        ttt_bwd_kv_ = kernel(Shader::train_ttt_attention_bwd_kv, 5, sizeof(TrainTttAttentionPush), hd);
     }
     swiglu_fwd_ = kernel(Shader::train_swiglu_fwd, 2, sizeof(TrainSwigluPush));
     swiglu_bwd_ = kernel(Shader::train_swiglu_bwd, 3, sizeof(TrainSwigluPush));
@@ -94,23 +97,23 @@ void TrainKernels::bias_grad(gpu::CommandSequence& s, const gpu::Buffer& dy, con
     s.dispatch(*bias_bwd_, {dy, grads}, p, div_up(p.dim, 64));
 }
 
-void TrainKernels::rmsnorm(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const gpu::Buffer& r,
-                           const gpu::Buffer& params, const TrainRmsnormPush& p) const {
+void TrainKernels::rmsnorm(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef y, gpu::BufferRef r,
+                           gpu::BufferRef params, const TrainRmsnormPush& p) const {
     s.dispatch(*norm_fwd_, {x, y, r, params}, p, div_up(p.rows, 64));
 }
 
-void TrainKernels::rmsnorm_dx(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy,
-                              const gpu::Buffer& r, const gpu::Buffer& params, const gpu::Buffer& dx,
+void TrainKernels::rmsnorm_dx(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy,
+                              gpu::BufferRef r, gpu::BufferRef params, gpu::BufferRef dx,
                               const TrainRmsnormPush& p) const {
     s.dispatch(*norm_bwd_, {x, dy, r, params, dx}, p, div_up(p.rows, 64));
 }
 
-void TrainKernels::rmsnorm_dgain(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy,
-                                 const gpu::Buffer& r, const gpu::Buffer& grads, const TrainRmsnormPush& p) const {
+void TrainKernels::rmsnorm_dgain(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy,
+                                 gpu::BufferRef r, gpu::BufferRef grads, const TrainRmsnormPush& p) const {
     s.dispatch(*norm_gain_, {x, dy, r, grads}, p, div_up(p.dim, 64));
 }
 
-void TrainKernels::rope(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& positions,
+void TrainKernels::rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions,
                         const TrainRopePush& p) const {
     s.dispatch(*rope_, {x, positions}, p, div_up(p.rows * (p.width / 2), 64));
 }
@@ -129,13 +132,27 @@ void TrainKernels::attention_backward(gpu::CommandSequence& s, const gpu::Buffer
     s.dispatch(*att_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
 }
 
-void TrainKernels::swiglu(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& a,
+void TrainKernels::ttt_attention(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o, gpu::BufferRef lse,
+                                 const TrainTttAttentionPush& p) const {
+    if (!ttt_fwd_) throw std::logic_error("TrainKernels built without attention (head size 0)");
+    s.dispatch(*ttt_fwd_, {qkv, o, lse}, p, div_up(p.rows * p.n_heads, 64));
+}
+
+void TrainKernels::ttt_attention_backward(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o,
+                                          gpu::BufferRef lse, gpu::BufferRef d_o, gpu::BufferRef d_qkv,
+                                          const TrainTttAttentionPush& p) const {
+    if (!ttt_bwd_q_) throw std::logic_error("TrainKernels built without attention (head size 0)");
+    s.dispatch(*ttt_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_heads, 64));
+    s.dispatch(*ttt_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
+}
+
+void TrainKernels::swiglu(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef a,
                           const TrainSwigluPush& p) const {
     s.dispatch(*swiglu_fwd_, {gu, a}, p, div_up(p.rows * p.hidden, 64));
 }
 
-void TrainKernels::swiglu_backward(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& da,
-                                   const gpu::Buffer& d_gu, const TrainSwigluPush& p) const {
+void TrainKernels::swiglu_backward(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef da,
+                                   gpu::BufferRef d_gu, const TrainSwigluPush& p) const {
     s.dispatch(*swiglu_bwd_, {gu, da, d_gu}, p, div_up(p.rows * p.hidden, 64));
 }
 
@@ -145,9 +162,9 @@ void TrainKernels::smooth_l1(gpu::CommandSequence& s, const gpu::Buffer& pred, c
     s.dispatch(*smooth_l1_, {pred, target, row_w, d_pred, stats}, p, div_up(p.rows, 64));
 }
 
-void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer& logits,
-                                      const gpu::Buffer& target_logits, const gpu::Buffer& row_w,
-                                      const gpu::Buffer& stats, uint32_t rows, const TrainSoftCePush& p) const {
+void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, gpu::BufferRef logits,
+                                      gpu::BufferRef target_logits, gpu::BufferRef row_w,
+                                      gpu::BufferRef stats, uint32_t rows, const TrainSoftCePush& p) const {
     s.dispatch(*soft_ce_, {logits, target_logits, row_w, stats}, p, rows);
 }
 

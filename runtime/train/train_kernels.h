@@ -54,14 +54,14 @@ public:
     void bias_grad(gpu::CommandSequence& s, const gpu::Buffer& dy, const gpu::Buffer& grads,
                    const layout::TrainBiasPush& p) const;
     // Y = rmsnorm(X) (gain at gain_off of params), r per row; dX (+)= ...; d(gain) (+)= ... into grads.
-    void rmsnorm(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const gpu::Buffer& r,
-                 const gpu::Buffer& params, const layout::TrainRmsnormPush& p) const;
-    void rmsnorm_dx(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy, const gpu::Buffer& r,
-                    const gpu::Buffer& params, const gpu::Buffer& dx, const layout::TrainRmsnormPush& p) const;
-    void rmsnorm_dgain(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& dy, const gpu::Buffer& r,
-                       const gpu::Buffer& grads, const layout::TrainRmsnormPush& p) const;
+    void rmsnorm(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef y, gpu::BufferRef r,
+                 gpu::BufferRef params, const layout::TrainRmsnormPush& p) const;
+    void rmsnorm_dx(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy, gpu::BufferRef r,
+                    gpu::BufferRef params, gpu::BufferRef dx, const layout::TrainRmsnormPush& p) const;
+    void rmsnorm_dgain(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy, gpu::BufferRef r,
+                       gpu::BufferRef grads, const layout::TrainRmsnormPush& p) const;
     // In place; direction -1 is the backward.
-    void rope(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& positions,
+    void rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions,
               const layout::TrainRopePush& p) const;
     void attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o, const gpu::Buffer& lse,
                    const layout::TrainAttentionPush& p) const;
@@ -69,16 +69,22 @@ public:
     void attention_backward(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
                             const gpu::Buffer& lse, const gpu::Buffer& d_o, const gpu::Buffer& d_qkv,
                             const layout::TrainAttentionPush& p) const;
-    void swiglu(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& a,
+    // EAGLE-3's training-time-test attention of step p.step (train_ttt_attention.comp): QKV and
+    // dQKV hold every step; O, LSE and dO are the step's.
+    void ttt_attention(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o, gpu::BufferRef lse,
+                       const layout::TrainTttAttentionPush& p) const;
+    void ttt_attention_backward(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o, gpu::BufferRef lse,
+                                gpu::BufferRef d_o, gpu::BufferRef d_qkv, const layout::TrainTttAttentionPush& p) const;
+    void swiglu(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef a,
                 const layout::TrainSwigluPush& p) const;
-    void swiglu_backward(gpu::CommandSequence& s, const gpu::Buffer& gu, const gpu::Buffer& da,
-                         const gpu::Buffer& d_gu, const layout::TrainSwigluPush& p) const;
+    void swiglu_backward(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef da,
+                         gpu::BufferRef d_gu, const layout::TrainSwigluPush& p) const;
     void smooth_l1(gpu::CommandSequence& s, const gpu::Buffer& pred, const gpu::Buffer& target,
                    const gpu::Buffer& row_w, const gpu::Buffer& d_pred, const gpu::Buffer& stats,
                    const layout::TrainSmoothL1Push& p) const;
     // Logits become their gradient.
-    void soft_cross_entropy(gpu::CommandSequence& s, const gpu::Buffer& logits, const gpu::Buffer& target_logits,
-                            const gpu::Buffer& row_w, const gpu::Buffer& stats, uint32_t rows,
+    void soft_cross_entropy(gpu::CommandSequence& s, gpu::BufferRef logits, gpu::BufferRef target_logits,
+                            gpu::BufferRef row_w, gpu::BufferRef stats, uint32_t rows,
                             const layout::TrainSoftCePush& p) const;
     // Y[y_off..] = beta Y + alpha X[x_off..] over n floats (train_axpy.comp).
     void axpy(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y, const layout::TrainAxpyPush& p) const;
@@ -93,7 +99,7 @@ public:
 
 private:
     std::unique_ptr<gpu::Kernel> matmul_, matmul_quad_, bias_fwd_, bias_bwd_, norm_fwd_, norm_bwd_, norm_gain_, rope_, att_fwd_,
-        att_bwd_q_, att_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_, axpy_;
+        att_bwd_q_, att_bwd_kv_, ttt_fwd_, ttt_bwd_q_, ttt_bwd_kv_, swiglu_fwd_, swiglu_bwd_, smooth_l1_, soft_ce_, grad_norm_, adamw_, axpy_;
 };
 
 }  // namespace medusa::train

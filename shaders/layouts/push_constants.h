@@ -136,6 +136,17 @@ struct TrainAttentionPush {
     u32 n_heads, n_kv_heads;
     u32 stride;     // floats per row of QKV: [q (n_heads) | k (n_kv_heads) | v (n_kv_heads)] heads
 };
+// EAGLE-3's training-time test: step k's query of row i attends to step 0's keys of rows
+// s seq_len .. i (the true context) and to row i's keys of steps 1..k (its own drafts so far).
+struct TrainTttAttentionPush {
+    u32 rows;         // rows of one step: sequences * seq_len
+    u32 seq_len;
+    u32 n_heads, n_kv_heads;
+    u32 stride;       // floats per row of QKV: [q | k | v] heads
+    u32 step;         // k: the step whose queries run
+    u32 step_floats;  // floats between the QKV (and dQKV) rows of two steps
+    u32 accumulate;   // BWD_KV adds to dk, dv (every step but the first one run backward)
+};
 struct TrainSwigluPush {
     u32 rows, hidden;  // GU rows are [gate (hidden) | up (hidden)]
 };

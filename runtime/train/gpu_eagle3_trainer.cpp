@@ -1,0 +1,252 @@
+#include "train/gpu_eagle3_trainer.h"
+
+#include <stdexcept>
+
+#include "train/eagle_flat_params.h"
+
+namespace medusa::train {
+
+using namespace layout;
+
+namespace {
+constexpr size_t kSliceAlign = 64;  // floats: 256 bytes
+
+std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind) {
+    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
+    b->fill_zero();
+    return b;
+}
+}  // namespace
+
+StepSlices::StepSlices(gpu::Context& ctx, int steps, size_t n, gpu::MemoryKind kind)
+    : floats(n), stride((n + kSliceAlign - 1) / kSliceAlign * kSliceAlign) {
+    buf = buffer(ctx, stride * size_t(steps), kind);
+}
+
+GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& target_head,
+                                   int sequences, int seq_len, int steps, TrainMatmul matmul)
+    : shape_(init), seq_len_(seq_len), rows_(sequences * seq_len), steps_(steps), k_(ctx, init.head_dim(), matmul),
+      opt_(ctx, pack_eagle_layer(init)) {
+    if (!init.eagle3()) throw std::invalid_argument("training-time test trains EAGLE-3 layers");
+    if (sequences < 1 || seq_len < 1 || steps < 1) throw std::invalid_argument("EAGLE-3 training needs a sequence and a step");
+    if (target_head.size() != size_t(init.draft_vocab()) * init.dim)
+        throw std::invalid_argument("target head of the wrong size for the draft vocabulary");
+    for (auto* t : {&shape_.fc_w, &shape_.wq, &shape_.wk, &shape_.wv, &shape_.wo, &shape_.post_norm, &shape_.w_gate,
+                    &shape_.w_up, &shape_.w_down, &shape_.input_norm, &shape_.hidden_norm, &shape_.final_norm,
+                    &shape_.draft_head})
+        t->clear();  // only the sizes are kept on the CPU
+    const size_t R = rows_, d = init.dim, kv = init.kv_dim(), hid = init.hidden_dim, V = init.draft_vocab();
+    const size_t F = init.feature_dim();
+    using gpu::MemoryKind;
+    auto slices = [&](int n, size_t floats, MemoryKind kind = MemoryKind::Device) {
+        return std::make_unique<StepSlices>(ctx, n, floats, kind);
+    };
+    target_head_ = buffer(ctx, V * d, MemoryKind::Device);
+    target_head_->upload(target_head.data(), target_head.size() * 4);
+    features_ = buffer(ctx, R * F, MemoryKind::Host);
+    emb_ = slices(steps, R * d, MemoryKind::Host);
+    target_ = slices(steps, R * d, MemoryKind::Host);
+    pos_ = slices(steps, R, MemoryKind::Host);
+    row_w_ = slices(steps, R, MemoryKind::Host);
+    stats_ = slices(steps, 2 * R, MemoryKind::Host);
+    hs_ = slices(steps + 1, R * d);
+    d_hs_ = slices(steps + 1, R * d);
+    ne_ = slices(steps, R * d);
+    nh_ = slices(steps, R * d);
+    re_ = slices(steps, R);
+    rh_ = slices(steps, R);
+    qkv_ = slices(steps, R * (d + 2 * kv));
+    d_qkv_ = slices(steps, R * (d + 2 * kv));
+    att_ = slices(steps, R * d);
+    lse_ = slices(steps, R * init.n_heads);
+    h_ = slices(steps, R * d);
+    normed_ = slices(steps, R * d);
+    rstd_ = slices(steps, R);
+    gu_ = slices(steps, R * 2 * hid);
+    a_ = slices(steps, R * hid);
+    fn_ = buffer(ctx, R * d, MemoryKind::Device);
+    rf_ = buffer(ctx, R, MemoryKind::Device);
+    logits_ = buffer(ctx, R * V, MemoryKind::Device);
+    target_logits_ = buffer(ctx, R * V, MemoryKind::Device);
+    d_fn_ = buffer(ctx, R * d, MemoryKind::Device);
+    d_a_ = buffer(ctx, R * hid, MemoryKind::Device);
+    d_gu_ = buffer(ctx, R * 2 * hid, MemoryKind::Device);
+    d_normed_ = buffer(ctx, R * d, MemoryKind::Device);
+    d_h_ = buffer(ctx, R * d, MemoryKind::Device);
+    d_att_ = buffer(ctx, R * d, MemoryKind::Device);
+    d_ne_ = buffer(ctx, R * d, MemoryKind::Device);
+    d_nh_ = buffer(ctx, R * d, MemoryKind::Device);
+    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
+                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
+                                                record(s, backward, update);
+                                            });
+}
+
+GpuEagle3Trainer::~GpuEagle3Trainer() = default;
+
+void GpuEagle3Trainer::record(gpu::CommandSequence& s, bool backward, bool update) {
+    const EagleFlatLayout at(shape_);
+    const uint32_t R = rows_, d = shape_.dim, kv = shape_.kv_dim(), hid = shape_.hidden_dim, V = shape_.draft_vocab();
+    const uint32_t F = shape_.feature_dim(), qkv_w = d + 2 * kv, K = steps_;
+    const float eps = shape_.rms_eps;
+    const gpu::Buffer &params = opt_.params(), &grads = opt_.grads();
+    auto par = [&](size_t off, uint32_t in) { return Mat{params, uint32_t(off), in}; };
+    auto grad = [&](size_t off, uint32_t in) { return Mat{grads, uint32_t(off), in}; };
+    auto rows = [](const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; };
+    auto step_rows = [](const StepSlices& sl, int k, uint32_t width) { return Mat{*sl.buf, sl.off(k), width}; };
+    auto norm = [&](size_t gain, bool accumulate) {
+        return TrainRmsnormPush{R, d, uint32_t(gain), 1, eps, uint32_t(accumulate)};
+    };
+    auto copy = [&](const StepSlices& from, int i, const StepSlices& to, int j) {
+        s.copy(*from.buf, size_t(from.off(i)) * 4, *to.buf, size_t(to.off(j)) * 4, size_t(R) * d * 4);
+    };
+    const TrainRopePush rope{R, d + kv, qkv_w, uint32_t(shape_.head_dim()), shape_.rope_theta, 1.0f};
+    const TrainSwigluPush swiglu{R, hid};
+    auto attention = [&](int k, bool accumulate) {
+        return TrainTttAttentionPush{R, uint32_t(seq_len_), uint32_t(shape_.n_heads), uint32_t(shape_.n_kv_heads),
+                                     qkv_w, uint32_t(k), uint32_t(qkv_->stride), uint32_t(accumulate)};
+    };
+
+    s.begin();
+    // Forward, step by step: step 0's residual is fc over the fused feature (or the feature);
+    // each step reads [input_norm(e) ; hidden_norm(h)] and returns h + attention + MLP, the next
+    // step's h.
+    s.stage("forward: unrolled steps");
+    if (shape_.fuses()) k_.linear(s, rows(*features_, F), par(at.fc_w, F), step_rows(*hs_, 0, d), R, F, d);
+    else s.copy(*features_, 0, *hs_->buf, 0, size_t(R) * d * 4);
+    for (uint32_t k = 0; k < K; ++k) {
+        k_.rmsnorm(s, emb_->at(k), ne_->at(k), re_->at(k), params, norm(at.input_norm, false));
+        k_.rmsnorm(s, hs_->at(k), nh_->at(k), rh_->at(k), params, norm(at.hidden_norm, false));
+        k_.linear(s, step_rows(*ne_, k, d), par(at.qkv, 2 * d), step_rows(*qkv_, k, qkv_w), R, d, qkv_w);
+        k_.linear(s, step_rows(*nh_, k, d), par(at.qkv + d, 2 * d), step_rows(*qkv_, k, qkv_w), R, d, qkv_w, true);
+        k_.rope(s, qkv_->at(k), pos_->at(k), rope);
+        s.stage("attention");
+        k_.ttt_attention(s, *qkv_->buf, att_->at(k), lse_->at(k), attention(k, false));
+        s.stage("forward: unrolled steps");
+        copy(*hs_, k, *h_, k);
+        k_.linear(s, step_rows(*att_, k, d), par(at.wo, d), step_rows(*h_, k, d), R, d, d, true);
+        k_.rmsnorm(s, h_->at(k), normed_->at(k), rstd_->at(k), params, norm(at.post_norm, false));
+        k_.linear(s, step_rows(*normed_, k, d), par(at.gate_up, d), step_rows(*gu_, k, 2 * hid), R, d, 2 * hid);
+        k_.swiglu(s, gu_->at(k), a_->at(k), swiglu);
+        copy(*h_, k, *hs_, k + 1);
+        k_.linear(s, step_rows(*a_, k, hid), par(at.w_down, hid), step_rows(*hs_, k + 1, d), R, hid, d, true);
+    }
+    // Each step's loss, then its backward, last step first: a step's output gradient is its
+    // loss's plus what the next step's residual and hidden_norm sent back. A weight's gradient
+    // is written by the last step and added to by the others.
+    for (int k = int(K) - 1; k >= 0; --k) {
+        const bool acc = k < int(K) - 1;
+        s.stage("draft head and loss");
+        k_.rmsnorm(s, hs_->at(k + 1), *fn_, *rf_, params, norm(at.final_norm, false));
+        k_.linear(s, rows(*fn_, d), par(at.draft_head, d), rows(*logits_, V), R, d, V);
+        k_.linear(s, step_rows(*target_, k, d), rows(*target_head_, d), rows(*target_logits_, V), R, d, V);
+        k_.soft_cross_entropy(s, *logits_, *target_logits_, row_w_->at(k), stats_->at(k), R, {V, 0, R, 1.0f});
+        if (!backward) continue;
+        k_.linear_dw(s, rows(*logits_, V), rows(*fn_, d), grad(at.draft_head, d), R, d, V, acc);
+        k_.linear_dx(s, rows(*logits_, V), par(at.draft_head, d), rows(*d_fn_, d), R, d, V);
+        k_.rmsnorm_dx(s, hs_->at(k + 1), *d_fn_, *rf_, params, d_hs_->at(k + 1), norm(at.final_norm, acc));
+        k_.rmsnorm_dgain(s, hs_->at(k + 1), *d_fn_, *rf_, grads, norm(at.final_norm, acc));
+        s.stage("backward: unrolled steps");
+        const Mat d_out = step_rows(*d_hs_, k + 1, d);
+        k_.linear_dw(s, d_out, step_rows(*a_, k, hid), grad(at.w_down, hid), R, hid, d, acc);
+        k_.linear_dx(s, d_out, par(at.w_down, hid), rows(*d_a_, hid), R, hid, d);
+        k_.swiglu_backward(s, gu_->at(k), *d_a_, *d_gu_, swiglu);
+        k_.linear_dw(s, rows(*d_gu_, 2 * hid), step_rows(*normed_, k, d), grad(at.gate_up, d), R, d, 2 * hid, acc);
+        k_.linear_dx(s, rows(*d_gu_, 2 * hid), par(at.gate_up, d), rows(*d_normed_, d), R, d, 2 * hid);
+        s.copy(*d_hs_->buf, size_t(d_hs_->off(k + 1)) * 4, *d_h_, 0, size_t(R) * d * 4);  // the residual
+        k_.rmsnorm_dx(s, h_->at(k), *d_normed_, rstd_->at(k), params, *d_h_, norm(at.post_norm, true));
+        k_.rmsnorm_dgain(s, h_->at(k), *d_normed_, rstd_->at(k), grads, norm(at.post_norm, acc));
+        k_.linear_dw(s, rows(*d_h_, d), step_rows(*att_, k, d), grad(at.wo, d), R, d, d, acc);
+        k_.linear_dx(s, rows(*d_h_, d), par(at.wo, d), rows(*d_att_, d), R, d, d);
+        s.stage("attention");
+        k_.ttt_attention_backward(s, *qkv_->buf, att_->at(k), lse_->at(k), *d_att_, *d_qkv_->buf, attention(k, acc));
+        s.stage("backward: unrolled steps");
+        TrainRopePush back = rope;
+        back.direction = -1.0f;
+        k_.rope(s, d_qkv_->at(k), pos_->at(k), back);
+        const Mat dq = step_rows(*d_qkv_, k, qkv_w);
+        k_.linear_dw(s, dq, step_rows(*ne_, k, d), grad(at.qkv, 2 * d), R, d, qkv_w, acc);
+        k_.linear_dw(s, dq, step_rows(*nh_, k, d), grad(at.qkv + d, 2 * d), R, d, qkv_w, acc);
+        k_.linear_dx(s, dq, par(at.qkv, 2 * d), rows(*d_ne_, d), R, d, qkv_w);
+        k_.linear_dx(s, dq, par(at.qkv + d, 2 * d), rows(*d_nh_, d), R, d, qkv_w);
+        k_.rmsnorm_dgain(s, emb_->at(k), *d_ne_, re_->at(k), grads, norm(at.input_norm, acc));
+        s.copy(*d_h_, 0, *d_hs_->buf, size_t(d_hs_->off(k)) * 4, size_t(R) * d * 4);  // the residual
+        k_.rmsnorm_dx(s, hs_->at(k), *d_nh_, rh_->at(k), params, d_hs_->at(k), norm(at.hidden_norm, true));
+        k_.rmsnorm_dgain(s, hs_->at(k), *d_nh_, rh_->at(k), grads, norm(at.hidden_norm, acc));
+    }
+    if (backward) {
+        if (shape_.fuses())
+            k_.linear_dw(s, step_rows(*d_hs_, 0, d), rows(*features_, F), grad(at.fc_w, F), R, F, d);
+        s.stage("clipping and AdamW");
+        opt_.record_update(s, k_, update);
+    }
+    s.end();
+}
+
+void GpuEagle3Trainer::write_inputs(const Eagle3Batch& b, const AdamW& opt, int step) {
+    const size_t R = rows_, d = shape_.dim, K = steps_;
+    if (b.rows != rows_ || b.seq_len != seq_len_ || b.steps != steps_ ||
+        b.features.size() != R * shape_.feature_dim() || b.embeddings.size() != K * R * d ||
+        b.target_hidden.size() != K * R * d || b.positions.size() != K * R || b.row_weight.size() != K * R)
+        throw std::invalid_argument("an EAGLE-3 batch of the wrong shape for this trainer");
+    features_->upload(b.features.data(), b.features.size() * 4);
+    for (size_t k = 0; k < K; ++k) {
+        emb_->upload(int(k), &b.embeddings[k * R * d]);
+        target_->upload(int(k), &b.target_hidden[k * R * d]);
+        pos_->upload(int(k), reinterpret_cast<const float*>(&b.positions[k * R]));
+        row_w_->upload(int(k), &b.row_weight[k * R]);
+    }
+    opt_.set_step(opt, step);
+}
+
+Eagle3BatchStats GpuEagle3Trainer::step(const Eagle3Batch& b, const AdamW& opt, int step, bool update) {
+    write_inputs(b, opt, step);
+    seqs_->run_step(update);
+    Eagle3BatchStats s = read_stats(b);
+    s.grad_norm = opt_.grad_norm();
+    return s;
+}
+
+Eagle3BatchStats GpuEagle3Trainer::evaluate(const Eagle3Batch& b) {
+    write_inputs(b, AdamW{}, 1);
+    seqs_->run_eval();
+    return read_stats(b);
+}
+
+Eagle3BatchStats GpuEagle3Trainer::read_stats(const Eagle3Batch& b) const {
+    Eagle3BatchStats s;
+    std::vector<float> st(2 * size_t(rows_));
+    for (int k = 0; k < steps_; ++k) {
+        stats_->buf->download(st.data(), st.size() * 4, size_t(stats_->off(k)) * 4);
+        double loss = 0;
+        int valid = 0, top1 = 0;
+        for (int r = 0; r < rows_; ++r) {
+            const float w = b.row_weight[size_t(k) * rows_ + r];
+            if (w <= 0) continue;
+            loss += st[r];
+            s.weighted_loss += double(w) * st[r];
+            top1 += st[rows_ + r] == 0;
+            ++valid;
+        }
+        s.loss.push_back(valid ? loss / valid : 0.0);
+        s.rows.push_back(valid);
+        s.top1.push_back(top1);
+    }
+    return s;
+}
+
+std::vector<float> GpuEagle3Trainer::flat(int which) const { return opt_.read(OptimizerState::Which(which)); }
+
+void GpuEagle3Trainer::set_flat(int which, const std::vector<float>& v) { opt_.write(OptimizerState::Which(which), v); }
+
+EagleLayer GpuEagle3Trainer::layer() const { return unpack_eagle_layer(flat(0), shape_); }
+
+EagleLayer GpuEagle3Trainer::gradients() const {
+    EagleLayer g = unpack_eagle_layer(flat(1), shape_);
+    g.source = "gradient";
+    return g;
+}
+
+std::vector<gpu::StageTime> GpuEagle3Trainer::stage_times() const { return seqs_->stage_times(); }
+
+}  // namespace medusa::train
