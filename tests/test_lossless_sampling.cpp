@@ -236,3 +236,17 @@ TEST_CASE("EAGLE drafting with speculative sampling is lossless and a forgetful 
     EagleDrafter eagle(*layer, {.top_k = 2, .depth = 3, .nodes = 6});
     check_lossless(file, runner, eagle, {{encode("Once upon a time"), kHot}, {kStoryPrompts[2], kShaped}}, 2);
 }
+
+TEST_CASE("EAGLE-3 drafting with speculative sampling is lossless and a forgetful sampler is caught", "[sampling]") {
+    // A briefly trained layer fusing three layers, its reduced draft vocabulary mapped back to
+    // the target's: drafts deep enough to be rejected in later rounds.
+    const ModelFile file = load_model(model_path("stories260K.bin"));
+    CpuReferenceModel cpu(file);
+    CpuTreeRunner runner(cpu);
+    const EagleLayer& e3 = trained_eagle3();
+    REQUIRE(e3.fuses());
+    REQUIRE(e3.draft_vocab() < file.config.vocab_size);
+    auto layer = runner.eagle_runner(file, e3);
+    EagleDrafter eagle(*layer, {.top_k = 2, .depth = 3, .nodes = 6});
+    check_lossless(file, runner, eagle, {{encode("Once upon a time"), kHot}, {kStoryPrompts[2], kShaped}}, 2);
+}

@@ -1,20 +1,30 @@
 // EAGLE-3 training with training-time test: the double-precision TTT loss drafts as the CPU
 // EAGLE-3 layer does, the GPU trainer's loss equals it and its gradients (through every unrolled
-// step, fc, the three norms and the draft head) match finite differences of it, and training
-// steps lower the loss.
+// step, fc, the three norms and the draft head) match finite differences of it, training steps
+// lower the loss; the draft vocabulary and the batches; the published layout written and read
+// back; and `medusa train-eagle --eagle3` end to end (resume, drafting with the result, bad flags).
 #include <catch2/catch.hpp>
 
-#include <cmath>
+#include <unistd.h>
 
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
 #include "gpu_fixture.h"
+#include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
+#include "model/safetensors_file.h"
 #include "test_paths.h"
 #include "train/eagle3_reference.h"
+#include "train/eagle3_training.h"
 #include "train/gpu_eagle3_trainer.h"
 
 using namespace medusa;
 using namespace medusa::train;
 using medusa::test::gpu_context;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -202,4 +212,160 @@ TEST_CASE("GPU EAGLE-3 training steps lower the training-time-test loss", "[eagl
     CHECK(after.weighted_loss < 0.75 * before);
     // The trained parameters give the reference the loss the trainer reports.
     CHECK(std::abs(total_loss(eagle3_ttt_loss(gpu.layer(), head, b)) - after.weighted_loss) < 1e-4 * before);
+}
+
+TEST_CASE("the draft vocabulary is the text's most frequent tokens", "[eagle3-train]") {
+    DistillData d;
+    d.dim = 1;
+    // Two sequences; each one's first token (BOS) is not counted.
+    d.tokens = {1, 5, 5, 5, 3, 3, 7, 1, 5, 3, 9};
+    d.seq_start = {0, 7, 11};
+    d.hidden.assign(d.tokens.size(), 0.0f);
+    const DraftVocabulary two = choose_draft_vocabulary(d, 12, 2);
+    CHECK(two.tokens == std::vector<int>{3, 5});  // 5 four times, 3 three times
+    CHECK(two.coverage == Approx(7.0 / 9.0));
+    const DraftVocabulary four = choose_draft_vocabulary(d, 12, 4);
+    CHECK(four.tokens == std::vector<int>{3, 5, 7, 9});  // 7 and 9 once each
+    const DraftVocabulary six = choose_draft_vocabulary(d, 12, 6);
+    CHECK(six.tokens == std::vector<int>{0, 1, 3, 5, 7, 9});  // unseen tokens fill by id
+    CHECK(six.coverage == Approx(1.0));
+    const DraftVocabulary covering = choose_draft_vocabulary(d, 12);  // 99%: all four seen tokens
+    CHECK(covering.tokens == std::vector<int>{3, 5, 7, 9});
+    CHECK_THROWS(choose_draft_vocabulary(d, 12, 13));
+}
+
+TEST_CASE("an EAGLE-3 batch pairs step k of row i with t_{i+1+k} and the target's state there", "[eagle3-train]") {
+    const LlamaConfig c = tiny_target();
+    EagleTarget target;
+    target.dim = c.dim, target.vocab = c.vocab_size;
+    target.embeddings = test::random_floats(size_t(c.vocab_size) * c.dim, 61, 1.0f);
+    target.lm_head = test::random_floats(size_t(c.vocab_size) * c.dim, 62, 1.0f);
+    const EagleLayer e = random_eagle3({0, 1, 3}, 63);  // drafts 0 2 3 5 6 8 10
+    DistillData d;
+    d.dim = c.dim;
+    d.tokens = {1, 4, 2, 9, 3, 1, 6};
+    d.seq_start = {0, 5, 7};
+    d.hidden = test::random_floats(d.tokens.size() * c.dim, 64, 1.0f);
+    d.feature_dim = e.feature_dim();
+    d.features = test::random_floats(d.tokens.size() * d.feature_dim, 65, 1.0f);
+    const std::vector<int> top = target_top_tokens(d, target);
+    const int L = 5, K = 3;
+    const Eagle3Batch b = make_eagle3_batch(d, target, e, top, {0, 1, -1}, L, K, 0.5f);
+    REQUIRE(b.rows == 3 * L);
+    int first_step_rows = 0;
+    for (int r = 0; r < b.rows; ++r) first_step_rows += r < 4 || r == L;  // rows whose t_{i+1} exists
+    for (int s = 0; s < 3; ++s)
+        for (int i = 0; i < L; ++i)
+            for (int k = 0; k < K; ++k) {
+                const int len = s == 0 ? 5 : s == 1 ? 2 : 0, start = s == 1 ? 5 : 0;
+                const size_t r = size_t(s * L + i), kr = size_t(k) * b.rows + r;
+                CAPTURE(s, i, k);
+                CHECK(b.positions[kr] == i + k);
+                if (i < len && k == 0)
+                    CHECK(std::equal(&b.features[r * e.feature_dim()], &b.features[(r + 1) * e.feature_dim()],
+                                     &d.features[size_t(start + i) * e.feature_dim()]));
+                if (i + 1 + k >= len) {
+                    CHECK(b.row_weight[kr] == 0.0f);
+                    continue;
+                }
+                const size_t p = size_t(start + i + 1 + k);
+                CHECK(std::equal(&b.embeddings[kr * c.dim], &b.embeddings[(kr + 1) * c.dim],
+                                 &target.embeddings[size_t(d.tokens[p]) * c.dim]));
+                CHECK(std::equal(&b.target_hidden[kr * c.dim], &b.target_hidden[(kr + 1) * c.dim], &d.hidden[p * c.dim]));
+                const bool drafts = std::count(e.draft_to_target.begin(), e.draft_to_target.end(), top[p]) > 0;
+                CHECK(b.row_weight[kr] == Approx(drafts ? std::pow(0.5, k) / first_step_rows : 0.0));
+            }
+}
+
+TEST_CASE("an EAGLE-3 layer written in the published layout reads back the same", "[eagle3-train]") {
+    const ModelFile file = load_model(test::model_path("stories260K.bin"));
+    const LlamaConfig& c = file.config;
+    const EagleTarget target = EagleTarget::from(file);
+    std::vector<int> draft;
+    for (int i = 1; i < c.vocab_size; i += 2) draft.push_back(i);
+    for (const std::vector<int>& layers : {std::vector<int>{4, 0, 2}, std::vector<int>{2}}) {
+        EagleLayer e = EagleLayer::init_eagle3(c, layers, draft, target.final_norm, target.lm_head, 9);
+        for (auto* w : {&e.fc_w, &e.wq, &e.wk, &e.wv, &e.input_norm, &e.hidden_norm})
+            *w = test::random_floats(w->size(), uint32_t(w->size()), 0.5f);
+        const fs::path dir = fs::temp_directory_path() / ("medusa_eagle3_layout_" + std::to_string(getpid()));
+        fs::remove_all(dir);
+        save_eagle_layer(e, dir.string(), file.path);
+        const EagleLayer back = load_eagle_layer(dir.string(), c);
+        CHECK(back.eagle3());
+        CHECK(back.target_layers == layers);
+        CHECK(back.draft_to_target == draft);
+        CHECK(back.fuses() == (layers.size() > 1));
+        for (auto [a, b] : {std::pair{&e.fc_w, &back.fc_w}, {&e.wq, &back.wq}, {&e.wk, &back.wk}, {&e.wv, &back.wv},
+                            {&e.wo, &back.wo}, {&e.w_down, &back.w_down}, {&e.input_norm, &back.input_norm},
+                            {&e.hidden_norm, &back.hidden_norm}, {&e.final_norm, &back.final_norm},
+                            {&e.draft_head, &back.draft_head}})
+            CHECK(*a == *b);
+        // The published names and index types, as SafeAILab's code reads them.
+        const SafetensorsFile f = SafetensorsFile::open((dir / "model.safetensors").string());
+        REQUIRE(f.find_index("d2t"));
+        CHECK(f.find_index("d2t")->type == IndexTensor::Type::I64);
+        CHECK(f.find_index("d2t")->values()[3] == draft[3] - 3);
+        REQUIRE(f.find_index("t2d"));
+        CHECK(f.find_index("t2d")->type == IndexTensor::Type::Bool);
+        CHECK(f.find_index("t2d")->values()[1] == 1);
+        CHECK(f.find_index("t2d")->values()[2] == 0);
+        for (const char* name : {"midlayer.hidden_norm.weight", "midlayer.input_layernorm.weight", "norm.weight",
+                                 "lm_head.weight", "midlayer.self_attn.q_proj.weight"})
+            CHECK(f.find(name));
+        CHECK((f.find("fc.weight") != nullptr) == (layers.size() > 1));
+        const auto config = nlohmann::json::parse(test::slurp((dir / "config.json").string()));
+        CHECK(config["architectures"][0] == "LlamaForCausalLMEagle3");
+        CHECK(config["draft_vocab_size"] == draft.size());
+        CHECK(config["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == layers);
+        fs::remove_all(dir);
+    }
+}
+
+TEST_CASE("medusa train-eagle --eagle3 trains a drafter that generate drafts with, and resumes", "[eagle3-train]") {
+    const fs::path dir = fs::temp_directory_path() / ("medusa_train_eagle3_cli_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    const std::string model = test::model_path("stories260K.bin"), tok = test::model_path("tok512.model");
+    const std::string common = "train-eagle --eagle3 -m " + model + " --tokenizer " + tok + " --out " + dir.string() +
+                               " --sequences 8 --max-len 48 --layers 1,3 --draft-vocab 200 --ttt-steps 3 --depth 3"
+                               " --eval-positions 50";
+    const auto first = test::run_medusa(common + " --steps 3");
+    CAPTURE(first.out, first.err);
+    REQUIRE(first.exit_code == 0);
+    const auto r = test::run_medusa(common + " --steps 6 --resume");
+    CAPTURE(r.out, r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.err.find("at step 4") != std::string::npos);
+    CHECK(r.err.find("draft vocabulary: 200 of 512 tokens") != std::string::npos);
+    CHECK(r.err.find("step 6/6") != std::string::npos);
+    const ModelFile file = load_model(model);
+    const EagleLayer e = load_eagle_layer(dir.string(), file.config);
+    CHECK(e.target_layers == std::vector<int>{1, 3});
+    CHECK(e.draft_vocab() == 200);
+    const auto acc = nlohmann::json::parse(test::slurp((dir / "accuracy.json").string()));
+    CHECK(acc["ttt_trained"]["top1"].size() == 3);
+    CHECK(acc["draft_on_greedy_text"]["top1"].size() == 3);
+    // generate drafts with it, and greedy output is plain greedy output.
+    const std::string gen = "generate -m " + model + " --tokenizer " + tok + " --temp 0 -n 40 --prompt \"Once upon a time\"";
+    const auto plain = test::run_medusa(gen);
+    const auto drafted = test::run_medusa(gen + " --eagle " + dir.string());
+    CAPTURE(drafted.err);
+    REQUIRE(drafted.exit_code == 0);
+    CHECK(drafted.out == plain.out);
+    CHECK(drafted.err.find("EAGLE-3 from target layers 1, 3") != std::string::npos);
+
+    // Bad values are refused with one line before any work.
+    for (const auto& [flags, says] : std::vector<std::pair<std::string, std::string>>{
+             {" --layers 1,9", "--layers: '9' is not a layer of the target (0 to 4)"},
+             {" --layers 1,1", "--layers names layer 1 twice"},
+             {" --draft-vocab 600", "--draft-vocab must be 1 to the model's vocabulary of 512"},
+             {" --ttt-steps 0", "--ttt-steps must be 1 to 32"},
+             {" --noise 0.1", "--noise"}}) {
+        const auto bad = test::run_medusa("train-eagle --eagle3 -m " + model + " --tokenizer " + tok + " --out " +
+                                          (dir / "bad").string() + flags);
+        CAPTURE(flags, bad.err);
+        CHECK(bad.exit_code != 0);
+        CHECK(bad.err.find(says) != std::string::npos);
+        CHECK(!fs::exists(dir / "bad" / "model.safetensors"));
+    }
+    fs::remove_all(dir);
 }

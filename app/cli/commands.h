@@ -12,6 +12,7 @@ int run_info(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_train_heads(int argc, char** argv);
 int run_train_eagle(int argc, char** argv);
+int run_train_eagle3(int argc, char** argv);  // train-eagle --eagle3
 int run_train_joint(int argc, char** argv);  // train-heads --joint (Medusa-2)
 int run_tune_tree(int argc, char** argv);
 int run_tree(int argc, char** argv);

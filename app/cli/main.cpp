@@ -76,6 +76,13 @@ const char* kUsage =
     "        [--max-len N] [--batch B] [--device N] [--data-engine auto|cpu|gpu] [--validate]\n"
     "      train an EAGLE draft layer on the model's own text on the GPU; accuracy per draft depth\n"
     "      --token-weight: the token loss beside the feature loss; --eval-positions: held-out positions\n"
+    "  train-eagle --eagle3 -m MODEL --out DIR [--layers A,B,C] [--draft-vocab N] [--ttt-steps K] [--steps N]\n"
+    "        [--seed S] [--resume] [--lr LR] [--batch B] [--depth M] [--eval-positions N] [--checkpoint-every N]\n"
+    "        [--tokenizer FILE] [--sequences N] [--max-len N] [--device N] [--data-engine auto|cpu|gpu] [--validate]\n"
+    "      train an EAGLE-3 drafter with training-time test (each sequence unrolled K steps on the layer's own\n"
+    "      outputs, 7 by default); --layers: the target layers whose inputs are fused (default 2, L/2, L-3);\n"
+    "      --draft-vocab: its vocabulary, the most frequent tokens of the text (default: those covering 99%);\n"
+    "      writes SafeAILab's layout (config.json, model.safetensors with d2t and t2d) and accuracy.json\n"
     "  tune-tree -m MODEL --heads DIR --out FILE.json [--plot FILE.png|svg] [--tokenizer FILE] [--sequences N]\n"
     "        [--seed S] [--min-nodes N] [--max-nodes N] [-c|--ctx-size N] [--device N] [--validate]\n"
     "      measure head accuracies, search the sparse tree per budget, time each budget, keep the fastest\n"
@@ -126,7 +133,11 @@ int main(int argc, char** argv) {
                 if (!std::strcmp(argv[i], "--joint")) return medusa::cli::run_train_joint(argc, argv);
             return medusa::cli::run_train_heads(argc, argv);
         }
-        if (cmd == "train-eagle") return medusa::cli::run_train_eagle(argc, argv);
+        if (cmd == "train-eagle") {
+            for (int i = 2; i < argc; ++i)
+                if (!std::strcmp(argv[i], "--eagle3")) return medusa::cli::run_train_eagle3(argc, argv);
+            return medusa::cli::run_train_eagle(argc, argv);
+        }
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         if (cmd == "plot") return medusa::cli::run_plot(argc, argv);

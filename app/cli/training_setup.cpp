@@ -41,6 +41,13 @@ DistillData distill(TreeRunner& model, const HiddenFn& hidden, const ModelFile& 
     std::string tag = fs::absolute(file.path).string() + " seed=" + std::to_string(o.seed) +
                       " sequences=" + std::to_string(o.sequences) + " len=" + std::to_string(o.max_len);
     if (o.temp_max == 0) tag += " greedy";
+    if (!o.feature_layers.empty()) {
+        tag += " layers=";
+        for (size_t i = 0; i < o.feature_layers.size(); ++i) {
+            if (i) tag += ',';
+            tag += std::to_string(o.feature_layers[i]);
+        }
+    }
     DistillData d;
     if (load_distill_data(d, cache, tag)) {
         std::fprintf(stderr, "%s: reusing %s (%zu tokens)\n", what, cache.c_str(), d.num_tokens());
@@ -75,11 +82,13 @@ void apply_training_flags(const Args& args, const std::string& out_dir, int step
 }
 
 DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
-                           const std::string& out_dir, uint64_t seed, bool greedy_heldout) {
+                           const std::string& out_dir, uint64_t seed, bool greedy_heldout,
+                           const std::vector<int>& feature_layers) {
     std::vector<std::vector<int>> prompts;
     for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
     DistillOptions d;
     d.seed = seed;
+    d.feature_layers = feature_layers;
     d.sequences = args.integer("--sequences", 256);
     d.max_len = args.integer("--max-len", 256);
     if (d.sequences < 1 || d.max_len < 2) throw UsageError("--sequences must be positive and --max-len at least 2");
@@ -96,7 +105,7 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     } else {
         writer = std::make_unique<GpuTreeRunner>(model);
     }
-    const HiddenFn hidden = use_cpu ? cpu_hidden_states(*cpu) : gpu_hidden_states(model);
+    const HiddenFn hidden = use_cpu ? cpu_hidden_states(*cpu, feature_layers) : gpu_hidden_states(model, feature_layers);
     DistilledText t;
     t.train = distill(*writer, hidden, file, prompts, tok.bos_id(), d, (fs::path(out_dir) / "train_data.safetensors").string(),
                       "training text");

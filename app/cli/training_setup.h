@@ -38,7 +38,9 @@ struct DistilledText {
     train::DistillData held_greedy;  // with greedy_heldout: greedy continuations only, a sixteenth as many
 };
 
+// `feature_layers` (EAGLE-3): the text keeps the inputs of these target layers too.
 DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& file, const Tokenizer& tok,
-                           const std::string& out_dir, uint64_t seed, bool greedy_heldout = false);
+                           const std::string& out_dir, uint64_t seed, bool greedy_heldout = false,
+                           const std::vector<int>& feature_layers = {});
 
 }  // namespace medusa::cli

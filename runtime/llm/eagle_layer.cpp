@@ -42,6 +42,13 @@ EagleLayer EagleLayer::init(const LlamaConfig& t, uint64_t seed) {
     return e;
 }
 
+std::vector<int> eagle3_default_layers(int target_layers) {
+    std::vector<int> layers;
+    for (int l = 0; l < target_layers; ++l)
+        if (l == 2 || l == target_layers / 2 || l == target_layers - 3) layers.push_back(l);
+    return layers;
+}
+
 EagleLayer EagleLayer::init_eagle3(const LlamaConfig& t, std::vector<int> layers, std::vector<int> draft_to_target,
                                    std::span<const float> final_norm, std::span<const float> classifier, uint64_t seed) {
     EagleLayer e = init(t, seed);

@@ -69,6 +69,10 @@ struct EagleLayer {
     void check_fits(const LlamaConfig& target) const;
 };
 
+// SafeAILab's choice of the layers EAGLE-3 fuses: 2, L/2 and L-3 of an L-layer target, each once,
+// in layer order (a small target may collapse them to one); empty when none exists.
+std::vector<int> eagle3_default_layers(int target_layers);
+
 // The layer run on the CPU, with its own KV cache over (f_i, t_{i+1}) pairs: the reference the
 // GPU layer is checked against, and the CPU engine's drafter. Embeddings and the LM head are
 // the target's.

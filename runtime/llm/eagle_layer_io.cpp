@@ -99,8 +99,7 @@ std::vector<int> eagle3_layers(const json& j, const std::string& where, int targ
         }
         return layers;
     }
-    for (int l = 0; l < target_layers; ++l)
-        if (l == 2 || l == target_layers / 2 || l == target_layers - 3) layers.push_back(l);
+    layers = eagle3_default_layers(target_layers);
     if (layers.empty()) throw FormatError(where + ": a target of " + std::to_string(target_layers) + " layers has none for EAGLE-3 to read");
     return layers;
 }

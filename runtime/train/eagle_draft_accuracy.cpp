@@ -16,6 +16,7 @@ EagleDraftAccuracy eagle_draft_accuracy(const EagleLayer& layer, const ModelFile
     const int context = file.config.seq_len, dim = file.config.dim;
     CpuReferenceModel target(file);
     CpuEagleModel eagle(layer, file, context);
+    if (layer.eagle3()) target.capture_layer_inputs(layer.target_layers);  // EAGLE-3 reads their inputs
     std::vector<double> agree(depth, 0), cond_hits(depth, 0), cond_total(depth, 0), chain(depth, 0);
     std::vector<int> drafted(depth), greedy(depth);
     std::vector<float> feature(dim);
@@ -30,7 +31,9 @@ EagleDraftAccuracy eagle_draft_accuracy(const EagleLayer& layer, const ModelFile
             target.forward(TokenBlock::causal(i + 1, {x[i + 1]}));
             greedy[0] = target.argmax(0);
             // Depth 1 reads the target's f_i and t_{i+1}; its cache slot i keeps that true pair.
-            std::copy_n(&data.hidden[size_t(begin + i) * dim], dim, feature.begin());
+            // EAGLE-3's f_i: the fused inputs of its layers at position i.
+            if (layer.eagle3()) eagle.fuse(target.feature(i), feature.data());
+            else std::copy_n(&data.hidden[size_t(begin + i) * dim], dim, feature.begin());
             for (int k = 0; k < depth; ++k) {
                 eagle.forward(TokenBlock::causal(i + k, {k == 0 ? x[i + 1] : drafted[k - 1]}), feature);
                 const auto out = eagle.output(0);

@@ -17,6 +17,7 @@ EagleTarget EagleTarget::from(const ModelFile& file) {
     t.vocab = file.config.vocab_size;
     t.embeddings = dequantize(file.get("tok_embeddings"));
     t.lm_head = dequantize(file.classifier());
+    t.final_norm = dequantize(file.get("norm"));
     t.path = file.path;
     return t;
 }

@@ -24,6 +24,7 @@ struct EagleTarget {
     int dim = 0, vocab = 0;
     std::vector<float> embeddings;  // (vocab, dim)
     std::vector<float> lm_head;     // (vocab, dim): the classifier
+    std::vector<float> final_norm;  // (dim): its final RMSNorm's gain
     std::string path;
     static EagleTarget from(const ModelFile& file);
 };

@@ -12,26 +12,35 @@
 
 namespace medusa::train {
 
-HiddenFn gpu_hidden_states(GpuModel& model) {
-    return [&model](const std::vector<int>& seq, float* out) {
+HiddenFn gpu_hidden_states(GpuModel& model, std::vector<int> layers) {
+    model.capture_layer_inputs(layers);  // the feature cache then holds their inputs
+    return [&model, n = int(layers.size())](const std::vector<int>& seq, float* hidden, float* features) {
         const int dim = model.config().dim;
         for (size_t start = 0; start < seq.size(); start += TokenBlock::kMaxTokens) {
             const size_t end = std::min(seq.size(), start + TokenBlock::kMaxTokens);
             model.forward(TokenBlock::causal(int(start), std::vector<int>(seq.begin() + start, seq.begin() + end)));
-            model.hidden_states().download(out + start * dim, (end - start) * dim * 4);
+            model.hidden_states().download(hidden + start * dim, (end - start) * dim * 4);
+            if (features && n > 0)
+                model.kv_cache().features().download(features + start * n * dim, (end - start) * n * dim * 4,
+                                                     start * n * dim * 4);
         }
     };
 }
 
-HiddenFn cpu_hidden_states(CpuReferenceModel& model) {
-    return [&model](const std::vector<int>& seq, float* out) {
+HiddenFn cpu_hidden_states(CpuReferenceModel& model, std::vector<int> layers) {
+    model.capture_layer_inputs(layers);
+    return [&model, n = int(layers.size())](const std::vector<int>& seq, float* hidden, float* features) {
         const int dim = model.config().dim;
         for (size_t start = 0; start < seq.size(); start += TokenBlock::kMaxTokens) {
             const size_t end = std::min(seq.size(), start + TokenBlock::kMaxTokens);
             model.forward(TokenBlock::causal(int(start), std::vector<int>(seq.begin() + start, seq.begin() + end)));
             for (size_t t = start; t < end; ++t) {
                 auto h = model.hidden(int(t - start));
-                std::copy(h.begin(), h.end(), out + t * dim);
+                std::copy(h.begin(), h.end(), hidden + t * dim);
+                if (features && n > 0) {
+                    auto f = model.feature(int(t));
+                    std::copy(f.begin(), f.end(), features + t * n * dim);
+                }
             }
         }
     };
@@ -63,6 +72,7 @@ DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
     const int max_len = std::min(o.max_len, cfg.seq_len);
     DistillData d;
     d.dim = cfg.dim;
+    d.feature_dim = int(o.feature_layers.size()) * cfg.dim;
     d.seq_start.push_back(0);
     Sampler pick({1.0f, 1.0f, o.seed * 7919 + 13});  // drives the choice of start and temperature
     for (int s = 0; s < o.sequences; ++s) {
@@ -87,7 +97,8 @@ DistillData generate_distill_data(TreeRunner& model, const HiddenFn& hidden,
         const size_t at = d.tokens.size();
         d.tokens.insert(d.tokens.end(), seq.begin(), seq.end());
         d.hidden.resize(d.tokens.size() * d.dim);
-        hidden(seq, d.hidden.data() + at * d.dim);
+        d.features.resize(d.tokens.size() * d.feature_dim);
+        hidden(seq, d.hidden.data() + at * d.dim, d.feature_dim ? d.features.data() + at * d.feature_dim : nullptr);
         d.seq_start.push_back(int(d.tokens.size()));
         if (on_sequence) on_sequence(s + 1, o.sequences);
     }
@@ -102,11 +113,11 @@ std::string stored_tag(const std::string& tag) { return nlohmann::json::parse(js
 
 void save_distill_data(const DistillData& d, const std::string& path, const std::string& tag) {
     const auto tokens = as_floats(d.tokens), starts = as_floats(d.seq_start);  // exact below 2^24
-    write_safetensors(path,
-                      {f32_tensor("tokens", tokens, {int64_t(tokens.size())}),
-                       f32_tensor("seq_start", starts, {int64_t(starts.size())}),
-                       f32_tensor("hidden", d.hidden, {int64_t(d.tokens.size()), d.dim})},
-                      {{"tag", tag}});
+    std::vector<Tensor> tensors = {f32_tensor("tokens", tokens, {int64_t(tokens.size())}),
+                                   f32_tensor("seq_start", starts, {int64_t(starts.size())}),
+                                   f32_tensor("hidden", d.hidden, {int64_t(d.tokens.size()), d.dim})};
+    if (d.feature_dim > 0) tensors.push_back(f32_tensor("features", d.features, {int64_t(d.tokens.size()), d.feature_dim}));
+    write_safetensors(path, tensors, {{"tag", tag}});
 }
 
 bool load_distill_data(DistillData& d, const std::string& path, const std::string& tag) {
@@ -121,8 +132,13 @@ bool load_distill_data(DistillData& d, const std::string& path, const std::strin
     const auto tokens = dequantize(f.get("tokens")), starts = dequantize(f.get("seq_start"));
     d.tokens.assign(tokens.begin(), tokens.end());
     d.seq_start.assign(starts.begin(), starts.end());
+    if (const Tensor* feat = f.find("features")) {
+        if (feat->shape.size() != 2) throw FormatError(path + ": 'features' is not a matrix");
+        d.feature_dim = int(feat->shape[1]);
+        d.features = dequantize(*feat);
+    }
     if (d.seq_start.empty() || size_t(d.seq_start.back()) != d.tokens.size() ||
-        d.hidden.size() != d.tokens.size() * d.dim)
+        d.hidden.size() != d.tokens.size() * d.dim || d.features.size() != d.tokens.size() * d.feature_dim)
         throw FormatError(path + ": inconsistent training data cache");
     return true;
 }

@@ -23,6 +23,7 @@ struct DistillOptions {
     float top_p = 0.95f;
     int greedy_every = 2;       // every n-th sequence from a sampled start is greedy (what greedy decoding meets); 0: never
     uint64_t seed = 0;
+    std::vector<int> feature_layers;  // EAGLE-3: also keep the inputs of these target layers
 };
 
 struct DistillData {
@@ -30,14 +31,18 @@ struct DistillData {
     std::vector<int> tokens;
     std::vector<int> seq_start;  // sequence s is tokens [seq_start[s], seq_start[s+1])
     std::vector<float> hidden;   // [tokens][dim]: state after reading token t (predicts t+1)
+    int feature_dim = 0;           // with DistillOptions::feature_layers: their count times dim
+    std::vector<float> features;   // [tokens][feature_dim]: the residual stream entering those layers
     int num_sequences() const { return int(seq_start.size()) - 1; }
     size_t num_tokens() const { return tokens.size(); }
 };
 
-// Writes the final-norm hidden states of the whole sequence `seq` into out[seq.size()][dim].
-using HiddenFn = std::function<void(const std::vector<int>& seq, float* out)>;
-HiddenFn gpu_hidden_states(GpuModel& model);
-HiddenFn cpu_hidden_states(CpuReferenceModel& model);
+// Writes the final-norm hidden states of the whole sequence `seq` into hidden[seq.size()][dim]
+// and, when `features` is not null, the inputs of the `layers` the function was made for into
+// features[seq.size()][layers.size() dim].
+using HiddenFn = std::function<void(const std::vector<int>& seq, float* hidden, float* features)>;
+HiddenFn gpu_hidden_states(GpuModel& model, std::vector<int> layers = {});
+HiddenFn cpu_hidden_states(CpuReferenceModel& model, std::vector<int> layers = {});
 
 // `prompts` are tokenized seed prompts (BOS included); sequences alternate between them and
 // sampled starts (BOS + a few tokens drawn at temperature 1). on_sequence(done, total) reports progress.

@@ -1,0 +1,74 @@
+// The EAGLE-3 training loop over self-distilled data (DistillData with the fused layers'
+// inputs): the draft vocabulary as the most frequent tokens of the training text, batches of
+// whole sequences unrolled for training-time test (train/eagle3_reference.h), AdamW with
+// clipping, warm-up and cosine decay, progress lines with each step's accuracy, resumable
+// checkpoints in the published layout plus the optimizer state.
+#pragma once
+#include <random>
+#include <vector>
+
+#include "gpu/context.h"
+#include "llm/eagle_layer.h"
+#include "train/eagle3_reference.h"
+#include "train/eagle_training.h"
+#include "train/head_training.h"
+#include "train/self_distill.h"
+
+namespace medusa::train {
+
+struct DraftVocabulary {
+    std::vector<int> tokens;  // target ids, ascending
+    double coverage = 0;      // share of the text's tokens they cover
+};
+// The `size` most frequent tokens of the text (ties to the lower id; tokens never seen fill up to
+// `size` by id); size 0: the fewest most frequent tokens that cover 99% of it (at most 32000).
+DraftVocabulary choose_draft_vocabulary(const DistillData& data, int vocab, int size = 0);
+
+// The target's greedy token after each position of `data`: its classifier on the hidden states.
+std::vector<int> target_top_tokens(const DistillData& data, const EagleTarget& target);
+
+struct Eagle3TrainOptions : TrainOptions {
+    Eagle3TrainOptions() {
+        steps = 1000;
+        batch = 4;  // sequences per step
+        lr = 3e-3f;
+        clip = 0.5f;
+    }
+    float beta1 = 0.9f, beta2 = 0.95f;
+    int seq_len = 0;       // rows per sequence; 0: the data's longest sequence
+    int ttt_steps = 7;     // unrolled steps (SafeAILab: 7)
+    float decay = 0.8f;    // step k's loss weighs decay^k (SafeAILab: 0.8)
+};
+
+// Sequences `seqs` of `data` (-1: an empty one) as causal runs of seq_len rows unrolled `steps`
+// times. A row of step k has a target while t_{i+1+k} is in the text and the target's top token
+// there is one the draft can emit (`top`, `drafts`: target_top_tokens and the layer's vocabulary).
+Eagle3Batch make_eagle3_batch(const DistillData& data, const EagleTarget& target, const EagleLayer& layer,
+                              const std::vector<int>& top, const std::vector<int>& seqs, int seq_len, int steps,
+                              float decay);
+
+// The target's classifier rows of the layer's draft tokens: what the trainer's loss reads.
+std::vector<float> draft_target_head(const EagleTarget& target, const EagleLayer& layer);
+
+// Held-out accuracy of each unrolled step: the share of rows whose draft top token is the
+// target's (teacher-forced tokens, the draft's own features), and the mean cross-entropy.
+struct Eagle3Evaluation {
+    std::vector<double> top1, loss;
+    std::vector<int> rows;
+};
+Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, const EagleTarget& target,
+                                 const DistillData& data, int steps, int sequences_per_batch = 4);
+
+struct Eagle3TrainResult {
+    EagleLayer layer;
+    int steps_done = 0;          // this run (fewer than o.steps when resumed)
+    double wall_s = 0;
+    double positions_per_s = 0;  // step-0 positions with a target per second
+    std::vector<gpu::StageTime> stage_times;
+};
+
+Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                               const LlamaConfig& target_config, const DistillData& data, const Eagle3TrainOptions& o,
+                               const LogFn& log = {});
+
+}  // namespace medusa::train
