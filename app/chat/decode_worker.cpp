@@ -184,6 +184,11 @@ std::string DecodeWorker::status() const {
     return status_;
 }
 
+std::optional<EagleReads> DecodeWorker::eagle_reads() const {
+    std::lock_guard lock(mutex_);
+    return eagle_reads_;
+}
+
 std::string DecodeWorker::last_error() const {
     std::lock_guard lock(mutex_);
     return error_;
@@ -275,6 +280,10 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
     chat_model_ = detect_chat_template(L->file()).kind != ChatTemplate::None;
     loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
+    {
+        std::lock_guard lock(mutex_);
+        eagle_reads_ = loaded_->drafting.eagle_reads;
+    }
     set_status(loaded_->status);
 }
 

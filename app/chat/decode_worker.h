@@ -17,6 +17,7 @@
 #include "companion_fit.h"
 #include "decode_settings.h"
 #include "gpu/context.h"
+#include "decoding/drafting.h"
 #include "step_log.h"
 
 namespace medusa::chat {
@@ -72,6 +73,8 @@ public:
     // of a job), so an idle window can sleep until then. Set before the first job.
     void set_on_change(std::function<void()> f) { on_change_ = std::move(f); }
     std::string status() const;      // what is loaded, or what is being loaded
+    // What the loaded EAGLE layer reads (none when EAGLE is not loaded), for the tree's caption.
+    std::optional<EagleReads> eagle_reads() const;
     // Files the last loads left out because they were made for another model (see companion_fit.h),
     // once each: the UI drops them from its settings too.
     std::vector<DroppedFile> take_dropped();
@@ -107,6 +110,7 @@ private:
     SpeedupResult speedup_;
     std::atomic<int> delay_ms_{0};
     std::string status_, error_;
+    std::optional<EagleReads> eagle_reads_;
     std::vector<DroppedFile> dropped_;
     std::function<void()> on_change_;
     std::chrono::steady_clock::time_point last_notice_;  // the worker thread's last step notice

@@ -44,11 +44,35 @@ std::string row_label(const StepTrace& s, int d) {
     return "level " + std::to_string(d);
 }
 
-std::string drafter_explanation(const StepTrace& s) {
+namespace {
+
+// "layers 0, 2 and 4" / "layer 2".
+std::string layer_list(const std::vector<int>& layers) {
+    std::string out = layers.size() == 1 ? "layer " : "layers ";
+    for (size_t i = 0; i < layers.size(); ++i) {
+        if (i) out += i + 1 == layers.size() ? " and " : ", ";
+        out += std::to_string(layers[i]);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string drafter_explanation(const StepTrace& s, const std::optional<EagleReads>& eagle) {
     switch (s.drafter) {
         case DrafterKind::Medusa:
             return "Medusa: K extra heads read the model's last hidden state; head k guesses the token k places ahead.";
         case DrafterKind::Eagle:
+            if (eagle && eagle->version == EagleVersion::Eagle3) {
+                std::string t = "EAGLE-3 drafts from fused features: the residual stream entering the model's ";
+                t += layer_list(eagle->target_layers);
+                t += eagle->fused ? " is fused by fc into one state" : " is its state";
+                t += "; one small layer reads it with the next token and predicts the next state (level 2 on reads "
+                     "its own prediction), and its own head over ";
+                t += std::to_string(eagle->draft_vocab) + " of the " + std::to_string(eagle->vocab);
+                t += " tokens guesses, level by level.";
+                return t;
+            }
             return "EAGLE drafts at the feature level: one small layer reads the model's own hidden state and the next "
                    "token, predicts the next hidden state, and the model's own LM head turns it into guesses, level by "
                    "level.";

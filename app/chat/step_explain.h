@@ -1,8 +1,10 @@
 // Plain-language reading of a step, for the chat colours and the teaching-mode caption.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "decoding/drafting.h"
 #include "step_log.h"
 #include "teaching_phase.h"
 
@@ -22,8 +24,9 @@ int rejected_node(const StepTrace& step);
 std::string guesser(const StepTrace& step, int depth);
 // The tree panel's row label for `depth`: "head 2", "level 2", "draft 2".
 std::string row_label(const StepTrace& step, int depth);
-// One sentence on how the step's drafter works, for the tree panel's legend.
-std::string drafter_explanation(const StepTrace& step);
+// One sentence on how the step's drafter works, for the tree panel's legend; `eagle`: what the
+// loaded EAGLE layer reads (EAGLE-3 names its target layers and draft vocabulary).
+std::string drafter_explanation(const StepTrace& step, const std::optional<EagleReads>& eagle = std::nullopt);
 
 // The lines a node's tooltip shows: who drafted it, q and p, and the number that decided it
 // under the step's rule (greedy: the model's own choice; typical: p against the threshold;

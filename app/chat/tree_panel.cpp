@@ -136,7 +136,7 @@ void draw_tree_caption(const ChatApp& app, const StepRecord& r, TeachingPhase ph
     ImGui::PopStyleColor();
     ImGui::PushTextWrapPos(0);
     if (r.trace.nodes.size() <= 1)  // nothing drafted (plain decoding, or the controller fell back to it)
-        ImGui::TextDisabled("%s", drafter_explanation(r.trace).c_str());
+        ImGui::TextDisabled("%s", drafter_explanation(r.trace, app.worker.eagle_reads()).c_str());
     else if (draft)
         ImGui::TextDisabled("Row d: the draft model's d-th token, each drafted after the one above. Orange: accepted "
                             "by the target. Red: the first rejection; the tokens after it are discarded. Blue: the "
@@ -147,7 +147,7 @@ void draw_tree_caption(const ChatApp& app, const StepRecord& r, TeachingPhase ph
                             "in a box is the drafter's probability q of its token; hover a box for the model's p and "
                             "what decided it. Orange: accepted. Faded: rejected or not tried. Blue: the model's own "
                             "token after the accepted ones.",
-                            drafter_explanation(r.trace).c_str(),
+                            drafter_explanation(r.trace, app.worker.eagle_reads()).c_str(),
                             app.tree_all ? "" : " that follow the accepted path (+n: guesses folded under a rejected one)");
     ImGui::PopTextWrapPos();
 }

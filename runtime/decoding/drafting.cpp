@@ -88,6 +88,8 @@ std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& t
     o.nodes = s.nodes;
     if (s.tree != "dynamic") o.choices = load_tree(s.tree, {.topk = 32, .max_depth = 16}).choices;
     d.eagle = target.runner.eagle_runner(target.file, layer);
+    d.eagle_reads = EagleReads{layer.version, layer.target_layers, layer.fuses(), layer.draft_vocab(),
+                               target.file.config.vocab_size};
     std::string version;  // EAGLE-3 names its target layers and draft vocabulary; EAGLE-1/2 by tree
     if (layer.eagle3()) {
         std::string layers;

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "decode/tree.h"
 #include "decoding/decoding_spec.h"
 #include "llm/cpu_reference.h"
+#include "llm/eagle_layer.h"
 #include "llm/eagle_runner.h"
 #include "llm/gpu_model.h"
 #include "llm/medusa_heads.h"
@@ -36,12 +38,21 @@ struct DraftModel {
     LanguageModel& model() { return gpu ? static_cast<LanguageModel&>(*gpu) : *cpu; }
 };
 
+// What an EAGLE layer reads and drafts over, for the views that explain it.
+struct EagleReads {
+    EagleVersion version = EagleVersion::Eagle1;
+    std::vector<int> target_layers;  // EAGLE-3: the layers whose inputs it fuses, in order
+    bool fused = false;              // EAGLE-3: fc fuses several layers
+    int draft_vocab = 0, vocab = 0;  // EAGLE-3's draft vocabulary, and the target's
+};
+
 struct Drafting {
     DrafterSpec spec;
     std::shared_ptr<const MedusaHeads> heads;  // Medusa
     TreeBuffers tree;                          // Medusa
     std::shared_ptr<DraftModel> draft;         // a draft model
     std::unique_ptr<EagleRunner> eagle;        // EAGLE's layer
+    std::optional<EagleReads> eagle_reads;     // with `eagle`
     // The drafters the step controller chooses among (one, or auto's several); empty when the
     // drafter drafts with a fixed shape or does not draft.
     std::vector<std::unique_ptr<Drafter>> members;

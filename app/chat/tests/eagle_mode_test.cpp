@@ -89,5 +89,11 @@ TEST_CASE("an EAGLE-3 checkpoint drafts in EAGLE mode and the status names the l
     }
     CHECK(eagle3 == plain);
     CHECK(trees > 5);
+    // The tree panel's legend names the layers that feed the draft and its vocabulary.
+    REQUIRE(worker.eagle_reads());
+    CHECK(worker.eagle_reads()->target_layers == std::vector<int>{0, 2, 4});
+    const std::string legend = drafter_explanation(reader.steps().back().trace, worker.eagle_reads());
+    CHECK_THAT(legend, Catch::Contains("EAGLE-3") && Catch::Contains("layers 0, 2 and 4 is fused by fc") &&
+                           Catch::Contains("256 of the 512 tokens"));
     CHECK(context().validation_messages() == validation_before);
 }
