@@ -188,9 +188,17 @@ std::vector<std::pair<std::string, DrafterSpec>> compared_drafters(const Args& a
         return out;
     }
     if (mode == "ngram") return {{"ngram", ngram_spec(args)}};
-    if (mode == "eagle") {
-        if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR");
-        return {{"eagle", eagle_spec(args)}};
+    if (mode == "eagle") {  // one per folder: EAGLE-2 beside EAGLE-3, say
+        if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR[,DIR]");
+        const std::vector<std::string> folders = split(args.str("--eagle"));
+        std::vector<std::pair<std::string, DrafterSpec>> out;
+        for (const auto& path : folders) {
+            EagleSpec e = eagle_spec(args);
+            e.layer = path;
+            const std::string name = std::filesystem::path(path).lexically_normal().filename().string();
+            out.push_back({folders.size() == 1 ? "eagle" : "eagle:" + (name.empty() ? path : name), e});
+        }
+        return out;
     }
     if (mode == "auto") return {{"auto", auto_spec(args)}};
     throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle, auto)");

@@ -131,7 +131,10 @@ AutoSpec auto_spec(const Args& args) {
     } else if (trained.found()) {
         a.medusa = MedusaSpec{.heads = trained.heads_path, .tree = trained.tree_path};
     }
-    if (args.has("--eagle")) a.eagle = eagle_spec(args);
+    if (args.has("--eagle")) {
+        a.eagle = eagle_spec(args);
+        a.eagle->layer = a.eagle->layer.substr(0, a.eagle->layer.find(','));  // bench --compare may name several: auto takes the first
+    }
     else if (!trained.eagle_path.empty()) a.eagle = EagleSpec{.layer = trained.eagle_path};
     if (args.has("--draft-model")) a.draft = draft_model_spec(args, args.str("--draft-model"));
     return a;

@@ -45,7 +45,7 @@ const char* kUsage =
     "        [--tokenizer FILE] [--device N] [--validate] [--no-cpu] [--no-medusa] [--prompt-tokens N]\n"
     "        [--max-block N] [--kernel-layouts auto|gpu|cpu] and generate's drafter, sampling and acceptance\n"
     "        flags: [--heads --num-heads --tree] [--draft-model --gamma --adaptive-gamma --draft-tree]\n"
-    "        [--ngram --ngram-match --ngram-branches] [--eagle --eagle-tree --eagle-topk --eagle-depth --eagle-nodes]\n"
+    "        [--ngram --ngram-match --ngram-branches] [--eagle DIR[,DIR] --eagle-tree --eagle-topk --eagle-depth --eagle-nodes]\n"
     "        [--speculate auto] [--fixed-shape] [--temp --top-k --top-p --repeat-penalty --repeat-last-n --seed]\n"
     "        [--accept --typical-eps --typical-delta]\n"
     "      prefill and decode tokens/s on the GPU and on the CPU reference, and decoding modes, side by side\n"
