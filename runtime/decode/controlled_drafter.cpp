@@ -33,6 +33,10 @@ ControlledDrafter::ControlledDrafter(std::vector<Drafter*> drafters, CostModel c
     trace_.weighed = {ShapeOption{}};
 }
 
+void ControlledDrafter::before_prompt() {
+    for (Member& m : members_) m.drafter->before_prompt();
+}
+
 void ControlledDrafter::begin(std::span<const int> prompt) {
     // What was learned (costs, acceptance) carries over: it belongs to the device and the model.
     for (Member& m : members_) m.drafter->begin(prompt);

@@ -38,6 +38,7 @@ public:
     // `drafters` (one, or several for auto) are kept by the caller and outlive this.
     ControlledDrafter(std::vector<Drafter*> drafters, CostModel costs, ControlOptions options = {});
     DrafterKind kind() const override { return kind_; }
+    void before_prompt() override;
     void begin(std::span<const int> prompt) override;
     CandidateTree propose(const DraftContext& c) override;
     const DraftStage* device_stage() const override;

@@ -39,6 +39,9 @@ class Drafter {
 public:
     virtual ~Drafter() = default;
     virtual DrafterKind kind() const = 0;
+    // Before the target reads a new prompt: a drafter that reads the target's features asks for
+    // the ones it reads (another drafter on the same target may have asked for others).
+    virtual void before_prompt() {}
     // A new generation starts from `prompt` (its last token is the first root).
     virtual void begin(std::span<const int> prompt) {}
     virtual CandidateTree propose(const DraftContext& context) = 0;

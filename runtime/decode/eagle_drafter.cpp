@@ -16,6 +16,15 @@ EagleDrafter::EagleDrafter(EagleRunner& runner, EagleOptions options) : runner_(
         throw std::invalid_argument("EAGLE's verified nodes must be 1.." + std::to_string(TokenBlock::kMaxTokens - 1));
     if (!options_.choices.empty()) options_.choices = make_tree(options_.choices, "eagle", {.topk = 32, .max_depth = 16}).choices;
     for (size_t i = 0; i < options_.choices.size(); ++i) choice_index_[options_.choices[i]] = int(i);
+    prepare_runs();
+}
+
+void EagleDrafter::before_prompt() {
+    runner_.attach();
+    prepare_runs();  // again where attaching replaced the target's feature cache
+}
+
+void EagleDrafter::prepare_runs() {
     // Every block it runs, recorded now: catch-up runs and the levels' frontiers.
     for (int n : TokenBlock::catch_up_sizes()) runner_.prepare(n);
     const int widest = options_.choices.empty() ? options_.top_k : int(options_.choices.size());

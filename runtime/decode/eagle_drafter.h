@@ -28,6 +28,7 @@ class EagleDrafter : public Drafter {
 public:
     EagleDrafter(EagleRunner& runner, EagleOptions options);
     DrafterKind kind() const override { return DrafterKind::Eagle; }
+    void before_prompt() override;
     void begin(std::span<const int> prompt) override;
     CandidateTree propose(const DraftContext& c) override;
     uint64_t submits() const override { return runner_.submits(); }
@@ -35,6 +36,7 @@ public:
     int depth_limit() const override { return options_.depth; }
 
 private:
+    void prepare_runs();
     struct Candidate {
         int parent = -1;  // candidate index; -1 for the root
         int token = 0;

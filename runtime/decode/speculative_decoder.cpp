@@ -69,6 +69,10 @@ SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, Dec
       options_(std::move(options)),
       rule_(make_acceptance_rule(options_.rule, options_.sampling.temperature, options_.typical)),
       verifier_(runner, *rule_) {
+    prepare_blocks();
+}
+
+void SpeculativeDecoder::prepare_blocks() {
     // Every block a step may verify, recorded now rather than during the first steps.
     runner_.prepare(1, nullptr);  // every generation's first step: the root alone
     for (const PreparedBlock& b : drafter_.blocks_to_prepare()) runner_.prepare(b.tokens, b.stage);
@@ -86,6 +90,8 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
     stats.stop_reason = StopReason::Length;
     Sampler sampler(options_.sampling);  // the generation's one random stream
     auto t0 = Clock::now();
+    drafter_.before_prompt();
+    prepare_blocks();  // again where before_prompt changed what the target keeps: not in the decode time
     verifier_.start(prompt);
     drafter_.begin(prompt);
     stats.prefill_ms = ms_since(t0);

@@ -55,6 +55,7 @@ public:
     Drafter& drafter() { return drafter_; }
 
 private:
+    void prepare_blocks();
     TreeRunner& runner_;
     Drafter& drafter_;
     DecodeOptions options_;

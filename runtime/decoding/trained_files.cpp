@@ -19,7 +19,10 @@ TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::s
     std::error_code ec;
     if (fs::is_regular_file(d.cache_dir + "/heads/medusa_lm_head.safetensors", ec)) d.heads_path = d.cache_dir + "/heads";
     if (fs::is_regular_file(d.cache_dir + "/tree.json", ec)) d.tree_path = d.cache_dir + "/tree.json";
-    if (fs::is_regular_file(d.cache_dir + "/eagle/model.safetensors", ec)) d.eagle_path = d.cache_dir + "/eagle";
+    // EAGLE-3 where one was trained (it drafts deeper chains), else EAGLE-2's layer.
+    for (const char* folder : {"/eagle3", "/eagle"})
+        if (d.eagle_path.empty() && fs::is_regular_file(d.cache_dir + folder + "/model.safetensors", ec))
+            d.eagle_path = d.cache_dir + folder;
     return d;
 }
 

@@ -1,6 +1,6 @@
 // Where the files trained for a model live: scripts/train_default_heads.sh (and anyone following
 // it) leaves them in the cache, ${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/<model>/{heads,tree.json,
-// eagle}, beside the kernel tuning and the cost model of each device.
+// eagle, eagle3}, beside the kernel tuning and the cost model of each device.
 #pragma once
 #include <string>
 
@@ -13,7 +13,7 @@ struct TrainedDefaults {
     std::string cache_dir;   // <cache>/<model>
     std::string heads_path;  // empty when missing
     std::string tree_path;   // empty when missing
-    std::string eagle_path;  // empty when missing
+    std::string eagle_path;  // eagle3 (EAGLE-3), else eagle (EAGLE-2); empty when neither
     bool found() const { return !heads_path.empty() && !tree_path.empty(); }
 };
 TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::string& model_name);

@@ -7,7 +7,12 @@ namespace medusa {
 
 CpuEagleRunner::CpuEagleRunner(CpuReferenceModel& target, const ModelFile& file, const EagleLayer& layer)
     : target_(target), model_(layer, file, target.config().seq_len), dim_(layer.dim) {
+    attach();
+}
+
+void CpuEagleRunner::attach() {
     // EAGLE-3 reads the inputs of its target layers, EAGLE-1/2 the final-norm hidden state.
+    const EagleLayer& layer = model_.layer();
     target_.capture_layer_inputs(layer.eagle3() ? layer.target_layers : std::vector<int>{});
 }
 

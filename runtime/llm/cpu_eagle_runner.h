@@ -12,6 +12,7 @@ class CpuEagleRunner : public EagleRunner {
 public:
     CpuEagleRunner(CpuReferenceModel& target, const ModelFile& file, const EagleLayer& layer);
     int context() const override { return target_.config().seq_len; }
+    void attach() override;
     void restart() override { store_.clear(); }
     void run(const TokenBlock& block, std::span<const int> source) override;
     std::span<const float> logits(int t) override { return model_.logits(t); }

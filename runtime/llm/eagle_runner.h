@@ -18,6 +18,9 @@ public:
 
     virtual ~EagleRunner() = default;
     virtual int context() const = 0;
+    // Before the target reads a prompt: from then on it keeps the features this layer reads (the
+    // final-norm hidden state, or EAGLE-3's layer inputs), whatever another layer asked before.
+    virtual void attach() {}
     // Forgets the output rows of earlier runs; the next run's rows are numbered from 0.
     virtual void restart() = 0;
     // Runs block token t as the pair (feature source[t], e(block.tokens[t])) at block.positions[t]

@@ -11,7 +11,8 @@ namespace medusa {
 
 using namespace kernels;
 
-GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e) : target_(target) {
+GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::function<void()> attach)
+    : target_(target), attach_(std::move(attach)), feature_version_(target.kv_cache().feature_version()) {
     const LlamaConfig& cfg = target.config();
     if (!e.eagle3()) throw std::invalid_argument("GpuEagle3Runner runs EAGLE-3 layers");
     e.check_fits(cfg);
@@ -69,12 +70,26 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e) : target
 
 GpuEagle3Runner::~GpuEagle3Runner() = default;
 
+void GpuEagle3Runner::attach() {
+    if (attach_) attach_();
+    drop_stale_sequences();
+}
+
+void GpuEagle3Runner::drop_stale_sequences() {
+    const uint64_t now = target_.kv_cache().feature_version();
+    if (now == feature_version_) return;
+    for (auto& [shape, seq] : sequences_) seq->wait();
+    sequences_.clear();
+    feature_version_ = now;
+}
+
 void GpuEagle3Runner::prepare(int n_tokens) {
     sequence(n_tokens, true);
     sequence(n_tokens, false);
 }
 
 gpu::CommandSequence& GpuEagle3Runner::sequence(int T, bool from_target) {
+    drop_stale_sequences();
     auto& seq = sequences_[{T, from_target}];
     if (seq) return *seq;
     seq = std::make_unique<gpu::CommandSequence>(target_.context());

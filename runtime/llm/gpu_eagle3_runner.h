@@ -6,6 +6,7 @@
 // and the draft head's logits over the draft vocabulary come back to the host, where logits()
 // places them at their target ids.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -23,10 +24,11 @@ class GpuEagle3Runner : public EagleRunner {
 public:
     static constexpr int kStoreRows = 4 * MAX_BLOCK_TOKENS;
 
-    // Switches the target's feature cache to the layer's fused layers (GpuModel::capture_layer_inputs).
-    GpuEagle3Runner(GpuModel& target, const EagleLayer& layer);
+    // `attach`: makes the target keep this layer's features (GpuTreeRunner switches them).
+    GpuEagle3Runner(GpuModel& target, const EagleLayer& layer, std::function<void()> attach = {});
     ~GpuEagle3Runner() override;
     int context() const override { return target_.config().seq_len; }
+    void attach() override;
     void restart() override { rows_ = 0; }
     void run(const TokenBlock& block, std::span<const int> source) override;
     void prepare(int n_tokens) override;
@@ -35,9 +37,13 @@ public:
     uint64_t submits() const override { return submits_; }
 
 private:
+    // Recorded sequences bind the target's feature cache: once it was replaced, they are recorded again.
+    void drop_stale_sequences();
     gpu::CommandSequence& sequence(int n_tokens, bool from_target);
 
     GpuModel& target_;
+    std::function<void()> attach_;
+    uint64_t feature_version_ = 0;  // of the feature cache the sequences bind
     DecoderShape shape_;
     float eps_;
     int vocab_, draft_vocab_, feature_dim_;

@@ -10,7 +10,8 @@ namespace medusa {
 
 using namespace kernels;
 
-GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(target) {
+GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e, std::function<void()> attach)
+    : target_(target), attach_(std::move(attach)), feature_version_(target.kv_cache().feature_version()) {
     const LlamaConfig& cfg = target.config();
     e.check_fits(cfg);
     gpu::Context& ctx = target.context();
@@ -51,7 +52,21 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e) : target_(
 
 GpuEagleRunner::~GpuEagleRunner() = default;
 
+void GpuEagleRunner::attach() {
+    if (attach_) attach_();
+    drop_stale_sequences();
+}
+
+void GpuEagleRunner::drop_stale_sequences() {
+    const uint64_t now = target_.kv_cache().feature_version();
+    if (now == feature_version_) return;
+    for (auto& [shape, seq] : sequences_) seq->wait();
+    sequences_.clear();
+    feature_version_ = now;
+}
+
 gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
+    drop_stale_sequences();
     auto& seq = sequences_[T];
     if (seq) return *seq;
     seq = std::make_unique<gpu::CommandSequence>(target_.context());

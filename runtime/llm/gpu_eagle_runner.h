@@ -3,6 +3,7 @@
 // target's feature cache or the output store, runs fc (+ bias) and the decoder layer over the
 // layer's own KV cache, keeps the predictions in the output store and applies the target's LM head.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -20,9 +21,11 @@ class GpuEagleRunner : public EagleRunner {
 public:
     static constexpr int kStoreRows = 4 * MAX_BLOCK_TOKENS;
 
-    GpuEagleRunner(GpuModel& target, const EagleLayer& layer);
+    // `attach`: makes the target keep this layer's features (GpuTreeRunner switches them).
+    GpuEagleRunner(GpuModel& target, const EagleLayer& layer, std::function<void()> attach = {});
     ~GpuEagleRunner() override;
     int context() const override { return target_.config().seq_len; }
+    void attach() override;
     void restart() override { rows_ = 0; }
     void run(const TokenBlock& block, std::span<const int> source) override;
     void prepare(int n_tokens) override { sequence(n_tokens); }
@@ -31,9 +34,13 @@ public:
     uint64_t submits() const override { return submits_; }
 
 private:
+    // Recorded sequences bind the target's feature cache: once it was replaced, they are recorded again.
+    void drop_stale_sequences();
     gpu::CommandSequence& sequence(int n_tokens);
 
     GpuModel& target_;
+    std::function<void()> attach_;
+    uint64_t feature_version_ = 0;  // of the feature cache the sequences bind
     DecoderShape shape_;
     int vocab_;
     GpuMatrix fc_;

@@ -142,18 +142,23 @@ std::unique_ptr<DraftStage> GpuTreeRunner::medusa_stage(const ModelFile& file, c
 
 namespace medusa {
 
+void GpuTreeRunner::capture_layer_inputs(const std::vector<int>& layers) {
+    // A change re-records every pass here, which bound the old feature cache.
+    if (layers == model_.captured_layers()) return;
+    for (auto& [shape, seq] : sequences_) seq->wait();
+    sequences_.clear();
+    last_ = nullptr;
+    model_.capture_layer_inputs(layers);
+}
+
 std::unique_ptr<EagleRunner> GpuTreeRunner::eagle_runner(const ModelFile&, const EagleLayer& layer) {
     // The target's feature is the final-norm hidden state (EAGLE-1/2) or the inputs of EAGLE-3's
-    // layers: a change re-records every pass here, which bound the old feature cache.
+    // layers; the runner asks for its own before each prompt (another layer may share the target).
     const std::vector<int> captured = layer.eagle3() ? layer.target_layers : std::vector<int>{};
-    if (captured != model_.captured_layers()) {
-        for (auto& [shape, seq] : sequences_) seq->wait();
-        sequences_.clear();
-        last_ = nullptr;
-        model_.capture_layer_inputs(captured);
-    }
-    if (layer.eagle3()) return std::make_unique<GpuEagle3Runner>(model_, layer);
-    return std::make_unique<GpuEagleRunner>(model_, layer);
+    capture_layer_inputs(captured);
+    auto attach = [this, captured] { capture_layer_inputs(captured); };
+    if (layer.eagle3()) return std::make_unique<GpuEagle3Runner>(model_, layer, attach);
+    return std::make_unique<GpuEagleRunner>(model_, layer, attach);
 }
 
 }  // namespace medusa

@@ -46,6 +46,8 @@ private:
     // (block size, compaction, stage serial or 0, stats temperature or -1)
     using Shape = std::tuple<int, bool, uint64_t, float>;
     gpu::CommandSequence& sequence(const Shape& shape, const DraftStage* stage);
+    // What the target's feature cache keeps (GpuModel::capture_layer_inputs), re-recording here.
+    void capture_layer_inputs(const std::vector<int>& layers);
 
     GpuModel& model_;
     bool timestamps_;

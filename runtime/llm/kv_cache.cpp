@@ -28,7 +28,6 @@ KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int f
 KvCache::~KvCache() = default;
 
 void KvCache::set_feature_dim(int feature_dim) {
-    if (feature_dim == feature_dim_) return;
     if (settle_seq_) settle_seq_->wait();
     settle_seq_.reset();
     feature_dim_ = feature_dim;
@@ -36,6 +35,7 @@ void KvCache::set_feature_dim(int feature_dim) {
                                               gpu::MemoryKind::Device);
     features_->fill_zero();
     contents_.wrote(0, {}, true);
+    ++feature_version_;
 }
 
 void KvCache::keep_path(int base, std::span<const int> path, std::span<const int> tokens) {

@@ -25,9 +25,11 @@ public:
     gpu::Buffer& values() { return *values_; }  // (layer, context, kv_dim) floats
     gpu::Buffer& features() { return *features_; }  // (context, feature_dim) floats; 4 bytes without
     int feature_dim() const { return feature_dim_; }
-    // A feature of another width (EAGLE-3's fused layers): a new, zeroed feature cache, and no slot
-    // holds final entries any more. Sequences recorded with the old buffer must be recorded again.
+    // Another feature (EAGLE-3's fused layers, or back to the final-norm state; the width may be
+    // the same): a new, zeroed feature cache, and no slot holds final entries any more. Sequences
+    // recorded with the old buffer must be recorded again: feature_version() tells them.
     void set_feature_dim(int feature_dim);
+    uint64_t feature_version() const { return feature_version_; }
     uint32_t layer_offset(int layer) const { return uint32_t(size_t(layer) * context_ * kv_dim_); }  // floats
 
     // Slots [0, n) hold the final entries of these tokens.
@@ -53,6 +55,7 @@ public:
 private:
     gpu::Context& ctx_;
     int layers_, context_, kv_dim_, feature_dim_;
+    uint64_t feature_version_ = 0;
     std::unique_ptr<gpu::Buffer> keys_, values_, features_, commit_;
     std::unique_ptr<gpu::Kernel> compact_;
     std::unique_ptr<gpu::CommandSequence> settle_seq_;
