@@ -242,3 +242,31 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
     for (const char* tag : {"hidden", "layers", "vocab", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing"})
         fs::remove_all(fs::temp_directory_path() / (std::string("medusa_eagle3_") + tag + "_" + std::to_string(getpid())));
 }
+
+TEST_CASE("EAGLE-2 and EAGLE-3 layers on one target take turns, each drafting from its own features", "[eagle3]") {
+    // bench --compare eagle with both folders: built once, run alternately. Each asks before its
+    // prompt for the features it reads; a layer's recorded runs bound to a replaced feature
+    // cache are recorded again. Greedy output is plain greedy output every time, and a trained
+    // EAGLE-2 layer's acceptance does not drop after EAGLE-3 ran (its features are its own).
+    ValidationGuard guard;
+    GpuTarget gpu("stories260K.bin");
+    const auto& prompt = kStoryPrompts[1];
+    const auto expected = greedy_ar(gpu.model, prompt, 48);
+    auto e2_runner = gpu.runner.eagle_runner(gpu.file, EagleLayer::init(gpu.file.config, 1));
+    auto e3_runner = gpu.runner.eagle_runner(gpu.file, load_eagle_layer(kFixtures + "layers-0-2-4", gpu.file.config));
+    auto e3_single = gpu.runner.eagle_runner(gpu.file, load_eagle_layer(kFixtures + "default", gpu.file.config));
+    EagleDrafter e2(*e2_runner, {.top_k = 2, .depth = 3, .nodes = 6});
+    EagleDrafter e3(*e3_runner, {.top_k = 2, .depth = 3, .nodes = 6});
+    EagleDrafter e3s(*e3_single, {.top_k = 2, .depth = 3, .nodes = 6});
+    std::vector<GenerationStats> first(3);
+    for (int round = 0; round < 3; ++round)
+        for (int which = 0; which < 3; ++which) {
+            EagleDrafter& d = which == 0 ? e2 : which == 1 ? e3 : e3s;
+            CAPTURE(round, which);
+            GenerationStats stats;
+            CHECK(decode(gpu.runner, d, greedy_options(48), prompt, &stats) == expected);
+            CHECK(stats.drafted > 0);
+            if (round == 0) first[size_t(which)] = stats;
+            else CHECK(stats.accepted == first[size_t(which)].accepted);  // the same drafts each round
+        }
+}
