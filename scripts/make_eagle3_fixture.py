@@ -19,6 +19,7 @@ What it does:
                       is layer 2 alone, so the feature is H wide and cnets.Model.forward skips fc.
        layers-0-2-4/  "eagle_config": {"eagle_aux_hidden_state_layer_ids": [0, 2, 4]}: the inputs
                       of layers 0, 2, 4 concatenated in layer order (3H), and fc applies.
+       layers-0-2-4-torch/  the same as pytorch_model.bin (torch.save), as older checkpoints ship.
   3. Loads each safetensors file back (own reader), loads it into SafeAILab's cnets.Model
      (load_state_dict(strict=False) as ea_model.py does; embed_tokens from the target) and runs
      their topK_genrate with top_k=1, depth=5 (= 6 drafted levels) on the prompt's features.
@@ -599,5 +600,17 @@ def main():
             print(f"    {v:21s} chain {'same' if same else 'DIFFERS'}, max |dp| {dp:.3g}")
 
 
+def write_torch_copy(src, dst):
+    """The same checkpoint as PyTorch's pytorch_model.bin (torch.save's ZIP: d2t a LongStorage, t2d a
+    BoolStorage), as SafeAILab's older EAGLE checkpoints ship; same config and expected chain."""
+    os.makedirs(dst, exist_ok=True)
+    tensors = read_safetensors(os.path.join(src, "model.safetensors"))
+    torch.save({k: tensors[k] for k in sorted(tensors)}, os.path.join(dst, "pytorch_model.bin"))
+    for name in ("config.json", "expected.json"):
+        with open(os.path.join(src, name)) as f, open(os.path.join(dst, name), "w") as g:
+            g.write(f.read())
+
+
 if __name__ == "__main__":
     main()
+    write_torch_copy(os.path.join(OUT, "layers-0-2-4"), os.path.join(OUT, "layers-0-2-4-torch"))

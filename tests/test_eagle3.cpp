@@ -43,7 +43,8 @@ fs::path copy_fixture(const std::string& name, const std::string& as) {
     const fs::path dir = fs::temp_directory_path() / ("medusa_eagle3_" + as + "_" + std::to_string(getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
-    for (const char* f : {"config.json", "model.safetensors"}) fs::copy_file(kFixtures + name + "/" + f, dir / f);
+    for (const char* f : {"config.json", "model.safetensors", "pytorch_model.bin"})
+        if (fs::exists(kFixtures + name + "/" + f)) fs::copy_file(kFixtures + name + "/" + f, dir / f);
     return dir;
 }
 
@@ -85,7 +86,8 @@ void set_d2t(const fs::path& dir, size_t i, int64_t value) {
 
 TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and the C++ reference", "[eagle3]") {
     const ModelFile target = load_model(model_path("stories260K.bin"));
-    for (const std::string name : {"default", "layers-0-2-4"}) {
+    // layers-0-2-4-torch: the same checkpoint as pytorch_model.bin, read by the restricted unpickler.
+    for (const std::string name : {"default", "layers-0-2-4", "layers-0-2-4-torch"}) {
         CAPTURE(name);
         const json want = read_json_file(kFixtures + name + "/expected.json");
         const EagleLayer layer = load_eagle_layer(kFixtures + name, target.config);
@@ -239,7 +241,14 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
         write_file(dir / "model.safetensors", bytes);
         CHECK_THAT(load_error(dir), Catch::Contains("tensor 'midlayer.hidden_norm.weight' is missing"));
     }
-    for (const char* tag : {"hidden", "layers", "vocab", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing"})
+    {
+        const fs::path dir = copy_fixture("layers-0-2-4-torch", "torch-cut");
+        const std::string bytes = slurp_file(dir / "pytorch_model.bin");
+        write_file(dir / "pytorch_model.bin", bytes.substr(0, bytes.size() / 2));
+        CHECK_THAT(load_error(dir), Catch::Contains((dir / "pytorch_model.bin").string()));
+    }
+    for (const char* tag : {"hidden", "layers", "vocab", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing",
+                            "torch-cut"})
         fs::remove_all(fs::temp_directory_path() / (std::string("medusa_eagle3_") + tag + "_" + std::to_string(getpid())));
 }
 

@@ -12,6 +12,7 @@
 #include "model/hf_loader.h"
 #include "model/json_file.h"
 #include "model/safetensors_file.h"
+#include "model/torch_checkpoint.h"
 
 namespace medusa {
 
@@ -21,6 +22,7 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kWeights = "model.safetensors";
+constexpr const char* kTorchWeights = "pytorch_model.bin";  // torch.save's ZIP, read without running it
 const std::string kLayer = "layers.0.";
 
 std::string shape_text(const std::vector<int64_t>& s) {
@@ -242,9 +244,10 @@ EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const
 
 EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
     fs::path file = path;
-    if (fs::is_directory(file)) file /= kWeights;
+    if (fs::is_directory(file))
+        file = !fs::exists(file / kWeights) && fs::exists(file / kTorchWeights) ? file / kTorchWeights : file / kWeights;
     // Present but not a regular file (a FIFO, a folder) is reported by the readers below.
-    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors)");
+    if (!fs::exists(file)) throw FormatError(file.string() + ": no EAGLE layer file (model.safetensors or pytorch_model.bin)");
     const fs::path config_path = file.parent_path() / "config.json";
     if (!fs::exists(config_path))
         throw FormatError(config_path.string() + ": an EAGLE layer needs its config.json beside " + file.filename().string());
@@ -257,6 +260,14 @@ EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) 
     const uint64_t d = uint64_t(e.dim), h = uint64_t(e.hidden_dim), v = uint64_t(target.vocab_size);
     // EAGLE-3: fc of three layers, q/k/v of 2d columns and a draft head as large as the vocabulary.
     const uint64_t most = (10 * d * d + 3 * d * h + 2 * v * d + 8 * d) * 4 + 9 * v + (uint64_t(64) << 20);
+    if (file.extension() == ".bin") {  // PyTorch's state dict, through the restricted unpickler
+        std::error_code ec;
+        const uintmax_t size = fs::file_size(file, ec);
+        if (!ec && size > most)
+            throw FormatError(file.string() + ": " + std::to_string(size) + " bytes, more than an EAGLE layer of hidden size " +
+                              std::to_string(d) + " holds (" + std::to_string(most) + ")");
+        return with_weights(std::move(e), bias, open_torch_checkpoint(file.string()).as_safetensors(), target, draft_vocab);
+    }
     return with_weights(std::move(e), bias, SafetensorsFile::open(file.string(), most), target, draft_vocab);
 }
 

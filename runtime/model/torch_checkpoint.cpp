@@ -11,12 +11,17 @@ namespace {
 struct ElementType {
     DType dtype;
     size_t bytes;
+    bool integer = false;
+    IndexTensor::Type index = IndexTensor::Type::I64;
 };
 
 bool element_type(const std::string& storage, ElementType& t) {
     if (storage == "FloatStorage") t = {DType::F32, 4};
     else if (storage == "HalfStorage") t = {DType::F16, 2};
     else if (storage == "BFloat16Storage") t = {DType::BF16, 2};
+    else if (storage == "LongStorage") t = {DType::F32, 8, true, IndexTensor::Type::I64};
+    else if (storage == "IntStorage") t = {DType::F32, 4, true, IndexTensor::Type::I32};
+    else if (storage == "BoolStorage") t = {DType::F32, 1, true, IndexTensor::Type::Bool};
     else return false;
     return true;
 }
@@ -74,6 +79,17 @@ TorchCheckpoint read_torch_checkpoint(std::shared_ptr<const std::vector<uint8_t>
         const uint64_t first = uint64_t(ref.offset), count = uint64_t(numel), have = storage->size / et.bytes;
         if (first > have || count > have - first)
             throw FormatError(name + ": tensor '" + key + "' reaches past the end of its storage");
+        if (et.integer) {
+            IndexTensor t;
+            t.name = key;
+            t.type = et.index;
+            t.shape = ref.shape;
+            t.data = storage->data + first * et.bytes;
+            t.nbytes = size_t(count * et.bytes);
+            c.indices[key] = t;
+            c.others[key] = ref.storage_type;
+            continue;
+        }
         Tensor t;
         t.name = key;
         t.type = et.dtype;
@@ -83,6 +99,15 @@ TorchCheckpoint read_torch_checkpoint(std::shared_ptr<const std::vector<uint8_t>
         c.tensors[key] = t;
     }
     return c;
+}
+
+SafetensorsFile TorchCheckpoint::as_safetensors() const {
+    std::vector<Tensor> floats;
+    std::vector<IndexTensor> ints;
+    for (const auto& [name, t] : tensors) floats.push_back(t);
+    for (const auto& [name, t] : indices) ints.push_back(t);
+    auto bytes = std::make_shared<const std::vector<uint8_t>>(serialize_safetensors(floats, {}, ints));
+    return SafetensorsFile::from_memory(bytes, path);
 }
 
 TorchCheckpoint open_torch_checkpoint(const std::string& path) { return read_torch_checkpoint(read_file_bytes(path), path); }

@@ -8,16 +8,20 @@
 #include <vector>
 
 #include "model/model_file.h"
+#include "model/safetensors_file.h"
 
 namespace medusa {
 
 struct TorchCheckpoint {
     std::string path;
-    std::map<std::string, Tensor> tensors;      // F32, F16 and BF16 tensors, by state-dict name
-    std::map<std::string, std::string> others;  // tensors of other element types: name -> storage type
+    std::map<std::string, Tensor> tensors;         // F32, F16 and BF16 tensors, by state-dict name
+    std::map<std::string, IndexTensor> indices;    // I64, I32 and BOOL tensors (EAGLE-3's d2t, t2d)
+    std::map<std::string, std::string> others;     // the tensors not F32/F16/BF16: name -> storage type
     std::shared_ptr<const std::vector<uint8_t>> bytes;  // keeps Tensor::data alive
 
     const Tensor* find(const std::string& name) const;
+    // Its tensors as a safetensors file in memory (the readers of safetensors files read it then).
+    SafetensorsFile as_safetensors() const;
 };
 
 // Throws FormatError "<name>: ..." for a malformed or unsupported checkpoint.
