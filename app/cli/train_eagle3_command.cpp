@@ -105,7 +105,7 @@ int run_train_eagle3(int argc, char** argv) {
     EagleLayer init = EagleLayer::init_eagle3(file.config, layers, vocab.tokens, target.final_norm, target.lm_head, o.seed);
     init.source = file.path;
     const Eagle3Evaluation ttt_before = evaluate_eagle3(*gpu, init, target, text.held, o.ttt_steps);
-    const Eagle3TrainResult r = train_eagle3(*gpu, init, target, file.config, text.train, o, [](const std::string& line) {
+    const EagleTrainResult r = train_eagle3(*gpu, init, target, file.config, text.train, o, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     });
     if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
@@ -127,15 +127,7 @@ int run_train_eagle3(int argc, char** argv) {
     std::printf("a greedy chain of %d accepts %.2f draft tokens per step on greedy text\n", depth, greedy.mean_accepted);
     std::printf("training: %d steps, %.0f positions/s, %.1f s training, %.1f s in all; layer in %s\n", r.steps_done,
                 r.positions_per_s, r.wall_s, wall, out.c_str());
-    nlohmann::json stage_ms = nlohmann::json::object();
-    std::string stages;
-    for (const auto& st : r.stage_times) {
-        char b[96];
-        std::snprintf(b, sizeof b, "%s%s %.1f ms", stages.empty() ? "" : ", ", st.stage.c_str(), st.ms);
-        stages += b;
-        stage_ms[st.stage] = st.ms;
-    }
-    if (!stages.empty()) std::printf("one training step on the GPU: %s\n", stages.c_str());
+    const nlohmann::json stage_ms = report_stage_times(r.stage_times);
     const nlohmann::json report = {{"model", file.path},
                                    {"device", gpu->info().name},
                                    {"version", "EAGLE-3"},

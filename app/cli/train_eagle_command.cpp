@@ -96,15 +96,7 @@ int run_train_eagle(int argc, char** argv) {
                 tf_after.top1, tf_after.positions, depth, greedy_after.mean_accepted);
     std::printf("training: %d steps, %.0f positions/s, %.1f s training, %.1f s in all; layer in %s\n", r.steps_done,
                 r.positions_per_s, r.wall_s, wall, out.c_str());
-    std::string stages;
-    nlohmann::json stage_ms = nlohmann::json::object();
-    for (const auto& st : r.stage_times) {
-        char b[96];
-        std::snprintf(b, sizeof b, "%s%s %.1f ms", stages.empty() ? "" : ", ", st.stage.c_str(), st.ms);
-        stages += b;
-        stage_ms[st.stage] = st.ms;
-    }
-    if (!stages.empty()) std::printf("one training step on the GPU: %s\n", stages.c_str());
+    const nlohmann::json stage_ms = report_stage_times(r.stage_times);
     const nlohmann::json report = {{"model", file.path},
                                    {"device", gpu->info().name},
                                    {"steps", o.steps},

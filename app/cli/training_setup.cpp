@@ -125,6 +125,19 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     return t;
 }
 
+nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages) {
+    nlohmann::json ms = nlohmann::json::object();
+    std::string line;
+    for (const auto& st : stages) {
+        char b[96];
+        std::snprintf(b, sizeof b, "%s%s %.1f ms", line.empty() ? "" : ", ", st.stage.c_str(), st.ms);
+        line += b;
+        ms[st.stage] = st.ms;
+    }
+    if (!line.empty()) std::printf("one training step on the GPU: %s\n", line.c_str());
+    return ms;
+}
+
 int report_training_interrupted(const std::string& checkpoint_dir) {
     std::fprintf(stderr, "interrupted: %s holds the last finished step; run the same command with --resume to go on\n",
                  checkpoint_dir.c_str());

@@ -1,7 +1,9 @@
 // What both training commands (train-heads, train-eagle) set up from their flags: the schedule
 // and checkpoints, and the self-distilled text they learn from.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "args.h"
 #include "llm/gpu_model.h"
@@ -27,6 +29,10 @@ int heads_to_train(const Args& args);
 // every --checkpoint-every N steps (default about ten times a run), progress about forty times.
 // Ctrl-C (within an InterruptScope) stops the run after a step, with a checkpoint.
 void apply_training_flags(const Args& args, const std::string& out_dir, int steps, train::TrainOptions& o);
+// Prints "one training step on the GPU: stage ms, ..." (nothing without timestamps) and returns
+// the same as a JSON object, stage -> ms, for the trainers' reports.
+nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages);
+
 // After a run Ctrl-C stopped: says where the checkpoint is and how to go on; the exit code.
 int report_training_interrupted(const std::string& checkpoint_dir);
 

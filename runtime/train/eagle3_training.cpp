@@ -132,7 +132,7 @@ Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, con
     return e;
 }
 
-Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+EagleTrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                const LlamaConfig& target_config, const DistillData& data, const Eagle3TrainOptions& o,
                                const LogFn& log) {
     if (data.num_sequences() < 1) throw std::invalid_argument("no training sequences");
@@ -148,18 +148,7 @@ Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const 
     GpuEagle3Trainer trainer(ctx, start, draft_target_head(target, start), o.batch, seq_len, o.ttt_steps);
     if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
     const int first_step = resumed ? resumed->step + 1 : 1;
-    auto save_checkpoint = [&](int step) {
-        if (o.checkpoint_dir.empty()) return;
-        commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
-            save_eagle_layer(trainer.layer(), dir, target.path);
-            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
-        });
-    };
-    AdamW opt;
-    opt.beta1 = o.beta1;
-    opt.beta2 = o.beta2;
-    opt.weight_decay = o.weight_decay;
-    opt.clip = o.clip;
+    AdamW opt = eagle_adamw(o, o.beta1, o.beta2);
     const size_t K = size_t(o.ttt_steps);
     std::vector<double> hits(K, 0), rows(K, 0);
     double loss = 0, norm = 0;
@@ -167,7 +156,7 @@ Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const 
     int since_log = 0;
     const auto t0 = std::chrono::steady_clock::now();
     auto tlog = t0;
-    Eagle3TrainResult res;
+    int steps_done = 0;
     std::vector<int> seqs(size_t(o.batch));
     for (int step = first_step; step <= o.steps; ++step) {
         std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // the batch depends on (seed, step) only
@@ -179,7 +168,7 @@ Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const 
         for (size_t k = 0; k < K; ++k) hits[k] += s.top1[k], rows[k] += s.rows[k];
         positions += size_t(s.rows[0]), since_positions += size_t(s.rows[0]);
         ++since_log;
-        ++res.steps_done;
+        ++steps_done;
         if (log && (step % o.log_every == 0 || step == o.steps)) {
             const auto now = std::chrono::steady_clock::now();
             const double dt = std::chrono::duration<double>(now - tlog).count();
@@ -198,15 +187,10 @@ Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const 
             tlog = now;
         }
         const CheckpointAfter c = checkpoint_after(o, step);
-        if (c.save) save_checkpoint(step);
+        if (c.save) save_eagle_checkpoint(o, trainer, step, target.path);
         if (c.stop) break;
     }
-    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.positions_per_s = double(positions) / std::max(res.wall_s, 1e-9);
-    res.layer = trainer.layer();
-    res.layer.source = init.source;
-    res.stage_times = trainer.stage_times();
-    return res;
+    return eagle_result(trainer, init.source, steps_done, positions, t0);
 }
 
 }  // namespace medusa::train

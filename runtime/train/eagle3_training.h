@@ -59,15 +59,8 @@ struct Eagle3Evaluation {
 Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, const EagleTarget& target,
                                  const DistillData& data, int steps, int sequences_per_batch = 4);
 
-struct Eagle3TrainResult {
-    EagleLayer layer;
-    int steps_done = 0;          // this run (fewer than o.steps when resumed)
-    double wall_s = 0;
-    double positions_per_s = 0;  // step-0 positions with a target per second
-    std::vector<gpu::StageTime> stage_times;
-};
-
-Eagle3TrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+// Its positions per second count step-0 positions with a target.
+EagleTrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                const LlamaConfig& target_config, const DistillData& data, const Eagle3TrainOptions& o,
                                const LogFn& log = {});
 

@@ -97,25 +97,14 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
     GpuEagleTrainer trainer(ctx, start, target.lm_head, target.vocab, o.batch, seq_len, o.loss);
     if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
     const int first_step = resumed ? resumed->step + 1 : 1;
-    auto save_checkpoint = [&](int step) {
-        if (o.checkpoint_dir.empty()) return;
-        commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
-            save_eagle_layer(trainer.layer(), dir, target.path);
-            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
-        });
-    };
 
-    AdamW opt;
-    opt.beta1 = o.beta1;
-    opt.beta2 = o.beta2;
-    opt.weight_decay = o.weight_decay;
-    opt.clip = o.clip;
+    AdamW opt = eagle_adamw(o, o.beta1, o.beta2);
     double feature = 0, token = 0, top1 = 0, norm = 0;
     size_t positions = 0, since_positions = 0;
     int since_log = 0;
     const auto t0 = std::chrono::steady_clock::now();
     auto tlog = t0;
-    EagleTrainResult res;
+    int steps_done = 0;
     std::vector<int> seqs(o.batch);
     for (int step = first_step; step <= o.steps; ++step) {
         std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // batch and noise depend on (seed, step) only
@@ -127,7 +116,7 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
         norm += s.grad_norm;
         positions += s.valid, since_positions += s.valid;
         ++since_log;
-        ++res.steps_done;
+        ++steps_done;
         if (log && (step % o.log_every == 0 || step == o.steps)) {
             const auto now = std::chrono::steady_clock::now();
             const double dt = std::chrono::duration<double>(now - tlog).count();
@@ -141,15 +130,19 @@ EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const Ea
             tlog = now;
         }
         const CheckpointAfter c = checkpoint_after(o, step);
-        if (c.save) save_checkpoint(step);
+        if (c.save) save_eagle_checkpoint(o, trainer, step, target.path);
         if (c.stop) break;
     }
-    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.positions_per_s = double(positions) / std::max(res.wall_s, 1e-9);
-    res.layer = trainer.layer();
-    res.layer.source = init.source;
-    res.stage_times = trainer.stage_times();
-    return res;
+    return eagle_result(trainer, init.source, steps_done, positions, t0);
+}
+
+AdamW eagle_adamw(const TrainOptions& o, float beta1, float beta2) {
+    AdamW opt;
+    opt.beta1 = beta1;
+    opt.beta2 = beta2;
+    opt.weight_decay = o.weight_decay;
+    opt.clip = o.clip;
+    return opt;
 }
 
 }  // namespace medusa::train

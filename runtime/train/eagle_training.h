@@ -4,6 +4,8 @@
 // AdamW (0.9, 0.95) with global-norm clipping at 0.5, linear warm-up and cosine decay, progress
 // lines, resumable checkpoints (EAGLE's layout plus the optimizer state).
 #pragma once
+#include <algorithm>
+#include <chrono>
 #include <functional>
 #include <random>
 #include <string>
@@ -12,6 +14,9 @@
 #include "gpu/command_sequence.h"
 #include "gpu/context.h"
 #include "llm/eagle_layer.h"
+#include "llm/eagle_layer_io.h"
+#include "train/checkpoint_folder.h"
+#include "train/training_progress.h"
 #include "model/model_file.h"
 #include "train/eagle_reference.h"
 #include "train/head_training.h"
@@ -65,6 +70,32 @@ struct EagleTrainResult {
     double positions_per_s = 0;  // trained positions (rows with a target) per second
     std::vector<gpu::StageTime> stage_times;  // GPU time per stage of the last step
 };
+
+// What both EAGLE loops share (EAGLE-1/2's and EAGLE-3's trainers alike): AdamW from the
+// options, a checkpoint of the trainer's layer and moments, and the result at the end.
+AdamW eagle_adamw(const TrainOptions& o, float beta1, float beta2);
+
+template <class Trainer>
+void save_eagle_checkpoint(const TrainOptions& o, const Trainer& trainer, int step, const std::string& base_model) {
+    if (o.checkpoint_dir.empty()) return;
+    commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
+        save_eagle_layer(trainer.layer(), dir, base_model);
+        save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
+    });
+}
+
+template <class Trainer>
+EagleTrainResult eagle_result(const Trainer& trainer, const std::string& source, int steps_done, size_t positions,
+                              std::chrono::steady_clock::time_point t0) {
+    EagleTrainResult res;
+    res.steps_done = steps_done;
+    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.positions_per_s = double(positions) / std::max(res.wall_s, 1e-9);
+    res.layer = trainer.layer();
+    res.layer.source = source;
+    res.stage_times = trainer.stage_times();
+    return res;
+}
 
 EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                              const DistillData& data, const EagleTrainOptions& o, const LogFn& log = {});
