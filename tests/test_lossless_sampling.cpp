@@ -39,7 +39,7 @@ protected:
 
 constexpr int kRuns = 10000, kBrokenRuns = 4000, kTokens = 4;
 const SamplingParams kHot = {1.0f, 1.0f, 0};
-const SamplingParams kShaped = {0.7f, 0.95f, 0, 40, 1.2f, 64};  // top-p, top-k, penalty: applied to p and q alike
+const SamplingParams kShaped = {0.7f, 0.95f, 0, 40, 1.2f, 64, 0.05f};  // top-p, top-k, penalty, min-p: to p and q alike
 
 struct ChiSquared {
     double statistic = 0;

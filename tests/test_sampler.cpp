@@ -64,3 +64,25 @@ TEST_CASE("top-p keeps the smallest most likely set reaching p", "[sampler]") {
     CHECK(got[2] == 0.0f);
     CHECK(got[3] == 0.0f);
 }
+
+TEST_CASE("min-p keeps the tokens at least min_p times as likely as the likeliest", "[sampler]") {
+    const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
+    SamplingParams p{1.0f, 1.0f, 0};
+    p.min_p = 0.25f;  // the floor: 0.125 of the likeliest 0.5, so 0.15 stays and 0.05 goes
+    const auto got = Sampler(p).distribution(logits);
+    CHECK(got[0] == Approx(0.5 / 0.95).margin(1e-6));
+    CHECK(got[1] == Approx(0.3 / 0.95).margin(1e-6));
+    CHECK(got[2] == Approx(0.15 / 0.95).margin(1e-6));
+    CHECK(got[3] == 0.0f);
+    // After top-k: the floor is the likeliest survivor's, renormalised.
+    p.top_k = 2;
+    p.min_p = 0.7f;  // 0.7 x 0.625 = 0.4375 > 0.375: only the first is left
+    const auto cut = Sampler(p).distribution(logits);
+    CHECK(cut[0] == Approx(1.0).margin(1e-6));
+    CHECK(cut[1] == 0.0f);
+    // Off at 0, and sampling never draws a cut token.
+    p = SamplingParams{1.0f, 1.0f, 5};
+    p.min_p = 0.5f;
+    Sampler s(p);
+    for (int i = 0; i < 200; ++i) CHECK(s.sample(logits) < 2);
+}

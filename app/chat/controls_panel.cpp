@@ -105,10 +105,11 @@ void draw_mode_and_sampling(DecodeSettings& s) {
     ImGui::EndDisabled();
     ImGui::SliderInt("top-k", &s.top_k, 0, 100, s.top_k == 0 ? "off" : "%d");
     ImGui::SliderFloat("top-p", &s.top_p, 0.05f, 1.0f, s.top_p >= 1.0f ? "off" : "%.2f");
+    ImGui::SliderFloat("min-p", &s.min_p, 0.0f, 0.5f, s.min_p <= 0.0f ? "off" : "%.2f");
     ImGui::SliderFloat("repeat pen.", &s.repeat_penalty, 1.0f, 2.0f, s.repeat_penalty <= 1.0f ? "off" : "%.2f");
     help("Shape the model's distribution p (and a draft model's q, alike) in every mode: keep only the k most likely "
-         "tokens, the smallest set reaching probability p, and divide the logits of tokens used in the last 64 by "
-         "the penalty. The penalty changes greedy decoding too.");
+         "tokens, the smallest set reaching probability p, the tokens at least min-p times as likely as the likeliest, "
+         "and divide the logits of tokens used in the last 64 by the penalty. The penalty changes greedy decoding too.");
     int seed = int(s.seed);
     if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
 

@@ -40,7 +40,7 @@ DecodingSpec DecodeSettings::spec() const {
     d.shaping = fixed_shape && mode != DrafterKind::Auto ? StepShaping::Fixed : StepShaping::Controlled;
     d.rule = rule;
     // Greedy decoding is temperature 0; the penalty looks back 64 tokens, as llama.cpp's default.
-    d.sampling = {rule == AcceptRule::Greedy ? 0.0f : temperature, top_p, seed, top_k, repeat_penalty, 64};
+    d.sampling = {rule == AcceptRule::Greedy ? 0.0f : temperature, top_p, seed, top_k, repeat_penalty, 64, min_p};
     d.typical = {typical_eps, typical_delta};
     d.max_new_tokens = max_new_tokens;
     return d;

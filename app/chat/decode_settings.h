@@ -35,6 +35,7 @@ struct DecodeSettings {
     float temperature = 0.7f;  // typical and sample
     int top_k = 0;             // 0: off
     float top_p = 1.0f;        // 1: off
+    float min_p = 0.0f;        // 0: off
     float repeat_penalty = 1.0f;
     float typical_eps = 0.09f;
     float typical_delta = 0.3f;

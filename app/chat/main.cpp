@@ -112,6 +112,7 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--temp") s.temperature = real_number(a, value(), 0.0f, 10.0f);
         else if (a == "--top-k") s.top_k = whole_number(a, value(), 0, 1000000);
         else if (a == "--top-p") s.top_p = real_number(a, value(), 0.01f, 1.0f);
+        else if (a == "--min-p") s.min_p = real_number(a, value(), 0.0f, 0.5f);
         else if (a == "--repeat-penalty") s.repeat_penalty = real_number(a, value(), 0.01f, 10.0f);
         else if (a == "--seed") s.seed = uint64_t(whole_number(a, value(), 0, 2147483647));
         else if (a == "--ctx-size" || a == "-c") s.ctx_size = whole_number("--ctx-size", value(), 1, 1 << 24);
@@ -119,7 +120,7 @@ Options parse(int argc, char** argv, const Options& start) {
             std::puts("medusa-chat [-m|--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
                       "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
                       "            [--eagle DIR [--eagle-tree dynamic|SPEC]] [--auto] [--fixed-shape]\n"
-                      "            [--temp T] [--top-k K] [--top-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
+                      "            [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
                       "            [-c|--ctx-size N]\n"
                       "  --ctx-size     positions of the KV cache (default: the model's context, at most 4096;\n"
                       "      more than the model's context is allowed, with a warning)\n"

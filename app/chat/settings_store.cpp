@@ -34,7 +34,7 @@ json to_json(const SavedState& st) {
             {"adaptive_gamma", s.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft_branches},
             {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", s.eagle_tree},
             {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
-            {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p},
+            {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p}, {"min_p", s.min_p},
             {"repeat_penalty", s.repeat_penalty}, {"typical_eps", s.typical_eps}, {"typical_delta", s.typical_delta},
             {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
             {"system_prompt", s.system_prompt}, {"window_width", st.window_width},
@@ -111,6 +111,7 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "temperature", s.temperature);
     take(j, "top_k", s.top_k);
     take(j, "top_p", s.top_p);
+    take(j, "min_p", s.min_p);
     take(j, "repeat_penalty", s.repeat_penalty);
     take(j, "typical_eps", s.typical_eps);
     take(j, "typical_delta", s.typical_delta);
@@ -128,6 +129,7 @@ std::optional<SavedState> load_state(const std::string& path) {
     s.max_new_tokens = std::clamp(s.max_new_tokens, 1, 4096);
     s.temperature = std::clamp(s.temperature, 0.05f, 2.0f);
     s.top_p = std::clamp(s.top_p, 0.05f, 1.0f);
+    s.min_p = std::clamp(s.min_p, 0.0f, 0.5f);
     s.top_k = std::clamp(s.top_k, 0, 1000);
     s.repeat_penalty = std::clamp(s.repeat_penalty, 1.0f, 2.0f);
     st.window_width = std::clamp(st.window_width, 640, 8192);

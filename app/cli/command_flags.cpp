@@ -9,7 +9,7 @@ const std::set<std::string> kDrafterOptions = {
     "--heads", "--num-heads", "--tree", "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match",
     "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--speculate"};
 // Sampling and acceptance, shared by generate and bench.
-const std::set<std::string> kSamplingOptions = {"--temp",  "--top-k",        "--top-p",       "--repeat-penalty",
+const std::set<std::string> kSamplingOptions = {"--temp",  "--top-k",        "--top-p",       "--min-p", "--repeat-penalty",
                                                 "--repeat-last-n", "--seed", "--accept", "--typical-eps",
                                                 "--typical-delta"};
 // The trainers' common options.

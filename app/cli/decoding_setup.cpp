@@ -73,6 +73,7 @@ SamplingParams sampling_params(const Args& args, float default_temperature) {
     s.temperature = args.number("--temp", default_temperature);
     s.top_p = args.number("--top-p", 0.95f);
     s.top_k = args.integer("--top-k", 0);
+    s.min_p = args.number("--min-p", 0.0f);
     s.repeat_penalty = args.number("--repeat-penalty", 1.0f);
     s.repeat_last_n = args.integer("--repeat-last-n", 64);
     s.seed = args.has("--seed") ? uint64_t(args.integer("--seed", 0))

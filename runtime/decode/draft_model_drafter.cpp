@@ -84,6 +84,7 @@ std::vector<float> draft_q(std::span<const float> logits, const std::vector<int>
     p.temperature = 1.0f;
     p.top_k = 0;
     p.top_p = 1.0f;
+    p.min_p = 0.0f;
     return Sampler(p).distribution(logits, context);
 }
 

@@ -74,7 +74,7 @@ void EagleDrafter::children(const DraftContext& c, int parent, int t_in_run, int
     context.insert(context.end(), path.rbegin(), path.rend());
     // Ranked by the draft's own probabilities (temperature 1 when decoding greedily).
     SamplingParams p = c.sampler->params();
-    if (c.sampler->greedy()) p.temperature = 1.0f, p.top_k = 0, p.top_p = 1.0f;
+    if (c.sampler->greedy()) p.temperature = 1.0f, p.top_k = 0, p.top_p = 1.0f, p.min_p = 0.0f;
     const std::vector<float> q = Sampler(p).distribution(runner_.logits(t_in_run), context);
     std::vector<int> order(q.size());
     std::iota(order.begin(), order.end(), 0);

@@ -21,7 +21,7 @@ std::vector<int> NodeDistributions::context(int node) const {
 
 bool NodeDistributions::plain_sampling() const {
     const SamplingParams& s = shaping_.params();
-    return !shaping_.greedy() && s.top_k == 0 && s.top_p >= 1.0f && !shaping_.penalizes() &&
+    return !shaping_.greedy() && s.top_k == 0 && s.top_p >= 1.0f && s.min_p <= 0.0f && !shaping_.penalizes() &&
            stats_temperature_ && *stats_temperature_ == s.temperature;
 }
 

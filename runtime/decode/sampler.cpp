@@ -101,6 +101,15 @@ std::vector<float> Sampler::distribution(std::span<const float> raw, std::span<c
         for (size_t k = keep; k < n; ++k) p[order[k]] = 0.0f;
         for (auto& x : p) x = float(x / cum);
     }
+    if (params_.min_p > 0.0f) {
+        const float floor = params_.min_p * *std::max_element(p.begin(), p.end());
+        double kept = 0;
+        for (auto& x : p) {
+            if (x < floor) x = 0.0f;
+            kept += x;
+        }
+        for (auto& x : p) x = float(x / kept);
+    }
     return p;
 }
 

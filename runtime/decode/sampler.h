@@ -1,5 +1,5 @@
 // Turns logits into a token: argmax at temperature 0, else temperature + top-k + top-p (nucleus)
-// sampling with a seeded generator, so a seed always gives the same text. A repetition penalty
+// + min-p sampling with a seeded generator, so a seed always gives the same text. A repetition penalty
 // (llama.cpp's) reshapes the logits of recently seen tokens first, at any temperature.
 #pragma once
 #include <cstdint>
@@ -22,6 +22,7 @@ struct SamplingParams {
     int top_k = 0;                 // 0 disables the cut to the k most likely tokens
     float repeat_penalty = 1.0f;   // 1 disables: a recent token's logit is divided (>0) or multiplied (<0) by it
     int repeat_last_n = 64;        // how many of the latest tokens count as recent
+    float min_p = 0.0f;            // 0 disables: tokens less likely than min_p times the likeliest one are cut
     bool operator==(const SamplingParams&) const = default;
 };
 
@@ -31,7 +32,8 @@ public:
     // `history`: the tokens so far (prompt included), for the repetition penalty.
     int sample(std::span<const float> logits, std::span<const int> history = {});
     // The distribution sample() draws from: the penalised logits' softmax(logits / T), cut to the
-    // top-k and then the top-p nucleus and renormalised (one-hot at the argmax when T == 0).
+    // top-k, then the top-p nucleus, then to the tokens at least min_p times as likely as the
+    // likeliest, and renormalised (one-hot at the argmax when T == 0).
     std::vector<float> distribution(std::span<const float> logits, std::span<const int> history = {}) const;
     // The greedy choice: the argmax of the logits after the repetition penalty.
     int greedy_token(std::span<const float> logits, std::span<const int> history = {}) const;

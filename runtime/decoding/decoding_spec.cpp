@@ -106,6 +106,7 @@ void validate(const DecodingSpec& spec) {
     require(spec.max_new_tokens >= 0, "-n must be >= 0");
     require(s.temperature >= 0, "--temp must be >= 0");
     require(s.top_p > 0 && s.top_p <= 1, "--top-p must be in (0, 1]");
+    require(s.min_p >= 0 && s.min_p < 1, "--min-p must be in [0, 1)");
     require(s.top_k >= 0, "--top-k must be >= 0 (0: off)");
     require(s.repeat_penalty > 0, "--repeat-penalty must be > 0 (1: off)");
     require(s.repeat_last_n >= 0, "--repeat-last-n must be >= 0");
