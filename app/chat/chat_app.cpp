@@ -27,6 +27,13 @@ void ChatApp::regenerate() {
     send(last_prompt);
 }
 
+bool ChatApp::edit_last() {
+    if (last_prompt.empty() || worker.busy() || !log.drop_last_turn()) return false;
+    input = last_prompt;
+    selected_step = -1;
+    return true;
+}
+
 bool ChatApp::measure_speedup() {
     const auto& turns = reader.turns();
     if (turns.empty() || !turns.back().done || turns.back().new_tokens < 2) return false;

@@ -26,6 +26,9 @@ struct ChatApp {
     bool send(const std::string& prompt);  // starts a turn; false while one runs
     void stop() { worker.stop(); }
     void regenerate();  // the last prompt again, with the next seed
+    // The last message back in the input box, to change and send again: its turn (and reply)
+    // leaves the conversation. False while decoding or with nothing sent.
+    bool edit_last();
     void clear();
     void load() { worker.load(settings); }
     // A file or folder dropped on the window: its kind (by content) decides which setting it sets.

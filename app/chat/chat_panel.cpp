@@ -21,6 +21,7 @@ struct Span {
     ImU32 color;
     int step = -1;    // index into the reader's steps; -1 for prompt text
     int origin = -1;  // -1: prompt
+    int turn = -1;    // index into the reader's turns (-1: between turns)
 };
 
 // Lays spans out left to right, wrapping between words (a word = tokens up to the next space).
@@ -122,18 +123,45 @@ void push_words(std::vector<Span>& spans, const std::string& text, ImU32 color) 
 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
+// The reply of turn `id` as plain text.
+std::string reply_text(const ChatApp& app, int id) {
+    std::string out;
+    for (const auto& st : app.reader.steps())
+        if (st.turn == id)
+            for (const auto& piece : st.emitted_text) out += piece;
+    return out;
+}
+
 // The conversation as plain text: each prompt, then its reply.
 std::string conversation_text(const ChatApp& app) {
     std::string out;
-    const auto& steps = app.reader.steps();
     for (const auto& turn : app.reader.turns()) {
         if (!out.empty()) out += "\n\n";
-        out += turn.prompt;
-        for (const auto& st : steps)
-            if (st.turn == turn.id)
-                for (const auto& piece : st.emitted_text) out += piece;
+        out += turn.prompt + reply_text(app, turn.id);
     }
     return out;
+}
+
+// Tokens in the conversation's context after its last step (the prompt, what was emitted).
+int context_used(const ChatApp& app) {
+    const auto& steps = app.reader.steps();
+    if (steps.empty()) return 0;
+    const StepTrace& last = steps.back().trace;
+    return last.base + 1 + int(last.emitted.size());
+}
+
+// Right-click on a message or reply: copy either, or take the last message back to edit.
+void message_menu(ChatApp& app, int& turn_index) {
+    if (!ImGui::BeginPopup("message")) return;
+    const auto& turns = app.reader.turns();
+    if (turn_index >= 0 && turn_index < int(turns.size())) {
+        const auto& turn = turns[size_t(turn_index)];
+        if (ImGui::MenuItem("Copy the message")) ImGui::SetClipboardText(turn.prompt.c_str());
+        if (ImGui::MenuItem("Copy the reply")) ImGui::SetClipboardText(reply_text(app, turn.id).c_str());
+        const bool last = turn_index + 1 == int(turns.size());
+        if (ImGui::MenuItem("Edit and send again", nullptr, false, last && !app.worker.busy())) app.edit_last();
+    }
+    ImGui::EndPopup();
 }
 
 }  // namespace
@@ -152,8 +180,9 @@ void draw_chat_panel(ChatApp& app) {
     }
     legend(heads, draft, mixed);
     ImGui::Separator();
+    // Below the history: the message box, the buttons, and a status line.
     const float input_h = kInputLines * ImGui::GetTextLineHeight() + 8 + ImGui::GetStyle().ItemSpacing.y +
-                          ImGui::GetFrameHeightWithSpacing() + 8;
+                          ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeightWithSpacing() + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
     {
         const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -162,8 +191,10 @@ void draw_chat_panel(ChatApp& app) {
     std::vector<Span> spans;
     const auto& steps = app.reader.steps();
     size_t si = 0;
-    for (const auto& turn : app.reader.turns()) {
+    for (size_t ti = 0; ti < app.reader.turns().size(); ++ti) {
+        const auto& turn = app.reader.turns()[ti];
         if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
+        const size_t first = spans.size();
         // A chat model's turn is a message and a reply, each under its speaker.
         if (turn.chat) spans.push_back({"You: ", kRoleText});
         push_words(spans, turn.prompt, kPromptText);
@@ -173,6 +204,7 @@ void draw_chat_panel(ChatApp& app) {
                 const int origin = token_origin(steps[si], int(k));
                 spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
             }
+        for (size_t i = first; i < spans.size(); ++i) spans[i].turn = int(ti);
         if (turn.done) {
             // One span per word, so the summary wraps like the text above it.
             char buf[256];
@@ -195,6 +227,12 @@ void draw_chat_panel(ChatApp& app) {
                           step_caption(steps[sp.step]).c_str());
         if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
     }
+    static int menu_turn = -1;  // the turn the message menu was opened on
+    if (hovered >= 0 && spans[hovered].turn >= 0 && ImGui::IsMouseClicked(1)) {
+        menu_turn = spans[hovered].turn;
+        ImGui::OpenPopup("message");
+    }
+    message_menu(app, menu_turn);
     if (app.scroll_chat) {
         ImGui::SetScrollHereY(1.0f);
         app.scroll_chat = false;
@@ -221,6 +259,13 @@ void draw_chat_panel(ChatApp& app) {
     if ((ImGui::Button("Send") || (enter && !busy)) && !app.input.empty() && app.send(app.input)) app.input.clear();
     ImGui::SameLine();
     if (ImGui::Button("Regenerate")) app.regenerate();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(app.last_prompt.empty());
+    if (ImGui::Button("Edit")) app.edit_last();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("The last message back in the box to change and send again; its reply goes. Right-click "
+                          "any message to copy it or its reply.");
+    ImGui::EndDisabled();
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(!busy);
@@ -241,8 +286,17 @@ void draw_chat_panel(ChatApp& app) {
         if (ImGui::Button("Keep")) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
-    ImGui::SameLine();
     ImGui::TextDisabled(busy ? "generating..." : "idle");
+    if (const int size = app.worker.context_size(); size > 0) {
+        ImGui::SameLine();
+        const int used = context_used(app);
+        // Amber once most of the cache is used: the conversation is near its end.
+        const ImVec4 color = used * 10 >= size * 9 ? ImVec4(1.0f, 0.7f, 0.3f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+        ImGui::TextColored(color, "context %d / %d", used, size);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Tokens the conversation holds after its last step, of the positions the model's KV cache "
+                              "has (-c/--ctx-size).");
+    }
 }
 
 }  // namespace medusa::chat

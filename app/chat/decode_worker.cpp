@@ -279,6 +279,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     for (const std::string& w : L->drafting.warnings) L->status += "; warning: " + w;
     L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
     chat_model_ = detect_chat_template(L->file()).kind != ChatTemplate::None;
+    context_size_ = L->context();
     loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
     {
         std::lock_guard lock(mutex_);

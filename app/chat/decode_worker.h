@@ -60,6 +60,8 @@ public:
     bool busy() const { return busy_.load(); }
     // The loaded model has a chat template: its turns are messages and replies.
     bool chat_model() const { return chat_model_.load(); }
+    // Positions of the loaded model's KV cache (0 before a load): what a conversation can hold.
+    int context_size() const { return context_size_.load(); }
     // Blocks until no job is queued or running (tests and the screenshot mode).
     void wait_idle();
 
@@ -115,6 +117,7 @@ private:
     std::function<void()> on_change_;
     std::chrono::steady_clock::time_point last_notice_;  // the worker thread's last step notice
     std::atomic<bool> chat_model_{false};
+    std::atomic<int> context_size_{0};
     void changed() const;
     std::thread thread_;
 };

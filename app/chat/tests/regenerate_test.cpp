@@ -29,3 +29,32 @@ TEST_CASE("Regenerate replaces the last reply instead of adding a turn", "[chat]
     CHECK(app.settings.seed == seed + 1);  // another draw
     for (const StepRecord& r : app.reader.steps()) CHECK(r.turn == app.reader.turns()[0].id);
 }
+
+TEST_CASE("Edit takes the last message back to change and send again, and its reply goes", "[chat]") {
+    ChatApp app(context());
+    app.settings.mode = DrafterKind::Plain;
+    app.settings.max_new_tokens = 8;
+    REQUIRE(app.send("Once upon a time"));
+    app.worker.wait_idle();
+    app.poll();
+    REQUIRE(app.send("The dog"));
+    app.worker.wait_idle();
+    app.poll();
+    REQUIRE(app.reader.turns().size() == 2);
+    // The context holds the last turn's prompt and reply, of the cache the model was loaded with.
+    CHECK(app.worker.context_size() > 0);
+    const StepTrace& last = app.reader.steps().back().trace;
+    CHECK(last.base + 1 + int(last.emitted.size()) <= app.worker.context_size());
+    app.input.clear();
+    REQUIRE(app.edit_last());
+    app.poll();
+    CHECK(app.input == "The dog");             // back in the box
+    REQUIRE(app.reader.turns().size() == 1);  // its turn and reply are gone
+    CHECK(app.reader.turns()[0].prompt == "Once upon a time");
+    REQUIRE(app.send("The cat"));
+    app.worker.wait_idle();
+    app.poll();
+    REQUIRE(app.reader.turns().size() == 2);
+    CHECK(app.reader.turns()[1].prompt == "The cat");
+    CHECK(app.reader.turns()[1].done);
+}
