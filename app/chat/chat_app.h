@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "tree_audit.h"
 #include "decode_settings.h"
 #include "decode_worker.h"
 #include "file_dialog.h"
@@ -74,6 +75,9 @@ struct ChatApp {
     // Per panel, how far its content reaches past its right edge (0 when nothing is clipped);
     // the screenshot test fails on any, at every window size it tries.
     std::vector<std::pair<std::string, float>> overflow;
+    // The tree panel's boxes and labels of the last frame, checked (tree_audit.h); all zero
+    // before a tree is drawn.
+    TreeAuditCounts tree_audit;
 };
 
 // Panels (one file each).

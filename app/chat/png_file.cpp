@@ -31,6 +31,10 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
+    const TreeAuditCounts& a = app.tree_audit;
+    j["tree_audit"] = {{"boxes", a.boxes},       {"labels", a.labels},
+                       {"overlaps", a.overlaps}, {"clipped", a.clipped},
+                       {"edges_through_boxes", a.edges_through_boxes}, {"cut_text", a.cut_text}};
     // The last turn's speed as the app decoded it (prefill and teaching-mode pauses left out).
     if (!app.reader.turns().empty()) {
         const TurnRecord& t = app.reader.turns().back();

@@ -14,6 +14,7 @@
 #include "control_view.h"
 #include "palette.h"
 #include "step_explain.h"
+#include "tree_audit.h"
 #include "tree_layout.h"
 
 namespace medusa::chat {
@@ -42,8 +43,9 @@ void node_tooltip(const StepRecord& r, int i) {
 }
 
 // Box text that fits: both lines at the normal size when there is room, else the token alone in
-// a smaller font (never below 8 px), so narrow boxes at low zoom are still labelled.
-void box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l1, const std::string& l2, ImU32 text) {
+// a smaller font (never below 8 px), so narrow boxes at low zoom are still labelled. True when
+// the token had to be cut at the box's border all the same.
+bool box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l1, const std::string& l2, ImU32 text) {
     const ImVec4 clip(c.x - hw + 1, c.y - hh, c.x + hw - 1, c.y + hh);
     ImFont* font = ImGui::GetFont();
     const float size = ImGui::GetFontSize();
@@ -53,13 +55,14 @@ void box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l
                     nullptr, 0, &clip);
         dl->AddText(font, size, ImVec2(c.x - std::min(s2.x, 2 * hw - 4) * 0.5f, c.y - 1), text & 0xB0FFFFFF,
                     l2.c_str(), nullptr, 0, &clip);
-        return;
+        return s1.x > 2 * hw - 2;
     }
     const float w = ImGui::CalcTextSize(l1.c_str()).x;
     const float small = std::clamp(size * (2 * hw - 2) / std::max(1.0f, w), 8.0f, size);
-    if (hw < 5) return;
+    if (hw < 5) return true;
     dl->AddText(font, small, ImVec2(c.x - std::min(w * small / size, 2 * hw - 2) * 0.5f, c.y - small * 0.5f), text,
                 l1.c_str(), nullptr, 0, &clip);
+    return w * small / size > 2 * hw - 2;
 }
 
 // Line 2 of a node's box: what the phase (or the whole-step view) shows of it.
@@ -160,6 +163,7 @@ struct TreeCanvas {
     float left = 0, col_w = 0, row_h = 0, font = 0;
     float col_hw = 0, full_hw = 0, hh = 0;  // box half-widths (any node, an accepted one) and half-height
     int rows = 0;                           // the tree's rows and the model's own token's row
+    TreeAudit* audit = nullptr;             // what is drawn, for the layout checks
     ImVec2 center(float col, int row) const {
         return ImVec2(origin.x + left + (col + 0.5f) * col_w, origin.y + 4 + (row + 0.5f) * row_h);
     }
@@ -192,13 +196,14 @@ TreeCanvas tree_canvas(ChatApp& app, const StepRecord& r, bool draft, ImVec2 ava
     return c;
 }
 
-// A box with two lines of text; true when the mouse is over it.
-bool draw_box(const TreeCanvas& c, ImVec2 at, float hw, ImU32 fill, ImU32 border, float thick, const std::string& l1,
-              const std::string& l2, ImU32 text) {
+// A box with two lines of text, standing for tree node `node`; true when the mouse is over it.
+bool draw_box(const TreeCanvas& c, int node, ImVec2 at, float hw, ImU32 fill, ImU32 border, float thick,
+              const std::string& l1, const std::string& l2, ImU32 text) {
     const ImVec2 a(at.x - hw, at.y - c.hh), b(at.x + hw, at.y + c.hh);
     c.dl->AddRectFilled(a, b, fill, 4);
     c.dl->AddRect(a, b, border, 4, 0, thick);
-    box_text(c.dl, at, hw, c.hh, l1, l2, text);
+    const bool cut = box_text(c.dl, at, hw, c.hh, l1, l2, text);
+    if (c.audit) c.audit->box(node, {a.x, a.y, b.x, b.y}, cut);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     return mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y;
 }
@@ -207,12 +212,13 @@ bool draw_box(const TreeCanvas& c, ImVec2 at, float hw, ImU32 fill, ImU32 border
 void draw_tree_edges(const TreeCanvas& c, const StepRecord& r, TeachingPhase phase, bool draft, bool verdicts) {
     const auto& nodes = r.trace.nodes;
     const TreeLayout& L = c.layout;
-    for (int d = 0; d < L.rows; ++d)
-        c.dl->AddText(ImVec2(c.origin.x + 4, c.center(0, d).y - c.font * 0.5f), IM_COL32(150, 150, 160, 255),
-                      row_label(r.trace, d).c_str());
-    if (verdicts)
-        c.dl->AddText(ImVec2(c.origin.x + 4, c.center(0, L.rows).y - c.font * 0.5f), IM_COL32(150, 150, 160, 255),
-                      "model's own");
+    auto row_text = [&](int row, const std::string& text) {
+        const ImVec2 at(c.origin.x + 4, c.center(0, row).y - c.font * 0.5f), sz = ImGui::CalcTextSize(text.c_str());
+        c.dl->AddText(at, IM_COL32(150, 150, 160, 255), text.c_str());
+        if (c.audit) c.audit->label({at.x, at.y, at.x + sz.x, at.y + sz.y});
+    };
+    for (int d = 0; d < L.rows; ++d) row_text(d, row_label(r.trace, d));
+    if (verdicts) row_text(L.rows, "model's own");
     for (size_t i = 1; i < nodes.size(); ++i) {
         if (!L.visible[i]) continue;
         const int p = nodes[i].parent;
@@ -220,6 +226,7 @@ void draw_tree_edges(const TreeCanvas& c, const StepRecord& r, TeachingPhase pha
         const bool acc = verdicts && nodes[i].accepted;
         if (phase == TeachingPhase::Commit && !acc) continue;
         c.dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, draft ? 160 : 90), acc ? 3.5f : 1.0f);
+        if (c.audit) c.audit->edge(p, int(i), a.x, a.y, b.x, b.y);
     }
 }
 
@@ -249,20 +256,23 @@ int draw_tree_nodes(const TreeCanvas& c, const StepRecord& r, TeachingPhase phas
                                               int(255 * alpha));
             const ImVec2 at = c.center(L.column[i], n.depth);
             const float hw = draft ? c.col_hw : acc ? c.full_hw : c.col_hw;
-            if (draw_box(c, at, hw, fill, border, acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]),
+            if (draw_box(c, int(i), at, hw, fill, border, acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]),
                          box_line(r, int(i), phase, draft), IM_COL32(235, 235, 240, int(255 * alpha))))
                 hovered = int(i);
             if (is_rejected) {
                 char why[48];
                 if (n.draw >= 0) std::snprintf(why, sizeof why, "rejected (u %.2f >= p/q %.2f)", n.draw, n.ratio);
                 else std::snprintf(why, sizeof why, "rejected (not the target's argmax)");
-                c.dl->AddText(ImVec2(at.x + hw + 8, at.y - c.font * 0.5f), kRejected, why);
+                const ImVec2 w_at(at.x + hw + 8, at.y - c.font * 0.5f), w_sz = ImGui::CalcTextSize(why);
+                c.dl->AddText(w_at, kRejected, why);
+                if (c.audit) c.audit->label({w_at.x, w_at.y, w_at.x + w_sz.x, w_at.y + w_sz.y});
             }
             if (L.hidden[i] > 0 && c.col_hw >= 14) {
                 char more[16];
                 std::snprintf(more, sizeof more, "+%d", L.hidden[i]);
-                const ImVec2 sz = ImGui::CalcTextSize(more);
-                c.dl->AddText(ImVec2(at.x - sz.x * 0.5f, at.y + c.hh + 1), IM_COL32(150, 150, 165, 220), more);
+                const ImVec2 sz = ImGui::CalcTextSize(more), m_at(at.x - sz.x * 0.5f, at.y + c.hh + 1);
+                c.dl->AddText(m_at, IM_COL32(150, 150, 165, 220), more);
+                if (c.audit) c.audit->label({m_at.x, m_at.y, m_at.x + sz.x, m_at.y + sz.y});
             }
         }
     return hovered;
@@ -299,7 +309,11 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
         ImGui::EndChild();
         return;
     }
-    const TreeCanvas c = tree_canvas(app, r, draft, avail);
+    TreeCanvas c = tree_canvas(app, r, draft, avail);
+    static TreeAudit audit;  // one tree panel; refilled every frame
+    const ImVec2 win = ImGui::GetWindowPos(), win_size = ImGui::GetWindowSize();
+    audit.clear({win.x, win.y, win.x + win_size.x - mask_w, win.y + win_size.y});
+    c.audit = &audit;
     const bool verdicts = phase == TeachingPhase::WholeStep || phase == TeachingPhase::Acceptance ||
                           phase == TeachingPhase::Commit;
     const int last = r.trace.path.empty() ? 0 : r.trace.path.back();
@@ -307,18 +321,24 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     const int rejected = draft && verdicts ? rejected_node(r.trace) : -1;
     // The model's own token after the accepted path, in its own row below the tree.
     const ImVec2 bonus_c = c.center(c.layout.column[last], c.layout.rows);
-    if (verdicts) c.dl->AddLine(c.center(c.layout.column[last], nodes[last].depth), bonus_c, origin_color(0), 2.5f);
+    constexpr int kBonusNode = -2;  // the model's own token's box, below the tree
+    if (verdicts) {
+        const ImVec2 from = c.center(c.layout.column[last], nodes[last].depth);
+        c.dl->AddLine(from, bonus_c, origin_color(0), 2.5f);
+        audit.edge(last, kBonusNode, from.x, from.y, bonus_c.x, bonus_c.y);
+    }
     const int hovered = draw_tree_nodes(c, r, phase, draft, verdicts, rejected);
     bool bonus_hover = false;
     if (verdicts) {
         const char* bonus_label = !draft || rejected < 0 ? "own" : n_sampled(r) ? "resampled" : "target's";
-        bonus_hover = draw_box(c, bonus_c, std::max(c.full_hw, 30.0f), origin_color(0, 0.30f), origin_color(0), 2.0f,
+        bonus_hover = draw_box(c, kBonusNode, bonus_c, std::max(c.full_hw, 30.0f), origin_color(0, 0.30f), origin_color(0), 2.0f,
                                label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
     }
     if (show_mask) draw_mask(c.dl, ImVec2(c.origin.x + avail.x + 4, c.origin.y), mask_w - 8, r, hovered);
     ImGui::Dummy(ImVec2(c.left + c.layout.columns * c.col_w + (draft ? 260 : 8) + mask_w, c.rows * c.row_h + 8));
     if (hovered >= 0) node_tooltip(r, hovered);
     else if (bonus_hover) bonus_tooltip(r, draft, rejected);
+    app.tree_audit = audit.count();
     ImGui::EndChild();
 }
 

@@ -105,6 +105,16 @@ int main(int argc, char** argv) {
         expect(px.get<double>() <= 1.0, what.c_str(), long(px.get<double>()));
     }
     expect(layout.at("overflow").size() == 5, "every panel was audited", long(layout.at("overflow").size()));
+    // The tree's boxes and labels, as the panel counted them while drawing.
+    const nlohmann::json audit = layout.at("tree_audit");
+    expect(audit.at("boxes").get<long>() >= 2, "tree: boxes drawn and audited", audit.at("boxes").get<long>());
+    expect(audit.at("overlaps").get<long>() == 0, "tree: no boxes or labels overlap", audit.at("overlaps").get<long>());
+    expect(audit.at("clipped").get<long>() == 0, "tree: no box or label clipped by the panel",
+           audit.at("clipped").get<long>());
+    expect(audit.at("edges_through_boxes").get<long>() == 0, "tree: no edge runs through a box",
+           audit.at("edges_through_boxes").get<long>());
+    std::printf("     tree: %ld boxes, %ld labels, %ld with their token cut to fit\n", audit.at("boxes").get<long>(),
+                audit.at("labels").get<long>(), audit.at("cut_text").get<long>());
     if (argc == 6) {
         const std::string mode = layout.value("mode", std::string());
         std::printf("     last turn's mode: %s\n", mode.c_str());
