@@ -13,7 +13,9 @@ struct TrainedDefaults {
     std::string cache_dir;   // <cache>/<model>
     std::string heads_path;  // empty when missing
     std::string tree_path;   // empty when missing
-    std::string eagle_path;  // eagle3 (EAGLE-3), else eagle (EAGLE-2); empty when neither
+    // eagle3 (EAGLE-3) or eagle (EAGLE-2): with both, the one whose held-out greedy chains (their
+    // accuracy.json) were accepted deeper; empty when neither exists.
+    std::string eagle_path;
     bool found() const { return !heads_path.empty() && !tree_path.empty(); }
 };
 TrainedDefaults find_trained_defaults(const std::string& cache_dir, const std::string& model_name);

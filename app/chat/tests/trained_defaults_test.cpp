@@ -128,3 +128,28 @@ TEST_CASE("mode names for the turn table", "[chat]") {
     CHECK_THAT(s.mode_name(), Catch::StartsWith("draft (stories260K_q80, gamma 5 adaptive, sample T="));
     CHECK(s.decoder_key() != key);
 }
+
+TEST_CASE("trained defaults: of an EAGLE-2 and an EAGLE-3 layer, the one whose greedy chains went deeper", "[chat]") {
+    TempCache c;
+    c.write("stories260K/eagle/model.safetensors", "x");
+    c.write("stories260K/eagle3/model.safetensors", "x");
+    const auto eagle_of = [&] { return find_trained_defaults(c.dir.string(), "stories260K").eagle_path; };
+    // No reports: EAGLE-3.
+    CHECK(eagle_of() == (c.dir / "stories260K/eagle3").string());
+    // EAGLE-2's report (train-eagle's layout, 5 deep) beats EAGLE-3's over their common 5 depths.
+    c.write("stories260K/eagle/accuracy.json",
+            R"({"trained": {"draft_on_greedy_text": {"chain_accepted": [0.9, 0.78, 0.67, 0.57, 0.49]}}})");
+    c.write("stories260K/eagle3/accuracy.json",
+            R"({"draft_on_greedy_text": {"chain_accepted": [0.8, 0.68, 0.56, 0.5, 0.45, 0.38]}})");
+    CHECK(eagle_of() == (c.dir / "stories260K/eagle").string());
+    // The other way round.
+    c.write("stories260K/eagle3/accuracy.json",
+            R"({"draft_on_greedy_text": {"chain_accepted": [0.88, 0.78, 0.7, 0.63, 0.56, 0.51]}})");
+    CHECK(eagle_of() == (c.dir / "stories260K/eagle3").string());
+    // An unreadable report counts as none.
+    c.write("stories260K/eagle3/accuracy.json", "not json");
+    CHECK(eagle_of() == (c.dir / "stories260K/eagle").string());
+    // One layer alone is taken as it is.
+    fs::remove_all(c.dir / "stories260K/eagle");
+    CHECK(eagle_of() == (c.dir / "stories260K/eagle3").string());
+}
