@@ -150,8 +150,8 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
         ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
         help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
     } else if (s.mode == DrafterKind::Ngram) {
-        ImGui::SliderInt("n-gram tokens", &s.ngram_tokens, 1, 16);
-        help("The longest continuation proposed per step.");
+        ImGui::SliderInt("n-gram", &s.ngram_tokens, 1, 16, "%d tokens");
+        help("The longest continuation of a match proposed per step, in tokens.");
     } else if (s.mode == DrafterKind::Eagle) {
         path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder");
         ImGui::InputText("EAGLE tree", &s.eagle_tree);

@@ -49,7 +49,7 @@ bool box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l
     const ImVec4 clip(c.x - hw + 1, c.y - hh, c.x + hw - 1, c.y + hh);
     ImFont* font = ImGui::GetFont();
     const float size = ImGui::GetFontSize();
-    if (hw >= 22) {
+    if (hw >= 22 && 2 * hh >= 2 * size - 2) {  // both lines, where the box is wide and tall enough
         const ImVec2 s1 = ImGui::CalcTextSize(l1.c_str()), s2 = ImGui::CalcTextSize(l2.c_str());
         dl->AddText(font, size, ImVec2(c.x - std::min(s1.x, 2 * hw - 4) * 0.5f, c.y - s1.y + 1), text, l1.c_str(),
                     nullptr, 0, &clip);
@@ -58,7 +58,7 @@ bool box_text(ImDrawList* dl, ImVec2 c, float hw, float hh, const std::string& l
         return s1.x > 2 * hw - 2;
     }
     const float w = ImGui::CalcTextSize(l1.c_str()).x;
-    const float small = std::clamp(size * (2 * hw - 2) / std::max(1.0f, w), 8.0f, size);
+    const float small = std::min(std::clamp(size * (2 * hw - 2) / std::max(1.0f, w), 8.0f, size), 2 * hh);
     if (hw < 5) return true;
     dl->AddText(font, small, ImVec2(c.x - std::min(w * small / size, 2 * hw - 2) * 0.5f, c.y - small * 0.5f), text,
                 l1.c_str(), nullptr, 0, &clip);
@@ -222,7 +222,10 @@ void draw_tree_edges(const TreeCanvas& c, const StepRecord& r, TeachingPhase pha
     for (size_t i = 1; i < nodes.size(); ++i) {
         if (!L.visible[i]) continue;
         const int p = nodes[i].parent;
-        const ImVec2 a = c.center(L.column[p], nodes[p].depth), b = c.center(L.column[i], nodes[i].depth);
+        // From the parent's bottom edge to the child's top edge: in the gap between two rows, never
+        // through a box.
+        ImVec2 a = c.center(L.column[p], nodes[p].depth), b = c.center(L.column[i], nodes[i].depth);
+        a.y += c.hh, b.y -= c.hh;
         const bool acc = verdicts && nodes[i].accepted;
         if (phase == TeachingPhase::Commit && !acc) continue;
         c.dl->AddLine(a, b, acc ? kAcceptedPath : IM_COL32(110, 110, 125, draft ? 160 : 90), acc ? 3.5f : 1.0f);
@@ -256,8 +259,15 @@ int draw_tree_nodes(const TreeCanvas& c, const StepRecord& r, TeachingPhase phas
                                               int(255 * alpha));
             const ImVec2 at = c.center(L.column[i], n.depth);
             const float hw = draft ? c.col_hw : acc ? c.full_hw : c.col_hw;
+            // "+n" guesses folded under this one: below the box where the gap between rows has room
+            // for it, else at the end of the box's second line.
+            std::string more;
+            if (L.hidden[i] > 0 && c.col_hw >= 14) more = "+" + std::to_string(L.hidden[i]);
+            const bool more_below = !more.empty() && c.row_h - 2 * c.hh >= ImGui::GetTextLineHeight() + 2;
+            std::string line2 = box_line(r, int(i), phase, draft);
+            if (!more.empty() && !more_below) line2 += " " + more;
             if (draw_box(c, int(i), at, hw, fill, border, acc || is_rejected ? 3.0f : 1.0f, label_text(r.node_text[i]),
-                         box_line(r, int(i), phase, draft), IM_COL32(235, 235, 240, int(255 * alpha))))
+                         line2, IM_COL32(235, 235, 240, int(255 * alpha))))
                 hovered = int(i);
             if (is_rejected) {
                 char why[48];
@@ -267,11 +277,9 @@ int draw_tree_nodes(const TreeCanvas& c, const StepRecord& r, TeachingPhase phas
                 c.dl->AddText(w_at, kRejected, why);
                 if (c.audit) c.audit->label({w_at.x, w_at.y, w_at.x + w_sz.x, w_at.y + w_sz.y});
             }
-            if (L.hidden[i] > 0 && c.col_hw >= 14) {
-                char more[16];
-                std::snprintf(more, sizeof more, "+%d", L.hidden[i]);
-                const ImVec2 sz = ImGui::CalcTextSize(more), m_at(at.x - sz.x * 0.5f, at.y + c.hh + 1);
-                c.dl->AddText(m_at, IM_COL32(150, 150, 165, 220), more);
+            if (more_below) {
+                const ImVec2 sz = ImGui::CalcTextSize(more.c_str()), m_at(at.x - sz.x * 0.5f, at.y + c.hh + 1);
+                c.dl->AddText(m_at, IM_COL32(150, 150, 165, 220), more.c_str());
                 if (c.audit) c.audit->label({m_at.x, m_at.y, m_at.x + sz.x, m_at.y + sz.y});
             }
         }
@@ -323,9 +331,21 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     const ImVec2 bonus_c = c.center(c.layout.column[last], c.layout.rows);
     constexpr int kBonusNode = -2;  // the model's own token's box, below the tree
     if (verdicts) {
+        // From the last accepted box down to the model's own token. Where deeper guesses sit in
+        // between, the line leaves the column through the gap beside it rather than crossing them.
         const ImVec2 from = c.center(c.layout.column[last], nodes[last].depth);
-        c.dl->AddLine(from, bonus_c, origin_color(0), 2.5f);
-        audit.edge(last, kBonusNode, from.x, from.y, bonus_c.x, bonus_c.y);
+        const float bonus_hw = std::max(c.full_hw, 30.0f), below = from.y + c.hh, above = bonus_c.y - c.hh;
+        std::vector<ImVec2> line = {ImVec2(from.x, below)};
+        if (nodes[last].depth + 1 < c.layout.rows) {
+            const float widest = draft ? std::max(c.col_hw, bonus_hw) : std::max(c.col_w * 0.5f, bonus_hw);
+            const float side = from.x - widest - 3, gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
+            line.insert(line.end(), {ImVec2(from.x, below + gap), ImVec2(side, below + gap), ImVec2(side, above - gap),
+                                     ImVec2(bonus_c.x, above - gap)});
+        }
+        line.push_back(ImVec2(bonus_c.x, above));
+        c.dl->AddPolyline(line.data(), int(line.size()), origin_color(0), 0, 2.5f);
+        for (size_t k = 0; k + 1 < line.size(); ++k)
+            audit.edge(last, kBonusNode, line[k].x, line[k].y, line[k + 1].x, line[k + 1].y);
     }
     const int hovered = draw_tree_nodes(c, r, phase, draft, verdicts, rejected);
     bool bonus_hover = false;
