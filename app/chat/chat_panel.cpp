@@ -79,16 +79,30 @@ private:
     float x_ = 0, y_ = 0;
 };
 
-// Medusa turns colour accepted guesses by head, draft turns by one "draft token" colour; the
-// legend names what the chat holds (or, before anything is sent, what the settings will make).
-void legend(bool heads, bool draft, bool mixed) {
+// What the chat's colours stand for: Medusa's heads, the levels of EAGLE or the n-gram lookup, a
+// draft model's tokens, auto's mixture.
+struct LegendKinds {
+    bool heads = false, levels = false, draft = false, mixed = false;
+    void add(DrafterKind k) {
+        heads = heads || k == DrafterKind::Medusa || k == DrafterKind::Auto;
+        levels = levels || k == DrafterKind::Eagle || k == DrafterKind::Ngram;
+        draft = draft || k == DrafterKind::DraftModel || k == DrafterKind::Auto;
+        mixed = mixed || k == DrafterKind::Auto;
+    }
+    bool any() const { return heads || levels || draft; }
+};
+
+// Medusa turns colour accepted guesses by head, EAGLE and n-gram turns by level, draft turns by
+// one "draft token" colour; the legend names what the chat holds (or, before anything is sent,
+// what the settings will make).
+void legend(const LegendKinds& k) {
     ImGui::TextDisabled("Colours:");
-    std::vector<int> origins = {0};
-    if (heads)
-        for (int o = 1; o <= 4; ++o) origins.push_back(o);
-    if (draft) origins.push_back(kDraftOrigin);
-    for (int o : origins) {
-        const char* name = o == 0 ? "model's own token" : origin_name(o);
+    std::vector<std::pair<int, std::string>> entries = {{0, "model's own token"}};
+    for (int o = 1; o <= 4 && (k.heads || k.levels); ++o)
+        entries.push_back({o, k.heads ? std::string(origin_name(o)) : "level " + std::to_string(o)});
+    if (k.draft) entries.push_back({kDraftOrigin, origin_name(kDraftOrigin)});
+    for (const auto& [o, label] : entries) {
+        const char* name = label.c_str();
         const float need = ImGui::GetTextLineHeight() + 12 + ImGui::CalcTextSize(name).x;
         ImGui::SameLine();
         if (ImGui::GetContentRegionAvail().x < need) ImGui::NewLine();
@@ -100,10 +114,13 @@ void legend(bool heads, bool draft, bool mixed) {
         ImGui::TextUnformatted(name);
     }
     ImGui::PushTextWrapPos(0);
-    if (heads) ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
-    if (draft)
+    if (k.heads) ImGui::TextDisabled("Head k = guessed k tokens ahead by Medusa head k, checked and accepted by the model.");
+    if (k.levels)
+        ImGui::TextDisabled("Level k = the step's k-th guess (EAGLE's level k, or the k-th token the n-gram lookup "
+                            "copied), checked and accepted by the model.");
+    if (k.draft)
         ImGui::TextDisabled("Draft token = proposed by the small draft model, checked and accepted by the target.");
-    if (mixed)
+    if (k.mixed)
         ImGui::TextDisabled("Auto: head k's colour marks the k-th accepted guess of whichever drafter the step used "
                             "(Medusa head k, EAGLE level k, the n-gram lookup); hover a token to see which.");
     ImGui::PopTextWrapPos();
@@ -167,18 +184,10 @@ void message_menu(ChatApp& app, int& turn_index) {
 }  // namespace
 
 void draw_chat_panel(ChatApp& app) {
-    bool heads = false, draft = false, mixed = false;
-    for (const auto& t : app.reader.turns()) {
-        draft = draft || t.drafter == DrafterKind::DraftModel || t.drafter == DrafterKind::Auto;
-        heads = heads || t.drafter == DrafterKind::Medusa || t.drafter == DrafterKind::Auto;
-        mixed = mixed || t.drafter == DrafterKind::Auto;
-    }
-    if (!heads && !draft) {
-        mixed = app.settings.mode == DrafterKind::Auto;
-        heads = app.settings.mode == DrafterKind::Medusa || mixed;
-        draft = app.settings.mode == DrafterKind::DraftModel || mixed;
-    }
-    legend(heads, draft, mixed);
+    LegendKinds kinds;
+    for (const auto& t : app.reader.turns()) kinds.add(t.drafter);
+    if (!kinds.any()) kinds.add(app.settings.mode);
+    legend(kinds);
     ImGui::Separator();
     // Below the history: the message box, the buttons, and a status line.
     const float input_h = kInputLines * ImGui::GetTextLineHeight() + 8 + ImGui::GetStyle().ItemSpacing.y +

@@ -112,6 +112,18 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int hi
 
 // The step's line and the view's toggles: all nodes, mask, fit, zoom.
 void draw_tree_toolbar(ChatApp& app, const StepRecord& r, bool draft) {
+    // Step back and forth through the log (the chat's tokens select a step too).
+    const int shown = app.shown_step(), count = int(app.reader.steps().size());
+    ImGui::BeginDisabled(shown <= 0);
+    if (ImGui::ArrowButton("##previous step", ImGuiDir_Left)) app.selected_step = shown - 1;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("The step before this one");
+    ImGui::SameLine(0, 2);
+    ImGui::BeginDisabled(shown + 1 >= count);
+    if (ImGui::ArrowButton("##next step", ImGuiDir_Right)) app.selected_step = shown + 1 == count - 1 ? -1 : shown + 1;
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("The step after this one");
+    ImGui::SameLine();
     ImGui::Text("Step %d of turn %d%s", r.trace.step, r.turn, app.selected_step < 0 ? " (latest)" : " (selected)");
     ImGui::SameLine();
     if (app.selected_step >= 0 && ImGui::SmallButton("follow latest")) app.selected_step = -1;
