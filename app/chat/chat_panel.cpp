@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dialog_keys.h"
 #include "chat_app.h"
 #include "palette.h"
 #include "step_explain.h"
@@ -225,7 +226,8 @@ void draw_chat_panel(ChatApp& app) {
         }
     }
     Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
-    const int hovered = flow.draw(spans, app.shown_step());
+    int hovered = flow.draw(spans, app.shown_step());
+    if (!ImGui::IsWindowHovered()) hovered = -1;  // a dialog above (or the click that closed it) is not on the text
     ImGui::Dummy(ImVec2(1, flow.height()));
     if (hovered >= 0 && spans[hovered].step >= 0) {
         const Span& sp = spans[hovered];
@@ -292,7 +294,7 @@ void draw_chat_panel(ChatApp& app) {
         ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");
         if (ImGui::Button("Clear")) app.clear(), ImGui::CloseCurrentPopup();
         ImGui::SameLine();
-        if (ImGui::Button("Keep")) ImGui::CloseCurrentPopup();
+        if (ImGui::Button("Keep") || close_on_escape()) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
     ImGui::TextDisabled(busy ? "generating..." : "idle");

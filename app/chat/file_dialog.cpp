@@ -1,5 +1,7 @@
 #include "file_dialog.h"
 
+#include "dialog_keys.h"
+
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -68,7 +70,7 @@ bool FileDialog::draw() {
             chosen = true;
         }
         ImGui::SameLine();
-        if (ImGui::Button("Cancel") || chosen) {
+        if (ImGui::Button("Cancel") || chosen || close_on_escape()) {
             ImGui::CloseCurrentPopup();
             target_ = nullptr;
         }

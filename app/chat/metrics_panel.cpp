@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "dialog_keys.h"
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
@@ -77,7 +78,7 @@ void draw_speedup(ChatApp& app) {
         }
         ImGui::TextColored(r.identical ? ImVec4(0.55f, 0.9f, 0.55f, 1) : ImVec4(1, 0.7f, 0.45f, 1), "%s",
                            r.identical ? "identical" : "different draws");
-        if (ImGui::Button("Close")) ImGui::CloseCurrentPopup();
+        if (ImGui::Button("Close") || close_on_escape()) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
 }

@@ -86,17 +86,46 @@ std::string box_line(const StepRecord& r, int i, TeachingPhase phase, bool draft
 
 // The verify block's attention mask: row = node, column = what it may attend to (the cached text,
 // then the block's nodes); a node sees its ancestors and itself.
+// The verify pass's attention mask: row i is node i's query, column 0 the cached text every node
+// sees, column j+1 node j; a cell is lit where the row's node sees that node (itself and its
+// ancestors). Rows are labelled with their tokens and columns with node numbers where the cells
+// are large enough, and a legend under the grid says what each colour means. Hovering a cell
+// names both nodes and their positions.
 void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int highlight) {
     const auto& nodes = r.trace.nodes;
     const int n = int(nodes.size());
-    const float cell = std::max(2.0f, (size - 24) / float(n + 1));
-    const ImU32 seen = IM_COL32(120, 170, 255, 230), not_seen = IM_COL32(45, 47, 60, 255);
-    dl->AddText(o, IM_COL32(160, 160, 175, 255), "attention mask");
-    const ImVec2 g(o.x, o.y + ImGui::GetFontSize() + 4);
+    const float font = ImGui::GetFontSize();
+    const float probe = std::max(2.0f, (size - 24) / float(n + 1));
+    const bool labelled = probe >= 11;  // room for a token beside each row
+    float label_w = 0;
+    if (labelled)
+        for (int i = 0; i < n; ++i)
+            label_w = std::max(label_w, std::min(60.0f, ImGui::CalcTextSize(label_text(r.node_text[i]).c_str()).x));
+    const float cell = std::max(2.0f, (size - 24 - (labelled ? label_w + 4 : 0)) / float(n + 1));
+    const ImU32 seen = IM_COL32(120, 170, 255, 230), not_seen = IM_COL32(45, 47, 60, 255),
+                cached = IM_COL32(150, 150, 160, 200), caption = IM_COL32(160, 160, 175, 255);
+    dl->AddText(o, caption, "attention mask");
+    const ImVec2 g(o.x + (labelled ? label_w + 4 : 0), o.y + font + 4 + (labelled ? font * 0.8f + 2 : 0));
+    if (labelled) {  // column numbers: "c" for the cached text, then the nodes
+        const float small = font * 0.7f;
+        for (int j = -1; j < n; ++j) {
+            const std::string t = j < 0 ? "c" : std::to_string(j);
+            const float w = ImGui::CalcTextSize(t.c_str()).x * 0.7f;
+            if (w > cell && j % 5 != 0) continue;
+            dl->AddText(ImGui::GetFont(), small, ImVec2(g.x + (j + 1) * cell + (cell - w) * 0.5f, g.y - small - 2), caption,
+                        t.c_str());
+        }
+    }
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    int hover_row = -1, hover_col = -2;
     for (int i = 0; i < n; ++i) {
-        // Column 0: the cached text, which every node sees.
         const ImVec2 a(g.x, g.y + i * cell);
-        dl->AddRectFilled(a, ImVec2(a.x + cell - 1, a.y + cell - 1), IM_COL32(150, 150, 160, 200));
+        dl->AddRectFilled(a, ImVec2(a.x + cell - 1, a.y + cell - 1), cached);
+        if (labelled) {
+            const std::string t = label_text(r.node_text[i]);
+            const ImVec4 clip(o.x, a.y, g.x - 2, a.y + cell);
+            dl->AddText(ImGui::GetFont(), std::min(font, cell), ImVec2(o.x, a.y), caption, t.c_str(), nullptr, 0, &clip);
+        }
         std::vector<char> anc(n, 0);
         for (int x = i; x >= 0; x = nodes[x].parent) anc[x] = 1;
         for (int j = 0; j < n; ++j) {
@@ -104,9 +133,39 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int hi
             const bool acc = nodes[i].accepted && nodes[j].accepted && anc[j];
             dl->AddRectFilled(p, ImVec2(p.x + cell - 1, p.y + cell - 1), anc[j] ? (acc ? kAcceptedPath : seen) : not_seen);
         }
+        if (mouse.y >= a.y && mouse.y < a.y + cell && mouse.x >= g.x && mouse.x < g.x + (n + 1) * cell)
+            hover_row = i, hover_col = int((mouse.x - g.x) / cell) - 1;
         if (i == highlight)
             dl->AddRect(ImVec2(g.x - 1, g.y + i * cell - 1), ImVec2(g.x + (n + 1) * cell, g.y + (i + 1) * cell),
                         IM_COL32_WHITE, 0, 0, 1.5f);
+    }
+    // The legend, one swatch and a word per colour, wrapped to the mask's width.
+    float x = o.x, y = g.y + n * cell + 6;
+    const std::pair<ImU32, const char*> keys[] = {
+        {cached, "cached text"}, {seen, "sees"}, {kAcceptedPath, "accepted path"}, {not_seen, "hidden"}};
+    for (const auto& [color, word] : keys) {
+        const float w = font + 4 + ImGui::CalcTextSize(word).x + 10;
+        if (x + w > o.x + size && x > o.x) x = o.x, y += font + 4;
+        dl->AddRectFilled(ImVec2(x, y + 2), ImVec2(x + font - 4, y + font - 2), color, 2);
+        dl->AddText(ImVec2(x + font, y), caption, word);
+        x += w;
+    }
+    if (hover_row >= 0 && hover_col >= -1 && hover_col < n) {
+        const int base = r.trace.base;
+        auto node_words = [&](int k) {
+            return "node " + std::to_string(k) + " " + label_text(r.node_text[k]) + " at position " +
+                   std::to_string(base + nodes[k].depth);
+        };
+        if (hover_col < 0)
+            ImGui::SetTooltip("%s sees the cached text, positions 0 to %d", node_words(hover_row).c_str(), base - 1);
+        else
+            ImGui::SetTooltip("%s %s %s", node_words(hover_row).c_str(),
+                              [&] {
+                                  for (int x2 = hover_row; x2 >= 0; x2 = nodes[x2].parent)
+                                      if (x2 == hover_col) return "sees";
+                                  return "does not see";
+                              }(),
+                              node_words(hover_col).c_str());
     }
 }
 
