@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dialog_keys.h"
+#include "depth_acceptance.h"
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
@@ -144,6 +145,37 @@ void draw_charts_tab(ChatApp& app) {
     }
 }
 
+// Bars per depth: the share of the turn's steps drafting that deep whose accepted path got there.
+void draw_depth_acceptance(const std::vector<const StepRecord*>& cur) {
+    const DepthAcceptance a = depth_acceptance(cur);
+    if (a.depth() == 0) return;
+    ImGui::TextUnformatted("accepted to depth k (this turn):");
+    const int shown = std::min(a.depth(), 10);
+    const float font = ImGui::GetFontSize(), h = 44, avail = ImGui::GetContentRegionAvail().x;
+    const float slot = std::min(44.0f, avail / float(shown)), bar = slot - 6;
+    const ImVec2 p = ImGui::GetCursorScreenPos(), mouse = ImGui::GetIO().MousePos;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    int hovered = 0;
+    for (int k = 1; k <= shown; ++k) {
+        const float x = p.x + (k - 1) * slot, top = p.y + font + h * float(1.0 - a.rate(k));
+        dl->AddRectFilled(ImVec2(x, p.y + font), ImVec2(x + bar, p.y + font + h), IM_COL32(45, 47, 60, 255), 2);
+        dl->AddRectFilled(ImVec2(x, top), ImVec2(x + bar, p.y + font + h), origin_color(std::min(k, 7)), 2);
+        char pct[16];
+        std::snprintf(pct, sizeof pct, "%.0f%%", 100 * a.rate(k));
+        const float pw = ImGui::CalcTextSize(pct).x;
+        if (pw <= slot) dl->AddText(ImVec2(x + (bar - pw) * 0.5f, p.y), IM_COL32(200, 200, 210, 255), pct);
+        const std::string label = std::to_string(k);
+        dl->AddText(ImVec2(x + (bar - ImGui::CalcTextSize(label.c_str()).x) * 0.5f, p.y + font + h + 1),
+                    IM_COL32(150, 150, 160, 255), label.c_str());
+        if (mouse.x >= x && mouse.x < x + slot && mouse.y >= p.y && mouse.y < p.y + 2 * font + h) hovered = k;
+    }
+    ImGui::Dummy(ImVec2(shown * slot, 2 * font + h + 2));
+    if (hovered > 0 && ImGui::IsWindowHovered())
+        ImGui::SetTooltip("depth %d: %d of the %d steps that drafted a guess %d ahead accepted it (and every guess "
+                          "before it)",
+                          hovered, a.reached[size_t(hovered - 1)], a.drafted[size_t(hovered - 1)], hovered);
+}
+
 void draw_live_tab(ChatApp& app) {
     const auto& steps = app.reader.steps();
     const auto& turns = app.reader.turns();
@@ -199,6 +231,7 @@ void draw_live_tab(ChatApp& app) {
         ImGui::TextDisabled("x: steps of this turn; y: tokens/s (pauses left out)");
         ImGui::PopTextWrapPos();
     }
+    draw_depth_acceptance(cur);
     draw_drafter_table(cur);
     draw_speedup(app);
     // GPU time per stage of the last step (needs timestamp queries).
