@@ -1,6 +1,8 @@
 #include "file_dialog.h"
 
 #include "dialog_keys.h"
+#include "file_kind.h"
+#include "model_summary.h"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -51,7 +53,7 @@ bool FileDialog::draw() {
         ImGui::TextWrapped("%s", dir_.c_str());
         if (ImGui::Button("Up")) list(fs::path(dir_).parent_path().string());
         if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.45f, 1), "%s", error_.c_str());
-        ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 2.2f), true);
+        ImGui::BeginChild("entries", ImVec2(0, -ImGui::GetFrameHeightWithSpacing() * 2.2f - 2 * ImGui::GetTextLineHeightWithSpacing()), true);
         std::string enter;
         for (const auto& [name, folder] : entries_) {
             const std::string label = (folder ? "[dir] " : "      ") + name;
@@ -65,6 +67,15 @@ bool FileDialog::draw() {
         if (!enter.empty()) list(enter);
         ImGui::SetNextItemWidth(-1);
         ImGui::InputText("##path", &typed_);
+        // What the chosen file is, before it is opened: a model's shape, weights and template.
+        if (typed_ != described_) {
+            described_ = typed_;
+            const FileKind kind = typed_.empty() ? FileKind::Unknown : classify_file(typed_);
+            description_ = kind == FileKind::Model ? model_summary(typed_)
+                           : kind == FileKind::Unknown ? ""
+                                                       : std::string("a ") + file_kind_name(kind);
+        }
+        ImGui::TextWrapped("%s", description_.c_str());
         if (ImGui::Button("Open") && !typed_.empty()) {
             *target_ = typed_;
             chosen = true;

@@ -19,6 +19,7 @@ private:
     void list(const std::string& dir);
     std::string* target_ = nullptr;
     std::string title_, dir_, typed_, error_;
+    std::string described_, description_;  // the last path described, and what it is
     std::vector<std::pair<std::string, bool>> entries_;  // name, is a folder
     bool want_popup_ = false;
 };
