@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dialog_keys.h"
 #include "chat_app.h"
+#include "dialog_keys.h"
 #include "palette.h"
 #include "step_explain.h"
 

@@ -38,6 +38,7 @@ struct Options {
     int width = 1440, height = 880;
     std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
     bool all_nodes = false;     // the tree panel draws every node, not the accepted view
+    bool mask = false;          // the tree panel shows the attention mask beside the tree
     bool measure = false;       // the screenshot also shows "measure speedup vs plain"
     std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
     DecodeSettings settings;
@@ -92,6 +93,7 @@ Options parse(int argc, char** argv, const Options& start) {
             o.size_chosen = true;
         } else if (a == "--show") o.show = value();
         else if (a == "--all-nodes") o.all_nodes = true;
+        else if (a == "--mask") o.mask = true;
         else if (a == "--measure") o.measure = true;
         else if (a == "--charts") o.charts = value();
         else if (a == "--model" || a == "-m") s.model_path = value();
@@ -137,6 +139,7 @@ Options parse(int argc, char** argv, const Options& start) {
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
                       "                 window (rejection: the latest step with a rejected draft token)\n"
                       "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
+                      "  --mask         the tree panel starts with the attention mask beside the tree\n"
                       "  --measure      before the screenshot, measure the speedup against plain decoding\n"
                       "  --charts BENCH.json   chart a `medusa bench --json` result in the metrics panel's charts tab\n"
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
@@ -360,6 +363,7 @@ int main(int argc, char** argv) {
                 ChatApp app(ctx);
                 app.settings = o.settings;
                 app.tree_all = o.all_nodes;
+                app.tree_mask = o.mask;
                 if (!o.charts.empty()) app.bench_path = o.charts, app.open_charts = true;
                 // Restored settings already name their heads and tree; only a first run looks for defaults.
                 app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,

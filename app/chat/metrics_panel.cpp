@@ -8,13 +8,14 @@
 #include <map>
 #include <vector>
 
-#include "dialog_keys.h"
-#include "depth_acceptance.h"
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
+#include "depth_acceptance.h"
+#include "dialog_keys.h"
 #include "drafter_use.h"
 #include "drafter_words.h"
+#include "palette.h"
 #include "session_charts.h"
 
 namespace medusa::chat {

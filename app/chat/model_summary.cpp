@@ -1,5 +1,6 @@
 #include "model_summary.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -26,7 +27,9 @@ std::string weight_type(const ModelFile& f) {
     size_t most = 0;
     for (const auto& [type, n] : bytes)
         if (n > most) most = n, best = type;
-    return dtype_name(best);
+    std::string name = dtype_name(best);  // as llama.cpp writes them: Q8_0, F16
+    for (char& ch : name) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+    return name;
 }
 
 }  // namespace

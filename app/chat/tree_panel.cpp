@@ -91,7 +91,7 @@ std::string box_line(const StepRecord& r, int i, TeachingPhase phase, bool draft
 // ancestors). Rows are labelled with their tokens and columns with node numbers where the cells
 // are large enough, and a legend under the grid says what each colour means. Hovering a cell
 // names both nodes and their positions.
-void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int highlight) {
+void draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRecord& r, int highlight) {
     const auto& nodes = r.trace.nodes;
     const int n = int(nodes.size());
     const float font = ImGui::GetFontSize();
@@ -101,7 +101,11 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, const StepRecord& r, int hi
     if (labelled)
         for (int i = 0; i < n; ++i)
             label_w = std::max(label_w, std::min(60.0f, ImGui::CalcTextSize(label_text(r.node_text[i]).c_str()).x));
-    const float cell = std::max(2.0f, (size - 24 - (labelled ? label_w + 4 : 0)) / float(n + 1));
+    // Cells as large as the width allows, and small enough that the title, the column numbers
+    // and two lines of legend fit the height too.
+    const float around = font + 4 + (labelled ? font * 0.8f + 2 : 0) + 2 * (font + 4) + 6;
+    const float cell = std::max(2.0f, std::min((size - 24 - (labelled ? label_w + 4 : 0)) / float(n + 1),
+                                               (height - around) / float(n)));
     const ImU32 seen = IM_COL32(120, 170, 255, 230), not_seen = IM_COL32(45, 47, 60, 255),
                 cached = IM_COL32(150, 150, 160, 200), caption = IM_COL32(160, 160, 175, 255);
     dl->AddText(o, caption, "attention mask");
@@ -401,15 +405,18 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     // The model's own token after the accepted path, in its own row below the tree.
     const ImVec2 bonus_c = c.center(c.layout.column[last], c.layout.rows);
     constexpr int kBonusNode = -2;  // the model's own token's box, below the tree
+    // As wide as an accepted box, 30 at least, but never into the row labels on the left.
+    const float labels_end = c.origin.x + c.left - 4;
+    const float bonus_hw = std::max(c.full_hw, std::min(30.0f, bonus_c.x - labels_end));
     if (verdicts) {
         // From the last accepted box down to the model's own token. Where deeper guesses sit in
         // between, the line leaves the column through the gap beside it rather than crossing them.
         const ImVec2 from = c.center(c.layout.column[last], nodes[last].depth);
-        const float bonus_hw = std::max(c.full_hw, 30.0f), below = from.y + c.hh, above = bonus_c.y - c.hh;
+        const float below = from.y + c.hh, above = bonus_c.y - c.hh;
         std::vector<ImVec2> line = {ImVec2(from.x, below)};
         if (nodes[last].depth + 1 < c.layout.rows) {
             const float widest = draft ? std::max(c.col_hw, bonus_hw) : std::max(c.col_w * 0.5f, bonus_hw);
-            const float side = from.x - widest - 3, gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
+            const float side = std::max(from.x - widest - 3, labels_end - 2), gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
             line.insert(line.end(), {ImVec2(from.x, below + gap), ImVec2(side, below + gap), ImVec2(side, above - gap),
                                      ImVec2(bonus_c.x, above - gap)});
         }
@@ -422,10 +429,10 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     bool bonus_hover = false;
     if (verdicts) {
         const char* bonus_label = !draft || rejected < 0 ? "own" : n_sampled(r) ? "resampled" : "target's";
-        bonus_hover = draw_box(c, kBonusNode, bonus_c, std::max(c.full_hw, 30.0f), origin_color(0, 0.30f), origin_color(0), 2.0f,
+        bonus_hover = draw_box(c, kBonusNode, bonus_c, bonus_hw, origin_color(0, 0.30f), origin_color(0), 2.0f,
                                label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
     }
-    if (show_mask) draw_mask(c.dl, ImVec2(c.origin.x + avail.x + 4, c.origin.y), mask_w - 8, r, hovered);
+    if (show_mask) draw_mask(c.dl, ImVec2(c.origin.x + avail.x + 4, c.origin.y), mask_w - 8, avail.y, r, hovered);
     ImGui::Dummy(ImVec2(c.left + c.layout.columns * c.col_w + (draft ? 260 : 8) + mask_w, c.rows * c.row_h + 8));
     if (hovered >= 0) node_tooltip(r, hovered);
     else if (bonus_hover) bonus_tooltip(r, draft, rejected);
