@@ -10,6 +10,7 @@ ChatApp::ChatApp(gpu::Context& c) : ctx(c), worker(c, log) {}
 
 bool ChatApp::send(const std::string& prompt) {
     if (!worker.generate(prompt, settings)) return false;
+    remember_model(recent_models, settings.model_path);
     last_prompt = prompt;
     last_settings = settings;
     selected_step = -1;

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "settings_store.h"
 #include "tree_audit.h"
 #include "decode_settings.h"
 #include "decode_worker.h"
@@ -31,7 +32,7 @@ struct ChatApp {
     // leaves the conversation. False while decoding or with nothing sent.
     bool edit_last();
     void clear();
-    void load() { worker.load(settings); }
+    void load() { remember_model(recent_models, settings.model_path), worker.load(settings); }
     // A file or folder dropped on the window: its kind (by content) decides which setting it sets.
     void drop(const std::string& path);
     // Teaching mode: the next phase of the latest step (draft, tree, forward, acceptance, commit).
@@ -53,6 +54,7 @@ struct ChatApp {
     DecodeSettings settings;
     DecodeWorker worker;
     std::string input = "Once upon a time";
+    std::vector<std::string> recent_models;  // most recent first (settings_store.h keeps them)
     std::string last_prompt;
     DecodeSettings last_settings;  // what the last turn was sent with
     std::string defaults_note;        // which heads and tree the app started with, and why

@@ -206,6 +206,15 @@ void draw_teaching_controls(ChatApp& app, bool busy) {
 void draw_files_and_status(ChatApp& app, DecodeSettings& s, bool busy) {
     ImGui::TextUnformatted("Files (or drop them on the window)");
     path_field(app, "model", "model file or folder", s.model_path, "Choose a model");
+    if (!app.recent_models.empty()) {  // the models opened before, most recent first
+        ImGui::SetNextItemWidth(ImGui::CalcItemWidth());
+        if (ImGui::BeginCombo("##recent models", "recent models")) {
+            for (const std::string& path : app.recent_models)
+                if (ImGui::Selectable(path.c_str(), path == s.model_path)) s.model_path = path;
+            ImGui::EndCombo();
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The models opened before; choose one, then Load (or Send).");
+    }
     path_field(app, "tokenizer", "the model's own vocabulary", s.tokenizer_path, "Choose a tokenizer");
     ImGui::BeginDisabled(busy);
     if (ImGui::Button("Load")) app.load();

@@ -39,6 +39,7 @@ struct Options {
     std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
     bool all_nodes = false;     // the tree panel draws every node, not the accepted view
     bool mask = false;          // the tree panel shows the attention mask beside the tree
+    std::vector<std::string> recent_models;  // from the saved state
     bool measure = false;       // the screenshot also shows "measure speedup vs plain"
     std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
     DecodeSettings settings;
@@ -333,6 +334,7 @@ int main(int argc, char** argv) {
                     start.settings = st->settings;
                     start.width = st->window_width, start.height = st->window_height;
                     start.all_nodes = st->tree_all;
+                    start.recent_models = st->recent_models;
                     restored = true;
                 }
             } catch (const std::exception& e) {
@@ -364,6 +366,7 @@ int main(int argc, char** argv) {
                 app.settings = o.settings;
                 app.tree_all = o.all_nodes;
                 app.tree_mask = o.mask;
+                app.recent_models = o.recent_models;
                 if (!o.charts.empty()) app.bench_path = o.charts, app.open_charts = true;
                 // Restored settings already name their heads and tree; only a first run looks for defaults.
                 app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
@@ -407,6 +410,7 @@ int main(int argc, char** argv) {
                         st.settings = app.settings;
                         glfwGetWindowSize(window, &st.window_width, &st.window_height);
                         st.tree_all = app.tree_all, st.tree_fit = app.tree_fit, st.tree_zoom = app.tree_zoom;
+                        st.recent_models = app.recent_models;
                         try {
                             save_state(state_path, st);
                         } catch (const std::exception& e) {

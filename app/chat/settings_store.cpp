@@ -39,7 +39,7 @@ json to_json(const SavedState& st) {
             {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
             {"system_prompt", s.system_prompt}, {"window_width", st.window_width},
             {"window_height", st.window_height}, {"tree_all", st.tree_all}, {"tree_fit", st.tree_fit},
-            {"tree_zoom", st.tree_zoom}};
+            {"tree_zoom", st.tree_zoom},      {"recent_models", st.recent_models}};
 }
 
 // Reads the keys that are present and of the right type; anything else keeps its default.
@@ -77,6 +77,12 @@ void take_name(const json& j, const char* key, E& out, E (*parse)(const std::str
 }
 
 }  // namespace
+
+void remember_model(std::vector<std::string>& recent, const std::string& path) {
+    recent.erase(std::remove(recent.begin(), recent.end(), path), recent.end());
+    recent.insert(recent.begin(), path);
+    if (recent.size() > kRecentModels) recent.resize(kRecentModels);
+}
 
 std::optional<SavedState> load_state(const std::string& path) {
     std::error_code ec;
@@ -123,6 +129,11 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "tree_all", st.tree_all);
     take(j, "tree_fit", st.tree_fit);
     take(j, "tree_zoom", st.tree_zoom);
+    if (j.contains("recent_models") && j["recent_models"].is_array()) {
+        const json& list = j["recent_models"];
+        for (auto p = list.rbegin(); p != list.rend(); ++p)  // the last first, so the first ends up in front
+            if (p->is_string() && !p->get<std::string>().empty()) remember_model(st.recent_models, p->get<std::string>());
+    }
     // Values a hand edit may have broken are brought back into the ranges the controls offer.
     s.num_heads = std::clamp(s.num_heads, 1, 7);
     s.gamma = std::clamp(s.gamma, 1, 16);

@@ -6,6 +6,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "decode_settings.h"
 
@@ -16,7 +17,12 @@ struct SavedState {
     int window_width = 1440, window_height = 880;
     bool tree_all = false, tree_fit = true;
     float tree_zoom = 1.0f;
+    std::vector<std::string> recent_models;  // most recent first, at most kRecentModels
 };
+
+constexpr size_t kRecentModels = 8;
+// `path` first in `recent`, once, the list cut to kRecentModels.
+void remember_model(std::vector<std::string>& recent, const std::string& path);
 
 // The config folder ("" when neither XDG_CONFIG_HOME nor HOME is set).
 std::string config_dir();

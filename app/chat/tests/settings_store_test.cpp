@@ -1,6 +1,10 @@
 // The app's saved settings: the decoding mode and rule by name, read back as saved; files saved
 // before names (the enums' indices) still read; unknown names and values keep the defaults.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "settings_store.h"
@@ -46,4 +50,20 @@ TEST_CASE("saved settings keep the mode and rule by name, and read files saved b
         CHECK(bad.settings.mode == defaults.mode);
         CHECK(bad.settings.rule == defaults.rule);
     }
+}
+
+TEST_CASE("recent models: the latest first, each once, at most eight, kept across runs", "[chat]") {
+    std::vector<std::string> recent;
+    for (int i = 0; i < 10; ++i) remember_model(recent, "/m/" + std::to_string(i));
+    remember_model(recent, "/m/5");
+    REQUIRE(recent.size() == kRecentModels);
+    CHECK(recent.front() == "/m/5");
+    CHECK(recent[1] == "/m/9");
+    CHECK(std::count(recent.begin(), recent.end(), "/m/5") == 1);
+    const std::string path = (std::filesystem::temp_directory_path() / ("medusa_recent_" + std::to_string(getpid()))).string();
+    SavedState st;
+    st.recent_models = recent;
+    save_state(path, st);
+    CHECK(load_state(path)->recent_models == recent);
+    std::filesystem::remove(path);
 }
