@@ -21,7 +21,7 @@ fi
 cache="${MEDUSA_CACHE:-$HOME/.cache/medusa-vk}/stories260K"
 if [ ! -f "$cache/heads/medusa_lm_head.safetensors" ] || [ ! -f "$cache/tree.json" ]; then
     echo "training Medusa heads for stories260K into $cache (first run only)" >&2
-    scripts/train_default_heads.sh --models stories260K --steps 1500 --eagle-steps 0 >&2
+    scripts/train_default_heads.sh --models stories260K --steps 1500 --eagle-steps 0 --eagle3-steps 0 >&2
 fi
 exec build/medusa generate -m "$models/stories260K.bin" --tokenizer "$models/tok512.model" \
     --heads "$cache/heads" --tree "$cache/tree.json" -p "${1:-Once upon a time}" -n "${2:-200}" --temp 0
