@@ -27,10 +27,37 @@ void help(const char* text) {
 }
 
 // A path field with a "..." button that opens the file chooser for it.
+// While a path field is not being edited, a path wider than it shows its end ("...models/x.bin":
+// the file's name matters, not the root folders), the whole path in the tooltip.
+void show_path_tail(const std::string& path) {
+    if (ImGui::IsItemActive() || path.empty()) return;
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
+    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+    const ImVec2 pad = ImGui::GetStyle().FramePadding;
+    const float room = b.x - a.x - 2 * pad.x;
+    if (ImGui::CalcTextSize(path.c_str()).x <= room) return;
+    size_t start = 0;
+    std::string shown;
+    do {
+        ++start;
+        while (start < path.size() && (static_cast<unsigned char>(path[start]) & 0xC0) == 0x80) ++start;  // whole UTF-8 characters
+        shown = "..." + path.substr(start);
+    } while (start < path.size() && ImGui::CalcTextSize(shown.c_str()).x > room);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    // Over the field's own text: the window's colour made opaque, then the field's translucent one.
+    ImVec4 under = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    under.w = 1.0f;
+    dl->AddRectFilled(ImVec2(a.x + 1, a.y + 1), ImVec2(b.x - 1, b.y - 1), ImGui::ColorConvertFloat4ToU32(under));
+    dl->AddRectFilled(ImVec2(a.x + 1, a.y + 1), ImVec2(b.x - 1, b.y - 1),
+                      ImGui::GetColorU32(ImGui::IsItemHovered() ? ImGuiCol_FrameBgHovered : ImGuiCol_FrameBg));
+    dl->AddText(ImVec2(a.x + pad.x, a.y + pad.y), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
+}
+
 void path_field(ChatApp& app, const char* label, const char* hint, std::string& path, const char* title) {
     ImGui::PushID(label);
     ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 4);
     ImGui::InputTextWithHint("##path", hint, &path);
+    show_path_tail(path);
     ImGui::SameLine(0, 4);
     if (ImGui::Button("...", ImVec2(ImGui::GetFrameHeight(), 0))) app.files.open(&path, title);
     ImGui::SameLine();
