@@ -58,11 +58,6 @@ std::vector<int> layers_flag(const Args& args, int target_layers) {
     return layers;
 }
 
-nlohmann::json draft_json(const EagleDraftAccuracy& d) {
-    return {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
-            {"mean_accepted", d.mean_accepted}, {"starts", d.starts}};
-}
-
 nlohmann::json ttt_json(const Eagle3Evaluation& e) {
     return {{"top1", e.top1}, {"loss", e.loss}, {"rows", e.rows}};
 }
@@ -104,13 +99,14 @@ int run_train_eagle3(int argc, char** argv) {
                  vocab.tokens.size(), target.vocab, 100.0 * vocab.coverage);
     EagleLayer init = EagleLayer::init_eagle3(file.config, layers, vocab.tokens, target.final_norm, target.lm_head, o.seed);
     init.source = file.path;
-    const Eagle3Evaluation ttt_before = evaluate_eagle3(*gpu, init, target, text.held, o.ttt_steps);
+    const std::vector<int> held_top = target_top_tokens(text.held, target);
+    const Eagle3Evaluation ttt_before = evaluate_eagle3(*gpu, init, target, text.held, held_top, o.ttt_steps);
     const EagleTrainResult r = train_eagle3(*gpu, init, target, file.config, text.train, o, [](const std::string& line) {
         std::fprintf(stderr, "%s\n", line.c_str());
     });
     if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
     save_eagle_layer(r.layer, out, file.path);
-    const Eagle3Evaluation ttt_after = evaluate_eagle3(*gpu, r.layer, target, text.held, o.ttt_steps);
+    const Eagle3Evaluation ttt_after = evaluate_eagle3(*gpu, r.layer, target, text.held, held_top, o.ttt_steps);
     const auto draft = eagle_draft_accuracy(r.layer, file, text.held, depth, size_t(eval_positions));
     const auto greedy = eagle_draft_accuracy(r.layer, file, text.held_greedy, depth, size_t(eval_positions));
 

@@ -28,11 +28,6 @@ using namespace medusa::train;
 
 namespace {
 
-nlohmann::json draft_json(const EagleDraftAccuracy& d) {
-    return {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
-            {"mean_accepted", d.mean_accepted}, {"starts", d.starts}};
-}
-
 nlohmann::json accuracy_json(const EagleTeacherForced& tf, const EagleDraftAccuracy& d, const EagleDraftAccuracy& g) {
     return {{"teacher_forced", {{"feature_loss", tf.feature_loss}, {"token_loss", tf.token_loss}, {"top1", tf.top1},
                                 {"positions", tf.positions}}},

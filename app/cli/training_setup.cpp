@@ -125,6 +125,11 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     return t;
 }
 
+nlohmann::json draft_json(const EagleDraftAccuracy& d) {
+    return {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
+            {"mean_accepted", d.mean_accepted}, {"starts", d.starts}};
+}
+
 nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages) {
     nlohmann::json ms = nlohmann::json::object();
     std::string line;

@@ -9,6 +9,7 @@
 #include "llm/gpu_model.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
+#include "train/eagle_draft_accuracy.h"
 #include "train/head_training.h"
 #include "train/self_distill.h"
 
@@ -29,6 +30,10 @@ int heads_to_train(const Args& args);
 // every --checkpoint-every N steps (default about ten times a run), progress about forty times.
 // Ctrl-C (within an InterruptScope) stops the run after a step, with a checkpoint.
 void apply_training_flags(const Args& args, const std::string& out_dir, int steps, train::TrainOptions& o);
+// A held-out draft accuracy (per depth: top-1, given the earlier levels right, chain accepted)
+// as the trainers' accuracy.json writes it.
+nlohmann::json draft_json(const train::EagleDraftAccuracy& d);
+
 // Prints "one training step on the GPU: stage ms, ..." (nothing without timestamps) and returns
 // the same as a JSON object, stage -> ms, for the trainers' reports.
 nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages);

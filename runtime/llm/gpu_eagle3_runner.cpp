@@ -72,15 +72,7 @@ GpuEagle3Runner::~GpuEagle3Runner() = default;
 
 void GpuEagle3Runner::attach() {
     if (attach_) attach_();
-    drop_stale_sequences();
-}
-
-void GpuEagle3Runner::drop_stale_sequences() {
-    const uint64_t now = target_.kv_cache().feature_version();
-    if (now == feature_version_) return;
-    for (auto& [shape, seq] : sequences_) seq->wait();
-    sequences_.clear();
-    feature_version_ = now;
+    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
 }
 
 void GpuEagle3Runner::prepare(int n_tokens) {
@@ -89,7 +81,7 @@ void GpuEagle3Runner::prepare(int n_tokens) {
 }
 
 gpu::CommandSequence& GpuEagle3Runner::sequence(int T, bool from_target) {
-    drop_stale_sequences();
+    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
     auto& seq = sequences_[{T, from_target}];
     if (seq) return *seq;
     seq = std::make_unique<gpu::CommandSequence>(target_.context());

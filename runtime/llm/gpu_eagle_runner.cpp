@@ -54,19 +54,11 @@ GpuEagleRunner::~GpuEagleRunner() = default;
 
 void GpuEagleRunner::attach() {
     if (attach_) attach_();
-    drop_stale_sequences();
-}
-
-void GpuEagleRunner::drop_stale_sequences() {
-    const uint64_t now = target_.kv_cache().feature_version();
-    if (now == feature_version_) return;
-    for (auto& [shape, seq] : sequences_) seq->wait();
-    sequences_.clear();
-    feature_version_ = now;
+    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
 }
 
 gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
-    drop_stale_sequences();
+    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
     auto& seq = sequences_[T];
     if (seq) return *seq;
     seq = std::make_unique<gpu::CommandSequence>(target_.context());

@@ -34,13 +34,11 @@ public:
     uint64_t submits() const override { return submits_; }
 
 private:
-    // Recorded sequences bind the target's feature cache: once it was replaced, they are recorded again.
-    void drop_stale_sequences();
     gpu::CommandSequence& sequence(int n_tokens);
 
     GpuModel& target_;
     std::function<void()> attach_;
-    uint64_t feature_version_ = 0;  // of the feature cache the sequences bind
+    uint64_t feature_version_ = 0;  // of the feature cache the sequences bind (recorded again once replaced)
     DecoderShape shape_;
     int vocab_;
     GpuMatrix fc_;

@@ -14,6 +14,13 @@
 
 namespace medusa {
 
+class KvCache;
+
+// Waits for and drops `sequences` (a map of recorded command sequences that bind `kv`'s feature
+// cache) when that cache was replaced since `version`, which then becomes the current one.
+template <class Map>
+void drop_if_features_replaced(Map& sequences, uint64_t& version, const KvCache& kv);
+
 class KvCache {
 public:
     // feature_dim 0: no feature cache (a draft layer's own cache).
@@ -62,5 +69,13 @@ private:
     CacheContents contents_;
     bool pending_ = false;  // keep_path left a move to make
 };
+
+template <class Map>
+void drop_if_features_replaced(Map& sequences, uint64_t& version, const KvCache& kv) {
+    if (kv.feature_version() == version) return;
+    for (auto& entry : sequences) entry.second->wait();
+    sequences.clear();
+    version = kv.feature_version();
+}
 
 }  // namespace medusa

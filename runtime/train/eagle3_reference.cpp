@@ -64,10 +64,8 @@ std::vector<Eagle3StepLoss> eagle3_ttt_loss(const EagleLayer& L, const std::vect
     const double eps = L.rms_eps;
     std::vector<Vec> hs(static_cast<size_t>(R)), keys(static_cast<size_t>(K) * R), values(static_cast<size_t>(K) * R);
     for (int r = 0; r < R; ++r) {  // step 0's residual: fc over the fused feature, or the feature itself
-        const double* f = nullptr;
-        Vec fd(b.features.begin() + size_t(r) * F, b.features.begin() + size_t(r + 1) * F);
-        f = fd.data();
-        hs[size_t(r)] = L.fuses() ? matvec(L.fc_w, f, F, d, F) : fd;
+        const Vec f(b.features.begin() + size_t(r) * F, b.features.begin() + size_t(r + 1) * F);
+        hs[size_t(r)] = L.fuses() ? matvec(L.fc_w, f.data(), F, d, F) : f;
     }
     std::vector<Eagle3StepLoss> out(static_cast<size_t>(K));
     for (int k = 0; k < K; ++k) {

@@ -108,9 +108,9 @@ Eagle3Batch make_eagle3_batch(const DistillData& data, const EagleTarget& target
 }
 
 Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, const EagleTarget& target,
-                                 const DistillData& data, int steps, int sequences_per_batch) {
+                                 const DistillData& data, const std::vector<int>& top, int steps,
+                                 int sequences_per_batch) {
     const int seq_len = longest_sequence(data);
-    const std::vector<int> top = target_top_tokens(data, target);
     GpuEagle3Trainer trainer(ctx, layer, draft_target_head(target, layer), sequences_per_batch, seq_len, steps);
     Eagle3Evaluation e;
     e.top1.assign(size_t(steps), 0.0), e.loss.assign(size_t(steps), 0.0), e.rows.assign(size_t(steps), 0);

@@ -56,8 +56,10 @@ struct Eagle3Evaluation {
     std::vector<double> top1, loss;
     std::vector<int> rows;
 };
+// `top`: target_top_tokens(data, target), computed once for the evaluations of one text.
 Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, const EagleTarget& target,
-                                 const DistillData& data, int steps, int sequences_per_batch = 4);
+                                 const DistillData& data, const std::vector<int>& top, int steps,
+                                 int sequences_per_batch = 4);
 
 // Its positions per second count step-0 positions with a target.
 EagleTrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
