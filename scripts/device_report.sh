@@ -2,7 +2,8 @@
 # One command for the figures of the machine it runs on (a GPU when one is there): builds, runs the
 # test suite with the Vulkan validation layer, then measures decode speed and weight bandwidth at
 # 1.1B and 7B shapes (synthetic weights of those shapes, labelled so) for f16, q8_0, q4_0 and q4_k,
-# the verify cost forward(T)/forward(1), the step controller's cost model, and every decoding mode and
+# the verify cost forward(T)/forward(1), every matrix-kernel configuration (the tuner's table), the
+# step controller's cost model, and every decoding mode (EAGLE-2 beside EAGLE-3 where trained) and
 # `auto` side by side on the shipped models (built-in prompt sets and a copy-heavy prompt file).
 # Writes OUT/report.md (each command with what it printed) and OUT/report.json (every result).
 #
@@ -121,15 +122,22 @@ for shape in $shapes; do
     section "Prefill, decode and verify cost forward(T)/forward(1) at $shape shapes (q4_0)" \
         $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa --runs 3 --json "$out/verify-$shape.json"
     json_parts+=("\"verify-$shape\": $(cat "$out/verify-$shape.json" 2>/dev/null || echo null)")
+    # Kept in the report's folder, not the cache: the sections above measured the untuned defaults.
+    section "Matrix kernel configurations at $shape shapes (q4_0): read path, workgroup, rows per subgroup" \
+        $bin bench --synthetic "$shape" --dtype q4_0 --tune-kernels --tune-out "$out/kernel-tuning.json" \
+        --json "$out/kernels-$shape.json"
+    json_parts+=("\"kernels-$shape\": $(cat "$out/kernels-$shape.json" 2>/dev/null || echo null)")
 done
 
-# Every drafter this checkout has: trained heads, tree and EAGLE layer come from
+# Every drafter this checkout has: trained heads, tree and EAGLE layers come from
 # scripts/train_default_heads.sh's cache; without them Medusa runs with initialised heads.
 drafters=(--draft-model "$models/llama2xs.bin")
 compare=ar,medusa,draft,ngram,auto
 if [[ -d $cache/heads && -f $cache/tree.json ]]; then drafters+=(--heads "$cache/heads" --tree "$cache/tree.json"); fi
-if [[ -d $cache/eagle ]]; then
-    drafters+=(--eagle "$cache/eagle")
+eagles=()
+for layer in eagle eagle3; do [[ -d $cache/$layer ]] && eagles+=("$cache/$layer"); done
+if [[ ${#eagles[@]} -gt 0 ]]; then
+    drafters+=(--eagle "$(IFS=,; echo "${eagles[*]}")")  # EAGLE-2 beside EAGLE-3
     compare=ar,medusa,eagle,draft,ngram,auto
 fi
 prompts=(--prompts models/prompts/copy-heavy.json)

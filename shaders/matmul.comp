@@ -209,47 +209,112 @@ void lane_per_row() {
         if (live && j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
 }
 
-void main() {
-    if (LANE_PER_ROW != 0) {
-        lane_per_row();
+// Inputs [i0, i0 + EPW) of token row t, four at a time where the row stride allows (a GPU serves
+// a 16-byte load per lane for about the cost of a 4-byte one).
+void load_inputs(uint t, uint i0, bool fours, out float x[EPW]) {
+    const uint base = t * p.x_stride + i0;
+#if EPW >= 4
+    if (fours) {
+        [[unroll]] for (uint q = 0; q < EPW / 4; ++q) {
+            const vec4 v = x4_at(base / 4u + q);
+            [[unroll]] for (uint k = 0; k < 4u; ++k) x[4u * q + k] = v[k];
+        }
         return;
     }
+#endif
+    [[unroll]] for (uint k = 0; k < EPW; ++k) x[k] = X[base + k];
+}
+
+void load_gains(uint i0, out float g[EPW]) {
+#if EPW >= 4
+    [[unroll]] for (uint q = 0; q < EPW / 4; ++q) {
+        const vec4 v = g4_at(i0 / 4u + q);
+        [[unroll]] for (uint k = 0; k < 4u; ++k) g[4u * q + k] = v[k];
+    }
+#else
+    [[unroll]] for (uint k = 0; k < EPW; ++k) g[k] = G[i0 + k];
+#endif
+}
+
+// Output rows per subgroup in the subgroup layout (the host's choice, 1 to MAX_ROWS): each input
+// load, norm and input sum serves them all, and their weight loads are in flight together. A
+// GPU's matmul is bound by loads (weights from memory, inputs from cache), not by arithmetic.
+layout(constant_id = 5) const uint ROWS = 1;
+#define MAX_ROWS 4
+
+void subgroup_rows() {
     const uint lane = gl_SubgroupInvocationID;
     const bool norm = (FUSIONS & FLAG_NORM) != 0;
     const bool swiglu = (FUSIONS & FLAG_SWIGLU) != 0;
     const uint words_per_row = p.in_dim / EPW;
-    const uint row_step = gl_NumWorkGroups.x * gl_NumSubgroups;
-    for (uint row = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; row < p.out_dim; row += row_step) {
-        const uint blk = row / p.block_rows, r = row - blk * p.block_rows;
-        const uint t0 = gl_WorkGroupID.y * TILE + blk, t_end = p.n_tokens + blk;
-        float acc[8], acc2[8], ss[8];
-        [[unroll]] for (uint j = 0; j < TILE; ++j) acc[j] = acc2[j] = ss[j] = 0.0;
-        const uint row2 = row + p.out_dim;
+    const bool fours = EPW % 4u == 0u && p.x_stride % 4u == 0u;
+    const uint n_groups = (p.out_dim + ROWS - 1u) / ROWS;
+    const uint group_step = gl_NumWorkGroups.x * gl_NumSubgroups;
+    for (uint g = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; g < n_groups; g += group_step) {
+        const uint row0 = g * ROWS;
+        // Row blocks: the host gives ROWS = 1 unless ROWS divides block_rows, so a group's rows
+        // share one block (one input row).
+        const uint blk = row0 / p.block_rows;
+        const uint t0 = gl_WorkGroupID.y * TILE + blk;
+        const uint tokens = min(TILE, p.n_tokens + blk - t0);
+        // Rows past the last one compute a copy of it and store nothing.
+        uint rows[MAX_ROWS];
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) rows[r] = min(row0 + r, p.out_dim - 1u);
+        float acc[MAX_ROWS * 8], acc2[MAX_ROWS * 8], ss[8];
+        [[unroll]] for (uint i = 0; i < ROWS * TILE; ++i) acc[i] = acc2[i] = 0.0;
+        [[unroll]] for (uint j = 0; j < TILE; ++j) ss[j] = 0.0;
         for (uint wi = lane; wi < words_per_row; wi += gl_SubgroupSize) {
             const uint i0 = wi * EPW;
-            float w[EPW], w2[EPW];
-            weight_word(row, wi, p.in_dim, p.group_shift, w);
-            if (swiglu) weight_word(row2, wi, p.in_dim, p.group_shift, w2);
+            // Every row's codes first, so that their loads are issued together.
+            float codes[MAX_ROWS * EPW], codes2[MAX_ROWS * EPW], gains[EPW];
+            vec2 ab[MAX_ROWS], ab2[MAX_ROWS];
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                float c[EPW];
+                weight_codes(rows[r], wi, p.in_dim, p.group_shift, c, ab[r]);
+                [[unroll]] for (uint k = 0; k < EPW; ++k) codes[r * EPW + k] = c[k];
+                if (swiglu) {
+                    weight_codes(rows[r] + p.out_dim, wi, p.in_dim, p.group_shift, c, ab2[r]);
+                    [[unroll]] for (uint k = 0; k < EPW; ++k) codes2[r * EPW + k] = c[k];
+                }
+            }
+            if (norm) load_gains(i0, gains);
             [[unroll]] for (uint j = 0; j < TILE; ++j) {
-                if (t0 + j >= t_end) continue;
-                const uint xb = (t0 + j) * p.x_stride + i0;
+                if (j >= tokens) break;  // (uniform)
+                float x[EPW];
+                load_inputs(t0 + j, i0, fours, x);
+                float sum = 0.0;  // for the b of a * code + b
                 [[unroll]] for (uint k = 0; k < EPW; ++k) {
-                    float x = X[xb + k];
                     if (norm) {
-                        ss[j] += x * x;
-                        x *= G[i0 + k];
+                        ss[j] += x[k] * x[k];
+                        x[k] *= gains[k];
                     }
-                    acc[j] += w[k] * x;
-                    if (swiglu) acc2[j] += w2[k] * x;
+                    sum += x[k];
+                }
+                [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                    float d = 0.0, e = 0.0;
+                    [[unroll]] for (uint k = 0; k < EPW; ++k) {
+                        d += codes[r * EPW + k] * x[k];
+                        if (swiglu) e += codes2[r * EPW + k] * x[k];
+                    }
+                    acc[r * TILE + j] += ab[r].x * d + ab[r].y * sum;
+                    if (swiglu) acc2[r * TILE + j] += ab2[r].x * e + ab2[r].y * sum;
                 }
             }
         }
         [[unroll]] for (uint j = 0; j < TILE; ++j) {
-            if (t0 + j >= t_end) continue;
-            float a = subgroupAdd(acc[j]);
-            float b = swiglu ? subgroupAdd(acc2[j]) : 0.0;
-            float s = norm ? subgroupAdd(ss[j]) : 0.0;
-            if (subgroupElect()) store(r, t0 + j, finish(a, b, s, row, r, t0 + j));
+            if (j >= tokens) break;
+            const float s = norm ? subgroupAdd(ss[j]) : 0.0;
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                const float a = subgroupAdd(acc[r * TILE + j]);
+                const float b = swiglu ? subgroupAdd(acc2[r * TILE + j]) : 0.0;
+                const uint rr = rows[r] - blk * p.block_rows;
+                if (subgroupElect() && row0 + r < p.out_dim) store(rr, t0 + j, finish(a, b, s, rows[r], rr, t0 + j));
+            }
         }
     }
+}
+
+void main() {
+    if (LANE_PER_ROW != 0) lane_per_row();
+    else subgroup_rows();
 }

@@ -249,8 +249,9 @@ void group_codes(uint lo, uint h0, uint h1, uint g, out uint even, out uint odd)
 uint lane_code(uint even, uint odd, uint k) { return (((k & 1u) != 0u ? odd : even) >> (8u * (k / 2u))) & 0xFFu; }
 #endif
 
-// Elements [8*wi, 8*wi + 8) of a row.
-void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[EPW]) {
+// Elements [8*wi, 8*wi + 8) of a row as codes and their sub-block's (a, b): element k is
+// a * c[k] + b (a word never straddles two sub-blocks), so a dot product scales once per word.
+void weight_codes(uint row, uint wi, uint in_dim, uint group_shift, out float c[EPW], out vec2 ab) {
     const RowBase b = row_base(row, in_dim);
     const uint e0 = wi * 8u;
 #if LOW_BITS == 4
@@ -274,17 +275,25 @@ void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[E
 #else
     const uint hi = 0u;
 #endif
-    const vec2 s = sub_scale(b.meta, e0, 0u);
+    ab = sub_scale(b.meta, e0, 0u);
     [[unroll]] for (uint k = 0; k < 8u; ++k) {
 #if LOW_BITS == 8
-        const uint c = (lo8[k / 4u] >> (8u * (k % 4u))) & 0xFFu;
+        const uint code = (lo8[k / 4u] >> (8u * (k % 4u))) & 0xFFu;
 #elif defined(BYTE_LANES)
-        const uint c = lane_code(even, odd, k);
+        const uint code = lane_code(even, odd, k);
 #else
-        const uint c = code_at(lo, hi, k);
+        const uint code = code_at(lo, hi, k);
 #endif
-        v[k] = s.x * code_value(c) + s.y;
+        c[k] = code_value(code);
     }
+}
+
+// Elements [8*wi, 8*wi + 8) of a row.
+void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[EPW]) {
+    float c[EPW];
+    vec2 ab;
+    weight_codes(row, wi, in_dim, group_shift, c, ab);
+    [[unroll]] for (uint k = 0; k < 8u; ++k) v[k] = ab.x * c[k] + ab.y;
 }
 
 // Elements [32*q, 32*q + 32) of a row as 8 vec4s of codes, with one 16-byte load where the low
@@ -361,6 +370,12 @@ void decode_word(uint w, uint first, uint group_shift, out float v[EPW]) {
 
 void weight_word(uint row, uint wi, uint in_dim, uint group_shift, out float v[EPW]) {
     decode_word(w1(row * (in_dim / EPW) + wi), row * in_dim + wi * EPW, group_shift, v);
+}
+
+// As the block variants' weight_codes: the values themselves, (a, b) = (1, 0).
+void weight_codes(uint row, uint wi, uint in_dim, uint group_shift, out float c[EPW], out vec2 ab) {
+    weight_word(row, wi, in_dim, group_shift, c);
+    ab = vec2(1.0, 0.0);
 }
 
 // Words [4q, 4q + 4) of a row (4*EPW elements) as EPW vec4s of values, read with one 16-byte

@@ -10,6 +10,7 @@
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
+#include "llm/kernel_params.h"
 #include "llm/kernel_tuning.h"
 #include "temp_dir.h"
 #include "test_paths.h"
@@ -47,10 +48,10 @@ TEST_CASE("a saved kernel configuration is loaded back and other entries are kep
     CHECK_FALSE(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512"));  // no file yet
     save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {true, 128}, {{"decode_ms_per_token", 1.5}});
     save_tuned_matmul(path, "dev", "f32 64x172x5 v512", {false, 32}, {});
-    save_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512", {false, 256}, {});
+    save_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512", {false, 256, 4}, {});
     CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512") == MatmulConfig{true, 128});
     CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512") == MatmulConfig{false, 32});
-    CHECK(load_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512") == MatmulConfig{false, 256});
+    CHECK(load_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512") == MatmulConfig{false, 256, 4});
     CHECK_FALSE(load_tuned_matmul(path, "dev", "q4_0 64x172x5 v512"));
     save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {false, 64}, {});  // replaced
     CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512") == MatmulConfig{false, 64});
@@ -68,6 +69,9 @@ TEST_CASE("a damaged kernel tuning file is an error naming it", "[kernel-tuning]
         {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 96}}}", "not a power of two"},
         {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 4096}}}", "not a power of two"},
         {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": -64}}}", "needs \"texel\""},
+        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 0}}}", "rows must be a count from 1 to 4"},
+        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 8}}}", "rows must be a count from 1 to 4"},
+        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": \"2\"}}}", "rows must be a count from 1 to 4"},
     };
     for (const auto& [text, why] : cases) {
         CAPTURE(text);
@@ -83,10 +87,14 @@ TEST_CASE("a damaged kernel tuning file is an error naming it", "[kernel-tuning]
 
 TEST_CASE("the tuner's candidates fit the device and include the default", "[kernel-tuning]") {
     auto& ctx = gpu_context();
-    const auto candidates = matmul_candidates(ctx);
-    REQUIRE(!candidates.empty());
-    for (const MatmulConfig& c : candidates) CHECK(c.workgroup % ctx.info().subgroup_size == 0);
     for (bool cpu_layouts : {false, true}) {
+        CAPTURE(cpu_layouts);
+        const auto candidates = matmul_candidates(ctx, cpu_layouts);
+        REQUIRE(!candidates.empty());
+        for (const MatmulConfig& c : candidates) {
+            CHECK(c.workgroup % ctx.info().subgroup_size == 0);
+            CHECK((c.rows == 1 || !cpu_layouts));  // the lane-per-row layout has one row per lane
+        }
         const MatmulConfig d = default_matmul_config(ctx, cpu_layouts);
         CHECK(std::find(candidates.begin(), candidates.end(), d) != candidates.end());
         CHECK(d.texel == cpu_layouts);
@@ -128,7 +136,7 @@ TEST_CASE("bench --tune-kernels times every candidate and keeps the fastest", "[
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     const nlohmann::json j = nlohmann::json::parse(test::slurp(report));
-    const auto candidates = matmul_candidates(gpu_context());
+    const auto candidates = matmul_candidates(gpu_context(), kernels::prefers_cpu_layouts(gpu_context()));
     REQUIRE(j["configs"].size() == candidates.size());
     // The kept configuration is the fastest decoder (or within 2% of it with a faster block).
     double fastest = 1e30;

@@ -65,7 +65,7 @@ int run_kernel_tuning(const Args& args) {
     const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
     GpuModel model(*gpu, file, {.context = context, .matmul = MatmulConfig{}});
     const std::string device_key = tuning_device_key(*gpu), model_key = tuning_model_key(file);
-    const std::vector<MatmulConfig> candidates = matmul_candidates(*gpu);
+    const std::vector<MatmulConfig> candidates = matmul_candidates(*gpu, model.matmuls().cpu_layouts());
     std::fprintf(stderr, "tuning the matrix kernels for %s on %s: %zu configurations\n", model_key.c_str(),
                  gpu->info().name.c_str(), candidates.size());
 
@@ -95,6 +95,7 @@ int run_kernel_tuning(const Args& args) {
         std::printf("%-14s %16.3f %18.3f %14.2f%s\n", t.config.name().c_str(), t.decode_ms, t.block_ms,
                     t.decode_ms / best->decode_ms, &t == &*best ? "  <- kept" : "");
         table.push_back({{"config", t.config.name()}, {"texel", t.config.texel}, {"workgroup", t.config.workgroup},
+                         {"rows", t.config.rows},
                          {"decode_ms_per_token", t.decode_ms}, {"forward_block_ms", t.block_ms}});
     }
     std::printf("untuned default %s: decode %.3f ms/token, so the tuned one is %.2fx as fast\n",

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "llm/kernel_params.h"
 #include "model/atomic_file.h"
 #include "model/json_file.h"
 
@@ -26,12 +27,15 @@ std::string tuning_model_key(const ModelFile& file) {
            " v" + std::to_string(c.vocab_size);
 }
 
-std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx) {
+std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx, bool cpu_layouts) {
     const uint32_t sub = std::max(1u, ctx.info().subgroup_size);
+    // Rows per subgroup matter only to the subgroup layout (GPUs).
+    const std::vector<uint32_t> rows = cpu_layouts ? std::vector<uint32_t>{1} : std::vector<uint32_t>{1, 2, 4};
     std::vector<MatmulConfig> out;
     for (bool texel : {false, true})
         for (uint32_t wg : {32u, 64u, 128u, 256u})
-            if (wg % sub == 0) out.push_back({texel, wg});
+            for (uint32_t r : rows)
+                if (wg % sub == 0) out.push_back({texel, wg, r});
     return out;
 }
 
@@ -39,6 +43,8 @@ MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
     MatmulConfig c;
     c.texel = cpu_layouts;
     c.workgroup = std::max(64u, ctx.info().subgroup_size);
+    // Two rows per subgroup halve the inputs' loads per row at little cost in registers.
+    c.rows = cpu_layouts ? 1 : 2;
     return c;
 }
 
@@ -63,7 +69,15 @@ std::optional<MatmulConfig> load_tuned_matmul(const std::string& path, const std
     if (wg == 0 || wg > 1024 || (wg & (wg - 1)) != 0)
         throw FormatError(path + ": entry '" + model_key + "': workgroup " + std::to_string(wg) +
                           " is not a power of two from 1 to 1024");
-    return MatmulConfig{e["texel"].get<bool>(), uint32_t(wg)};
+    uint64_t rows = 1;  // files written before rows per subgroup were tuned
+    if (e.contains("rows")) {
+        if (!e["rows"].is_number_unsigned() || e["rows"].get<uint64_t>() < 1 ||
+            e["rows"].get<uint64_t>() > kernels::kMatmulMaxRows)
+            throw FormatError(path + ": entry '" + model_key + "': rows must be a count from 1 to " +
+                              std::to_string(kernels::kMatmulMaxRows));
+        rows = e["rows"].get<uint64_t>();
+    }
+    return MatmulConfig{e["texel"].get<bool>(), uint32_t(wg), uint32_t(rows)};
 }
 
 void save_tuned_matmul(const std::string& path, const std::string& device_key, const std::string& model_key,
@@ -72,6 +86,7 @@ void save_tuned_matmul(const std::string& path, const std::string& device_key, c
     json e = details.is_object() ? details : json::object();
     e["texel"] = config.texel;
     e["workgroup"] = config.workgroup;
+    e["rows"] = config.rows;
     if (!j.contains(device_key) || !j[device_key].is_object()) j[device_key] = json::object();
     j[device_key][model_key] = e;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());

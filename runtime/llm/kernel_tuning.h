@@ -22,7 +22,7 @@ std::string tuning_model_key(const ModelFile& file);
 
 // What the tuner times: texel views or storage loads, times the workgroup sizes the device allows
 // (multiples of its subgroup size, 32 to 256 invocations).
-std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx);
+std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx, bool cpu_layouts);
 // Untuned: texel views with the CPU layouts (lavapipe: faster at every model size measured),
 // storage loads with the GPU layouts; 64 invocations (or the subgroup size, if larger).
 MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts);

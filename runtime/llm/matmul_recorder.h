@@ -49,7 +49,13 @@ struct MatmulConfig {
     // the device's views can span them; storage-buffer loads otherwise.
     bool texel = false;
     uint32_t workgroup = 64;  // invocations per workgroup (a multiple of the subgroup size)
-    std::string name() const { return std::string(texel ? "texel" : "storage") + "/" + std::to_string(workgroup); }
+    // Output rows per subgroup in the subgroup-per-row layout (GPUs; 1 to kMatmulMaxRows): each
+    // input load serves them all. The lane-per-row layout ignores it.
+    uint32_t rows = 1;
+    std::string name() const {
+        return std::string(texel ? "texel" : "storage") + "/" + std::to_string(workgroup) +
+               (rows > 1 ? "/r" + std::to_string(rows) : "");
+    }
     bool operator==(const MatmulConfig&) const = default;
 };
 
