@@ -43,8 +43,9 @@ MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
     MatmulConfig c;
     c.texel = cpu_layouts;
     c.workgroup = std::max(64u, ctx.info().subgroup_size);
-    // Two rows per subgroup halve the inputs' loads per row at little cost in registers.
-    c.rows = cpu_layouts ? 1 : 2;
+    // One row per subgroup: on an H100 at TinyLlama-1.1B shapes (q4_0) two rows decoded 2.5% slower
+    // and four 45% slower (docs/gpu-h100.md); the tuner tries them per model and device.
+    c.rows = 1;
     return c;
 }
 
