@@ -1,6 +1,7 @@
 // The application state and the actions the buttons (and the scripted smoke test) call. Each
 // panel is a function over this state, drawn every frame from the StepLogReader's copy.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -80,6 +81,8 @@ struct ChatApp {
     // The tree panel's boxes and labels of the last frame, checked (tree_audit.h); all zero
     // before a tree is drawn.
     TreeAuditCounts tree_audit;
+    // The transcript's runs of text drawn last frame, per set of MarkdownStyle flags.
+    std::map<uint8_t, int> markdown_drawn;
 };
 
 // Panels (one file each).

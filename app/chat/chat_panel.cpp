@@ -3,11 +3,15 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <cfloat>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "chat_app.h"
+#include "chat_fonts.h"
 #include "dialog_keys.h"
+#include "markdown_text.h"
 #include "palette.h"
 #include "step_explain.h"
 
@@ -23,7 +27,12 @@ struct Span {
     int step = -1;    // index into the reader's steps; -1 for prompt text
     int origin = -1;  // -1: prompt
     int turn = -1;    // index into the reader's turns (-1: between turns)
+    uint8_t style = kMdPlain;  // a chat message's markdown (markdown_text.h)
 };
+
+ImVec2 text_size(const Span& s, const std::string& text) {
+    return font_for_style(s.style)->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0.0f, text.c_str());
+}
 
 // Lays spans out left to right, wrapping between words (a word = tokens up to the next space).
 class Flow {
@@ -37,19 +46,31 @@ public:
         int hovered = -1;
         for (size_t i = 0; i < spans.size(); ++i) {
             const std::string& t = spans[i].text;
+            const uint8_t style = spans[i].style;
             size_t start = 0;
             while (start <= t.size()) {
                 size_t nl = t.find('\n', start);
                 std::string part = t.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
                 if (!part.empty()) {
                     if (part[0] == ' ' && x_ > 0 && x_ + word_width(spans, i, part) > width_) newline();
-                    const ImVec2 sz = ImGui::CalcTextSize(part.c_str());
+                    const ImVec2 sz = text_size(spans[i], part);
                     const ImVec2 p(origin_.x + x_, origin_.y + y_);
+                    // A code block's lines get a band across the width, before any text on them.
+                    if ((style & kMdCodeBlock) && y_ != code_band_y_) {
+                        dl->AddRectFilled(ImVec2(origin_.x - 2, p.y), ImVec2(origin_.x + width_, p.y + line_h_),
+                                          IM_COL32(30, 32, 42, 255));
+                        code_band_y_ = y_;
+                    }
+                    if (style & kMdCode) dl->AddRectFilled(ImVec2(p.x - 1, p.y), ImVec2(p.x + sz.x + 1, p.y + sz.y), IM_COL32(55, 58, 72, 255), 3);
                     const int origin = spans[i].origin;
                     if (origin > 0) dl->AddRectFilled(p, ImVec2(p.x + sz.x, p.y + sz.y), origin_color(origin, 0.18f), 2);
-                    if (spans[i].step >= 0 && spans[i].step == selected_step)
-                        dl->AddLine(ImVec2(p.x, p.y + sz.y), ImVec2(p.x + sz.x, p.y + sz.y), IM_COL32_WHITE, 1.5f);
-                    dl->AddText(p, spans[i].color, part.c_str());
+                    if ((spans[i].step >= 0 && spans[i].step == selected_step) || (style & kMdLink))
+                        dl->AddLine(ImVec2(p.x, p.y + sz.y), ImVec2(p.x + sz.x, p.y + sz.y),
+                                    style & kMdLink ? spans[i].color : IM_COL32_WHITE, style & kMdLink ? 1.0f : 1.5f);
+                    if (style & kMdStrike)
+                        dl->AddLine(ImVec2(p.x, p.y + sz.y * 0.55f), ImVec2(p.x + sz.x, p.y + sz.y * 0.55f), spans[i].color);
+                    dl->AddText(font_for_style(style), ImGui::GetFontSize(), p, spans[i].color, part.c_str());
+                    ++drawn_[style];
                     if (mouse.x >= p.x && mouse.x < p.x + sz.x && mouse.y >= p.y && mouse.y < p.y + sz.y)
                         hovered = int(i);
                     x_ += sz.x;
@@ -62,15 +83,17 @@ public:
         return hovered;
     }
     float height() const { return y_ + line_h_; }
+    // Runs drawn per style this frame (the screenshot's JSON reports them).
+    const std::map<uint8_t, int>& drawn() const { return drawn_; }
 
 private:
     // Width of the word starting with `part`: it and the following spans up to the next space.
     float word_width(const std::vector<Span>& spans, size_t i, const std::string& part) const {
-        float w = ImGui::CalcTextSize(part.c_str()).x;
+        float w = text_size(spans[i], part).x;
         for (size_t j = i + 1; j < spans.size() && j < i + 8; ++j) {
             const std::string& t = spans[j].text;
             if (t.empty() || t[0] == ' ' || t[0] == '\n') break;
-            w += ImGui::CalcTextSize(t.c_str()).x;
+            w += text_size(spans[j], t).x;
         }
         return w;
     }
@@ -78,6 +101,8 @@ private:
     ImVec2 origin_;
     float width_, line_h_;
     float x_ = 0, y_ = 0;
+    float code_band_y_ = -1;
+    std::map<uint8_t, int> drawn_;
 };
 
 // What the chat's colours stand for: Medusa's heads, the levels of EAGLE or the n-gram lookup, a
@@ -129,14 +154,40 @@ void legend(const LegendKinds& k) {
 
 // Text of one colour as one span per word (a word keeps the space before it), so that it wraps
 // like the tokens do: the flow breaks lines only between spans.
-void push_words(std::vector<Span>& spans, const std::string& text, ImU32 color) {
+void push_words(std::vector<Span>& spans, const std::string& text, ImU32 color, uint8_t style = kMdPlain) {
     std::string word;
+    auto push = [&] { spans.push_back({word, color, -1, -1, -1, style}), word.clear(); };
     for (char c : text) {
-        if ((c == ' ' || c == '\n') && !word.empty() && word != " ") spans.push_back({word, color}), word.clear();
+        if ((c == ' ' || c == '\n') && !word.empty() && word != " ") push();
         word += c;
-        if (c == '\n') spans.push_back({word, color}), word.clear();
+        if (c == '\n') push();
     }
-    if (!word.empty()) spans.push_back({word, color});
+    if (!word.empty()) push();
+}
+
+// A chat message as markdown: its text shown with the markup's styles (the layout's bullets and
+// breaks in the message's colour).
+void push_markdown(std::vector<Span>& spans, const std::string& text, ImU32 color) {
+    for (const StyledRun& r : styled_runs({text})) push_words(spans, r.text, color, r.style);
+}
+
+// A chat reply as markdown, each shown byte keeping its token's colour, step and origin.
+void push_reply(std::vector<Span>& spans, const std::vector<StepRecord>& steps, size_t first, size_t last) {
+    std::vector<std::string> texts;
+    std::vector<std::pair<int, int>> from;  // each token's (step, origin)
+    for (size_t si = first; si < last; ++si)
+        for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
+            texts.push_back(steps[si].emitted_text[k]);
+            from.push_back({int(si), token_origin(steps[si], int(k))});
+        }
+    for (const StyledRun& r : styled_runs(texts)) {
+        if (r.token < 0) {
+            push_words(spans, r.text, kPromptText, r.style);
+            continue;
+        }
+        const auto [step, origin] = from[size_t(r.token)];
+        spans.push_back({r.text, origin_color(origin), step, origin, -1, r.style});
+    }
 }
 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
@@ -205,15 +256,22 @@ void draw_chat_panel(ChatApp& app) {
         const auto& turn = app.reader.turns()[ti];
         if (!spans.empty()) spans.push_back({"\n\n", kPromptText});
         const size_t first = spans.size();
-        // A chat model's turn is a message and a reply, each under its speaker.
-        if (turn.chat) spans.push_back({"You: ", kRoleText});
-        push_words(spans, turn.prompt, kPromptText);
-        if (turn.chat) spans.push_back({"\n", kPromptText}), spans.push_back({"Assistant:", kRoleText});
-        for (; si < steps.size() && steps[si].turn == turn.id; ++si)
-            for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
-                const int origin = token_origin(steps[si], int(k));
-                spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
-            }
+        // A chat model's turn is a message and a reply, each under its speaker and shown as markdown.
+        if (turn.chat) {
+            spans.push_back({"You:\n", kRoleText});
+            push_markdown(spans, turn.prompt, kPromptText);
+            spans.push_back({"\n\n", kPromptText}), spans.push_back({"Assistant:\n", kRoleText});
+            const size_t first_step = si;
+            while (si < steps.size() && steps[si].turn == turn.id) ++si;
+            push_reply(spans, steps, first_step, si);
+        } else {
+            push_words(spans, turn.prompt, kPromptText);
+            for (; si < steps.size() && steps[si].turn == turn.id; ++si)
+                for (size_t k = 0; k < steps[si].emitted_text.size(); ++k) {
+                    const int origin = token_origin(steps[si], int(k));
+                    spans.push_back({steps[si].emitted_text[k], origin_color(origin), int(si), origin});
+                }
+        }
         for (size_t i = first; i < spans.size(); ++i) spans[i].turn = int(ti);
         if (turn.done) {
             // One span per word, so the summary wraps like the text above it.
@@ -227,6 +285,7 @@ void draw_chat_panel(ChatApp& app) {
     }
     Flow flow(ImGui::GetCursorScreenPos(), ImGui::GetContentRegionAvail().x);
     int hovered = flow.draw(spans, app.shown_step());
+    app.markdown_drawn = flow.drawn();
     if (!ImGui::IsWindowHovered()) hovered = -1;  // a dialog above (or the click that closed it) is not on the text
     ImGui::Dummy(ImVec2(1, flow.height()));
     if (hovered >= 0 && spans[hovered].step >= 0) {

@@ -11,7 +11,7 @@
 #include "bench_charts.h"
 #include "chart_view.h"
 #include "chat_app.h"
-#include "depth_acceptance.h"
+#include "decode/depth_acceptance.h"
 #include "dialog_keys.h"
 #include "drafter_use.h"
 #include "drafter_words.h"
@@ -148,7 +148,8 @@ void draw_charts_tab(ChatApp& app) {
 
 // Bars per depth: the share of the turn's steps drafting that deep whose accepted path got there.
 void draw_depth_acceptance(const std::vector<const StepRecord*>& cur) {
-    const DepthAcceptance a = depth_acceptance(cur);
+    DepthAcceptance a;
+    for (const StepRecord* s : cur) a.add(s->trace);
     if (a.depth() == 0) return;
     ImGui::TextUnformatted("accepted to depth k (this turn):");
     const int shown = std::min(a.depth(), 10);
@@ -172,7 +173,7 @@ void draw_depth_acceptance(const std::vector<const StepRecord*>& cur) {
     }
     ImGui::Dummy(ImVec2(shown * slot, 2 * font + h + 2));
     if (hovered > 0 && ImGui::IsWindowHovered())
-        ImGui::SetTooltip("depth %d: %d of the %d steps that drafted a guess %d ahead accepted it (and every guess "
+        ImGui::SetTooltip("depth %d: %ld of the %ld steps that drafted a guess %d ahead accepted it (and every guess "
                           "before it)",
                           hovered, a.reached[size_t(hovered - 1)], a.drafted[size_t(hovered - 1)], hovered);
 }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/atomic_file.h"
+#include "markdown_text.h"
 #include "model/json_file.h"
 
 namespace medusa::chat {
@@ -35,6 +36,18 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
     j["tree_audit"] = {{"boxes", a.boxes},       {"labels", a.labels},
                        {"overlaps", a.overlaps}, {"clipped", a.clipped},
                        {"edges_through_boxes", a.edges_through_boxes}, {"cut_text", a.cut_text}};
+    // How much of the transcript each markdown style drew (runs of text).
+    nlohmann::json md = {{"plain", 0}, {"strong", 0}, {"emphasis", 0}, {"code", 0}, {"code_block", 0}, {"heading", 0},
+                         {"link", 0}, {"quote", 0}, {"strike", 0}};
+    for (const auto& [style, runs] : app.markdown_drawn) {
+        if (style == kMdPlain) md["plain"] = md["plain"].get<int>() + runs;
+        const std::pair<uint8_t, const char*> names[] = {{kMdStrong, "strong"}, {kMdEmphasis, "emphasis"}, {kMdCode, "code"},
+                                                         {kMdCodeBlock, "code_block"}, {kMdHeading, "heading"},
+                                                         {kMdLink, "link"}, {kMdQuote, "quote"}, {kMdStrike, "strike"}};
+        for (const auto& [flag, name] : names)
+            if (style & flag) md[name] = md[name].get<int>() + runs;
+    }
+    j["markdown"] = md;
     // The last turn's speed as the app decoded it (prefill and teaching-mode pauses left out).
     if (!app.reader.turns().empty()) {
         const TurnRecord& t = app.reader.turns().back();

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "chat_fonts.h"
+
 namespace medusa::chat {
 
 namespace {
@@ -77,8 +79,7 @@ WindowRenderer::WindowRenderer(gpu::Context& ctx, GLFWwindow* window, float font
     ImGuiStyle& style = ImGui::GetStyle();
     style.WindowRounding = 4.0f;
     style.FrameRounding = 3.0f;
-    const char* font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
-    if (std::filesystem::exists(font)) io.Fonts->AddFontFromFileTTF(font, font_px);
+    load_chat_fonts(font_px);
     ImGui_ImplGlfw_InitForVulkan(window, true);
     ImGui_ImplVulkan_InitInfo ii = {};
     ii.Instance = ctx.instance();

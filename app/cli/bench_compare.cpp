@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "decode/depth_acceptance.h"
 #include "decoding/cost_measurement.h"
 #include "decoding_setup.h"
 #include "prompts_file.h"
@@ -38,6 +39,7 @@ struct ModeResult {
     GenerationStats total;  // summed over the prompts of the median run
     json stage_ms = json::object();
     std::map<DrafterKind, long> steps_by_drafter;  // under the controller: whose proposal each step verified
+    DepthAcceptance depths;                        // the first run's steps, depth by depth
     // The cost model's account of the first run: its verify passes priced by the measured curve,
     // against the time the run took. A Medusa stage's and a drafter's own time are not in it: for
     // plain decoding and host-drafted trees it is the whole prediction.
@@ -61,6 +63,7 @@ void run_mode_once(TimedMode& t, const std::vector<std::vector<int>>& prompts, i
         const GenerationStats s = t.decoder->generate(p, [&](const StepTrace& st) {
             if (r == 0) {
                 ++m.steps_by_drafter[st.drafter];
+                m.depths.add(st);
                 m.predicted_verify_ms += costs.verify.at(int(st.nodes.size()));
             }
             return true;
@@ -121,12 +124,40 @@ json mode_json(const ModeResult& m, double ar_rate) {
         j["cost_model_check"] = {{"predicted_tokens_per_s", m.first_run_tokens * 1000.0 / m.predicted_verify_ms},
                                  {"measured_tokens_per_s", m.first_run_tokens * 1000.0 / m.first_run_ms},
                                  {"note", "the first run's verify passes priced by the cost model's curve alone"}};
+    if (m.depths.depth() > 0) {
+        json by_depth = json::array();
+        for (int k = 1; k <= m.depths.depth(); ++k)
+            by_depth.push_back({{"depth", k}, {"drafted", m.depths.drafted[size_t(k - 1)]},
+                                {"reached", m.depths.reached[size_t(k - 1)]}, {"rate", m.depths.rate(k)}});
+        j["acceptance_by_depth"] = by_depth;
+    }
     if (s.drafted) {
         j["alpha"] = s.acceptance();
         j["drafted"] = s.drafted;
         j["accepted"] = s.accepted;
     }
     return j;
+}
+
+// Each drafting mode's acceptance by depth on this prompt set (its first run): EAGLE-2 beside
+// EAGLE-3, Medusa's heads beside them, the draft model's tokens.
+void print_depth_acceptance(const std::vector<ModeResult>& results) {
+    int deepest = 0;
+    for (const auto& m : results) deepest = std::max(deepest, m.depths.depth());
+    if (deepest == 0) return;
+    deepest = std::min(deepest, 8);
+    std::printf("accepted to depth k, of the steps that drafted that deep:\n%-28s", "mode");
+    for (int k = 1; k <= deepest; ++k) std::printf(" %6d", k);
+    std::printf("\n");
+    for (const auto& m : results) {
+        if (m.depths.depth() == 0) continue;
+        std::printf("%-28s", m.name.c_str());
+        for (int k = 1; k <= deepest; ++k) {
+            if (k <= m.depths.depth() && m.depths.drafted[size_t(k - 1)] > 0) std::printf(" %6.3f", m.depths.rate(k));
+            else std::printf(" %6s", "-");
+        }
+        std::printf("\n");
+    }
 }
 
 // Story prompts the model continues, and for n-gram lookup the same stories retold: BOS, the
@@ -289,6 +320,7 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                         m.total.submits_per_step(), m.total.steps,
                         m.predicted_verify_ms > 0 ? m.first_run_tokens * 1000.0 / m.predicted_verify_ms : 0.0);
         }
+        print_depth_acceptance(results);
         out["prompt_sets"][set_name] = set_json;
     }
     return out;

@@ -1,0 +1,17 @@
+// The faces the app draws with: DejaVu Sans (the interface's, loaded first so it stays ImGui's
+// default), its bold, oblique and bold oblique, and DejaVu Sans Mono for code, each with the few
+// symbols a chat shows beyond Latin-1 (bullets, rules, U+FFFD). A face whose file is missing falls
+// back to the default one.
+#pragma once
+#include <cstdint>
+
+struct ImFont;
+
+namespace medusa::chat {
+
+// Adds the faces to ImGui's font atlas (before it is built).
+void load_chat_fonts(float px);
+// The face for a set of MarkdownStyle flags (the default font before load_chat_fonts).
+ImFont* font_for_style(uint8_t style);
+
+}  // namespace medusa::chat

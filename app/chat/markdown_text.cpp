@@ -1,0 +1,198 @@
+#include "markdown_text.h"
+
+#include <md4c.h>
+
+#include <algorithm>
+
+namespace medusa::chat {
+
+namespace {
+
+// md4c's callbacks build the pieces: spans set style flags, blocks ask for line breaks before
+// whatever is shown next, list items add their bullet or number.
+struct Builder {
+    std::string_view src;
+    std::vector<MarkdownPiece> pieces;
+    int strong = 0, emphasis = 0, code = 0, link = 0, strike = 0, quote = 0;
+    bool code_block = false, heading = false;
+    int breaks = 0;  // line breaks owed before the next shown text
+    struct List {
+        bool ordered;
+        unsigned next;
+    };
+    std::vector<List> lists;
+    int cell = 0;  // table cells so far in this row
+
+    uint8_t style() const {
+        uint8_t s = kMdPlain;
+        if (strong || heading) s |= kMdStrong;
+        if (emphasis) s |= kMdEmphasis;
+        if (code) s |= kMdCode;
+        if (code_block) s |= kMdCodeBlock;
+        if (heading) s |= kMdHeading;
+        if (link) s |= kMdLink;
+        if (quote) s |= kMdQuote;
+        if (strike) s |= kMdStrike;
+        return s;
+    }
+    void owe(int n) { breaks = std::max(breaks, n); }
+    void flush_breaks() {
+        if (!pieces.empty())
+            for (int i = 0; i < breaks; ++i) pieces.push_back({0, 0, "\n", kMdPlain});
+        breaks = 0;
+    }
+    void add(std::string text, uint8_t s) {
+        flush_breaks();
+        pieces.push_back({0, 0, std::move(text), s});
+    }
+    void show(const char* text, size_t size) {
+        flush_breaks();
+        const uint8_t s = style();
+        // Most text points into the source; entities and some newlines may not.
+        if (text >= src.data() && text + size <= src.data() + src.size()) {
+            const size_t b = size_t(text - src.data());
+            if (!pieces.empty() && pieces.back().from_source() && pieces.back().style == s && pieces.back().end == b)
+                pieces.back().end = b + size;
+            else
+                pieces.push_back({b, b + size, "", s});
+        } else {
+            pieces.push_back({0, 0, std::string(text, size), s});
+        }
+    }
+};
+
+int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
+    Builder& b = *static_cast<Builder*>(user);
+    switch (type) {
+        case MD_BLOCK_UL: b.owe(b.lists.empty() ? 2 : 1), b.lists.push_back({false, 0}); break;
+        case MD_BLOCK_OL:
+            b.owe(b.lists.empty() ? 2 : 1);
+            b.lists.push_back({true, static_cast<MD_BLOCK_OL_DETAIL*>(detail)->start});
+            break;
+        case MD_BLOCK_LI: {
+            b.owe(1);
+            std::string mark(2 * (b.lists.size() - 1), ' ');
+            if (!b.lists.empty() && b.lists.back().ordered) mark += std::to_string(b.lists.back().next++) + ". ";
+            else mark += "\xE2\x80\xA2 ";  // a bullet
+            b.add(mark, kMdPlain);
+            break;
+        }
+        case MD_BLOCK_H: b.owe(2), b.heading = true; break;
+        case MD_BLOCK_CODE: b.owe(2), b.code_block = true; break;
+        case MD_BLOCK_QUOTE: b.owe(2), ++b.quote; break;
+        case MD_BLOCK_HR: b.owe(2), b.add("\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80", kMdQuote); break;
+        case MD_BLOCK_P: b.owe(b.lists.empty() ? 2 : 1); break;
+        case MD_BLOCK_TABLE: b.owe(2); break;
+        case MD_BLOCK_TR: b.owe(1), b.cell = 0; break;
+        case MD_BLOCK_TH:
+        case MD_BLOCK_TD:
+            if (b.cell++ > 0) b.add(" | ", kMdQuote);
+            if (type == MD_BLOCK_TH) ++b.strong;
+            break;
+        default: break;
+    }
+    return 0;
+}
+
+int leave_block(MD_BLOCKTYPE type, void*, void* user) {
+    Builder& b = *static_cast<Builder*>(user);
+    switch (type) {
+        case MD_BLOCK_UL:
+        case MD_BLOCK_OL:
+            b.lists.pop_back();
+            b.owe(b.lists.empty() ? 2 : 1);
+            break;
+        case MD_BLOCK_H: b.heading = false, b.owe(2); break;
+        case MD_BLOCK_CODE:
+            // The block's last newline would leave an empty line below it.
+            if (!b.pieces.empty()) {
+                MarkdownPiece& last = b.pieces.back();
+                if (last.from_source() && last.end > last.begin && b.src[last.end - 1] == '\n') --last.end;
+                if (last.added == "\n" || (last.from_source() && last.end == last.begin)) b.pieces.pop_back();
+            }
+            b.code_block = false, b.owe(2);
+            break;
+        case MD_BLOCK_QUOTE: --b.quote, b.owe(2); break;
+        case MD_BLOCK_TH: --b.strong; break;
+        case MD_BLOCK_P: b.owe(b.lists.empty() ? 2 : 1); break;
+        default: break;
+    }
+    return 0;
+}
+
+int enter_span(MD_SPANTYPE type, void*, void* user) {
+    Builder& b = *static_cast<Builder*>(user);
+    switch (type) {
+        case MD_SPAN_STRONG: ++b.strong; break;
+        case MD_SPAN_EM: ++b.emphasis; break;
+        case MD_SPAN_CODE: ++b.code; break;
+        case MD_SPAN_A: ++b.link; break;
+        case MD_SPAN_DEL: ++b.strike; break;
+        default: break;
+    }
+    return 0;
+}
+
+int leave_span(MD_SPANTYPE type, void*, void* user) {
+    Builder& b = *static_cast<Builder*>(user);
+    switch (type) {
+        case MD_SPAN_STRONG: --b.strong; break;
+        case MD_SPAN_EM: --b.emphasis; break;
+        case MD_SPAN_CODE: --b.code; break;
+        case MD_SPAN_A: --b.link; break;
+        case MD_SPAN_DEL: --b.strike; break;
+        default: break;
+    }
+    return 0;
+}
+
+int text(MD_TEXTTYPE type, const MD_CHAR* t, MD_SIZE size, void* user) {
+    Builder& b = *static_cast<Builder*>(user);
+    switch (type) {
+        case MD_TEXT_NULLCHAR: b.add("\xEF\xBF\xBD", b.style()); break;  // U+FFFD, as CommonMark says
+        // A model's single newlines are meant as lines: shown as such, not joined into one.
+        case MD_TEXT_BR:
+        case MD_TEXT_SOFTBR: b.add("\n", b.style()); break;
+        default: b.show(t, size); break;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::vector<MarkdownPiece> markdown_pieces(std::string_view source) {
+    Builder b{source};
+    MD_PARSER parser{};
+    parser.flags = MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_PERMISSIVEAUTOLINKS | MD_FLAG_NOHTML;
+    parser.enter_block = enter_block;
+    parser.leave_block = leave_block;
+    parser.enter_span = enter_span;
+    parser.leave_span = leave_span;
+    parser.text = text;
+    if (md_parse(source.data(), MD_SIZE(source.size()), &parser, &b) != 0)  // (never: no callback stops it)
+        return {{0, source.size(), "", kMdPlain}};
+    return b.pieces;
+}
+
+std::vector<StyledRun> styled_runs(const std::vector<std::string>& tokens) {
+    std::string all;
+    std::vector<size_t> starts;  // each token's first byte
+    for (const auto& t : tokens) starts.push_back(all.size()), all += t;
+    std::vector<StyledRun> runs;
+    for (const MarkdownPiece& p : markdown_pieces(all)) {
+        if (!p.from_source()) {
+            runs.push_back({p.added, p.style, -1});
+            continue;
+        }
+        // The tokens overlapping [begin, end): the last token starting at or before begin, on.
+        size_t i = size_t(std::upper_bound(starts.begin(), starts.end(), p.begin) - starts.begin());
+        i = i > 0 ? i - 1 : 0;
+        for (; i < tokens.size() && starts[i] < p.end; ++i) {
+            const size_t b = std::max(p.begin, starts[i]), e = std::min(p.end, starts[i] + tokens[i].size());
+            if (e > b) runs.push_back({all.substr(b, e - b), p.style, int(i)});
+        }
+    }
+    return runs;
+}
+
+}  // namespace medusa::chat

@@ -1,0 +1,84 @@
+// The chat panel shows a chat model's messages as markdown: a message with a heading, a list, bold
+// and inline code, and a code block is drawn in those styles (counted by the panel as it draws, in
+// a headless ImGui frame over the app's real turn), and a story model's text stays as written.
+#include <catch2/catch.hpp>
+#include <imgui.h>
+
+#include <filesystem>
+
+#include "chat_app.h"
+#include "chat_fonts.h"
+#include "markdown_text.h"
+#include "tiny_gguf.h"
+#include "worker_fixture.h"
+
+using namespace medusa;
+using namespace medusa::chat;
+using medusa::chat::test::context;
+
+namespace {
+
+// One frame of the chat panel, drawn without a window.
+void draw_panel_once(ChatApp& app) {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(1280, 720);
+    io.DeltaTime = 1.0f / 30;
+    load_chat_fonts(15);
+    unsigned char* pixels;
+    int w, h;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    ImGui::Begin("chat");
+    draw_chat_panel(app);
+    ImGui::End();
+    ImGui::Render();
+    ImGui::DestroyContext();
+}
+
+int runs_with(const ChatApp& app, uint8_t flag) {
+    int n = 0;
+    for (const auto& [style, runs] : app.markdown_drawn) n += (style & flag) ? runs : 0;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("a chat model's messages are drawn as markdown, a story model's as written", "[chat][markdown]") {
+    const std::string chatml =
+        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::filesystem::path gguf = medusa::test::write_tiny_gguf("app-markdown", &chatml);
+    const std::string message = "# Plan\n\n- **first** with `x`\n- *then*\n\n```\nint y = 2;\n```";
+    {
+        ChatApp app(context());
+        app.settings.model_path = gguf.string();
+        app.settings.tokenizer_path.clear();
+        app.settings.mode = DrafterKind::Plain;
+        app.settings.max_new_tokens = 4;
+        REQUIRE(app.send(message));
+        app.worker.wait_idle();
+        app.poll();
+        REQUIRE(app.reader.turns().size() == 1);
+        REQUIRE(app.reader.turns()[0].chat);
+        draw_panel_once(app);
+        CHECK(runs_with(app, kMdHeading) >= 1);
+        CHECK(runs_with(app, kMdStrong) >= 2);  // the heading is bold too
+        CHECK(runs_with(app, kMdEmphasis) >= 1);
+        CHECK(runs_with(app, kMdCode) >= 1);
+        CHECK(runs_with(app, kMdCodeBlock) >= 1);
+    }
+    std::filesystem::remove(gguf);
+    ChatApp story(context());  // stories260K: no template, the text as typed
+    story.settings.mode = DrafterKind::Plain;
+    story.settings.max_new_tokens = 4;
+    REQUIRE(story.send("Tom had **two** cats"));
+    story.worker.wait_idle();
+    story.poll();
+    draw_panel_once(story);
+    CHECK(runs_with(story, kMdStrong) == 0);
+    CHECK(story.markdown_drawn.count(kMdPlain));
+}
