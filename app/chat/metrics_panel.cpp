@@ -236,12 +236,20 @@ void draw_live_tab(ChatApp& app) {
     draw_depth_acceptance(cur);
     draw_drafter_table(cur);
     draw_speedup(app);
-    // GPU time per stage of the last step (needs timestamp queries).
-    const auto& stages = steps.back().trace.stage_ms;
+    // GPU time per stage of the latest timed step (timestamp queries, a step about four times a
+    // second: timing every one would slow decoding down).
+    const StepRecord* timed = nullptr;
+    for (auto it = steps.rbegin(); it != steps.rend() && !timed; ++it)
+        if (!it->trace.stage_ms.empty()) timed = &*it;
+    static const std::vector<std::pair<std::string, double>> none;
+    const auto& stages = timed ? timed->trace.stage_ms : none;
     if (!stages.empty()) {
         double total = 0;
         for (const auto& [name, ms] : stages) total += ms;
-        ImGui::Text("GPU time of the last step: %.2f ms", total);
+        ImGui::Text("GPU time of step %d: %.2f ms", timed->trace.step, total);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Per-stage GPU time from timestamp queries, taken on a step about four times a second "
+                              "(timing every step would slow decoding down).");
         if (ImGui::BeginTable("stages", 3, ImGuiTableFlags_SizingStretchProp)) {
             for (const auto& [name, ms] : stages) {
                 ImGui::TableNextRow();

@@ -27,13 +27,13 @@ Engine open_engine(const Args& args, const ModelFile& file, GpuModelOptions opti
         e.own_gpu = open_gpu(args, &file);
         e.gpu = e.own_gpu.get();
         e.gpu_model = std::make_unique<GpuModel>(*e.gpu, file, options);
-        e.runner = std::make_unique<GpuTreeRunner>(*e.gpu_model, options.timestamps);
+        e.runner = std::make_unique<GpuTreeRunner>(*e.gpu_model, options.timestamps ? StageTiming::EveryRun : StageTiming::Off);
     }
     return e;
 }
 
 std::unique_ptr<TreeRunner> gpu_runner(GpuModel& model, bool timestamps) {
-    return std::make_unique<GpuTreeRunner>(model, timestamps);
+    return std::make_unique<GpuTreeRunner>(model, timestamps ? StageTiming::EveryRun : StageTiming::Off);
 }
 
 Engine borrowed_engine(GpuModel& model) {

@@ -12,7 +12,7 @@ namespace medusa {
 
 using namespace kernels;
 
-GpuTreeRunner::GpuTreeRunner(GpuModel& model, bool timestamps) : model_(model), timestamps_(timestamps) {
+GpuTreeRunner::GpuTreeRunner(GpuModel& model, StageTiming timing) : model_(model), timing_(timing) {
     gpu::Context& ctx = model.context();
     last_hidden_ = std::make_unique<gpu::Buffer>(ctx, size_t(model.config().dim) * 4, gpu::MemoryKind::Device);
     last_hidden_->fill_zero();
@@ -35,8 +35,8 @@ void GpuTreeRunner::prefill(int base, std::span<const int> tokens) {
 gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftStage* stage) {
     auto& seq = sequences_[shape];
     if (seq) return *seq;
-    const auto [T, compact, serial, stats_temperature] = shape;
-    seq = std::make_unique<gpu::CommandSequence>(model_.context(), timestamps_);
+    const auto [T, compact, serial, stats_temperature, timed] = shape;
+    seq = std::make_unique<gpu::CommandSequence>(model_.context(), timed);
     seq->begin();
     KvCache& kv = model_.kv_cache();
     if (compact) kv.record_move(*seq);
@@ -65,7 +65,9 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     // sequence at first use, from these pipelines.
     // With and without the move of the last accepted path, which most steps carry.
     for (bool compact : {false, true})
-        sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f}, stage);
+        sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f,
+                  timing_ == StageTiming::EveryRun},
+                 stage);
 }
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
@@ -77,8 +79,14 @@ void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
     }
     // This pass carries the move of the path kept last step, if it moved anything.
     const bool compact = model_.kv_cache().take_move();
-    gpu::CommandSequence& seq =
-        sequence({block.size(), compact, o.stage ? o.stage->serial() : 0, o.stats ? o.temperature : -1.0f}, o.stage);
+    // Sampled: a timed run at most every quarter second (a window redraws its times about so often).
+    const auto now = std::chrono::steady_clock::now();
+    const bool timed = timing_ == StageTiming::EveryRun ||
+                       (timing_ == StageTiming::Sampled && now - last_timed_ >= std::chrono::milliseconds(250));
+    if (timed) last_timed_ = now;
+    last_run_timed_ = timed;
+    gpu::CommandSequence& seq = sequence(
+        {block.size(), compact, o.stage ? o.stage->serial() : 0, o.stats ? o.temperature : -1.0f, timed}, o.stage);
     seq.wait();
     model_.write_block(block);  // a stage overwrites tokens 1.. on the device
     seq.run();
@@ -109,7 +117,7 @@ NodeStats GpuTreeRunner::stats(int node) const {
 
 std::vector<std::pair<std::string, double>> GpuTreeRunner::stage_ms() const {
     std::vector<std::pair<std::string, double>> out;
-    if (last_)
+    if (last_ && last_run_timed_)
         for (const auto& s : last_->stage_times()) out.push_back({s.stage, s.ms});
     return out;
 }

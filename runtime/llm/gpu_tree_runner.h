@@ -4,6 +4,7 @@
 // forward over the tree, and the per-node statistics (when the acceptance rule reads them).
 // Command buffers are recorded once per such shape and replayed.
 #pragma once
+#include <chrono>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -18,10 +19,15 @@
 
 namespace medusa {
 
+// Which runs have their stages timed by timestamp queries (stage_ms). The queries cost time of
+// their own (on lavapipe a small model's step took three times as long), so a window that shows
+// the times a few times a second times a run now and then.
+enum class StageTiming { Off, EveryRun, Sampled };
+
 class GpuTreeRunner : public TreeRunner {
 public:
-    // timestamps: per-stage GPU time of each run (stage_ms), where the device supports it.
-    explicit GpuTreeRunner(GpuModel& model, bool timestamps = false);
+    // Timing other than Off needs a device with timestamps (gpu::Context::timestamps_supported).
+    explicit GpuTreeRunner(GpuModel& model, StageTiming timing = StageTiming::Off);
     ~GpuTreeRunner() override;
 
     const LlamaConfig& config() const override { return model_.config(); }
@@ -43,14 +49,16 @@ public:
     std::unique_ptr<EagleRunner> eagle_runner(const ModelFile& file, const EagleLayer& layer) override;
 
 private:
-    // (block size, compaction, stage serial or 0, stats temperature or -1)
-    using Shape = std::tuple<int, bool, uint64_t, float>;
+    // (block size, compaction, stage serial or 0, stats temperature or -1, timed)
+    using Shape = std::tuple<int, bool, uint64_t, float, bool>;
     gpu::CommandSequence& sequence(const Shape& shape, const DraftStage* stage);
     // What the target's feature cache keeps (GpuModel::capture_layer_inputs), re-recording here.
     void capture_layer_inputs(const std::vector<int>& layers);
 
     GpuModel& model_;
-    bool timestamps_;
+    StageTiming timing_;
+    std::chrono::steady_clock::time_point last_timed_{};  // the last timed run's start (Sampled)
+    bool last_run_timed_ = false;
     std::unique_ptr<gpu::Buffer> last_hidden_, stats_, probs_;
     std::unique_ptr<gpu::Kernel> select_row_, node_stats_;
     std::map<Shape, std::unique_ptr<gpu::CommandSequence>> sequences_;
