@@ -17,7 +17,7 @@ shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
-         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown)
+         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown fuzz_chat_file)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2

@@ -3,6 +3,9 @@
 #include <imgui.h>
 
 #include <cstdio>
+#include <filesystem>
+
+#include "chat_file.h"
 
 namespace medusa::chat {
 
@@ -67,6 +70,85 @@ void ChatApp::clear() {
     worker.stop();
     log.clear();
     selected_step = -1;
+    chat_path.clear(), saved_state.clear();  // the next finished turn starts a new file
+}
+
+std::string ChatApp::reply_of(int turn_id) const {
+    std::string out;
+    for (const TurnRecord& t : reader.turns())
+        if (t.id == turn_id && t.restored) return t.saved_reply;
+    for (const auto& st : reader.steps())
+        if (st.turn == turn_id)
+            for (const auto& piece : st.emitted_text) out += piece;
+    return out;
+}
+
+bool ChatApp::open_chat(const std::string& path) {
+    if (worker.busy()) return false;
+    SavedChat c;
+    try {
+        c = load_chat(path);
+    } catch (const std::exception& e) {
+        chats_note = e.what();
+        std::fprintf(stderr, "medusa-chat: %s\n", chats_note.c_str());
+        return false;
+    }
+    std::vector<TurnRecord> turns;
+    for (const SavedTurn& s : c.turns) {
+        TurnRecord t;
+        t.prompt = s.prompt, t.saved_reply = s.reply, t.mode = s.mode, t.chat = s.chat;
+        t.new_tokens = s.new_tokens, t.steps = s.steps, t.decode_ms = s.decode_ms;
+        turns.push_back(std::move(t));
+    }
+    log.restore(std::move(turns));
+    reader.poll(log);
+    chats_note.clear();
+    chat_path = path;
+    saved_state = chat_state();
+    selected_step = -1;
+    last_prompt = c.turns.empty() ? "" : c.turns.back().prompt;
+    std::error_code ec;
+    if (!c.model_path.empty() && c.model_path != settings.model_path) {
+        if (std::filesystem::exists(c.model_path, ec)) {
+            settings.model_path = c.model_path;
+            load();
+        } else {
+            chats_note = "the chat's model " + c.model_path + " is not there: it goes on with " + settings.model_path;
+        }
+    }
+    scroll_chat = true;
+    return true;
+}
+
+std::string ChatApp::chat_state() const {
+    std::string s;
+    for (const TurnRecord& t : reader.turns())
+        s += "\n" + std::to_string(t.id) + " " + std::to_string(t.done) + " " + std::to_string(t.new_tokens) + " " +
+             std::to_string(t.prompt.size());
+    return s;
+}
+
+void ChatApp::save_chat_if_changed() {
+    const auto& turns = reader.turns();
+    if (!keep_chats || turns.empty() || !turns.back().done || worker.busy()) return;
+    const std::string state = chat_state();
+    if (state == saved_state) return;
+    saved_state = state;
+    if (chat_path.empty()) {
+        const std::string dir = chats_dir();
+        if (dir.empty()) return;
+        chat_path = new_chat_path(dir);
+    }
+    SavedChat c;
+    c.model_path = settings.model_path;
+    for (const TurnRecord& t : turns)
+        c.turns.push_back({t.prompt, reply_of(t.id), t.mode, t.chat, t.new_tokens, t.steps, t.decode_ms});
+    try {
+        save_chat(chat_path, c);
+    } catch (const std::exception& e) {
+        chats_note = std::string("the chat was not saved: ") + e.what();
+        std::fprintf(stderr, "medusa-chat: %s\n", chats_note.c_str());
+    }
 }
 
 void ChatApp::poll() {
@@ -78,6 +160,7 @@ void ChatApp::poll() {
         std::fprintf(stderr, "medusa-chat: %s\n", drop_note.c_str());
     }
     if (selected_step >= int(reader.steps().size())) selected_step = -1;
+    save_chat_if_changed();
 }
 
 int ChatApp::shown_step() const {

@@ -33,6 +33,9 @@ struct ChatApp {
     // leaves the conversation. False while decoding or with nothing sent.
     bool edit_last();
     void clear();
+    // A saved chat (chat_file.h) as the conversation, its model loaded where it is not the one in
+    // use; false (and chats_note says why) when decoding or the file does not read.
+    bool open_chat(const std::string& path);
     void load() { remember_model(recent_models, settings.model_path), worker.load(settings); }
     // A file or folder dropped on the window: its kind (by content) decides which setting it sets.
     void drop(const std::string& path);
@@ -48,6 +51,8 @@ struct ChatApp {
 
     // The step the tree panel shows: the selected one, else the latest.
     int shown_step() const;
+    // A turn's reply as text (a reopened turn's as it was saved).
+    std::string reply_of(int turn_id) const;
 
     gpu::Context& ctx;
     StepLog log;
@@ -83,6 +88,15 @@ struct ChatApp {
     TreeAuditCounts tree_audit;
     // The transcript's runs of text drawn last frame, per set of MarkdownStyle flags.
     std::map<uint8_t, int> markdown_drawn;
+    // The conversation's file (chat_file.h), saved after each finished turn: "" until the first.
+    std::string chat_path;
+    bool keep_chats = true;  // off for --screenshot runs, which are not conversations
+    std::string chats_note;  // why the last save or open failed
+    std::string saved_state;  // the turns as last saved (saving again only when they change)
+
+private:
+    std::string chat_state() const;  // what saving depends on: each turn's progress
+    void save_chat_if_changed();
 };
 
 // Panels (one file each).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chat_app.h"
+#include "chat_file.h"
 #include "chat_fonts.h"
 #include "dialog_keys.h"
 #include "markdown_text.h"
@@ -193,20 +194,12 @@ void push_reply(std::vector<Span>& spans, const std::vector<StepRecord>& steps, 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
 // The reply of turn `id` as plain text.
-std::string reply_text(const ChatApp& app, int id) {
-    std::string out;
-    for (const auto& st : app.reader.steps())
-        if (st.turn == id)
-            for (const auto& piece : st.emitted_text) out += piece;
-    return out;
-}
-
 // The conversation as plain text: each prompt, then its reply.
 std::string conversation_text(const ChatApp& app) {
     std::string out;
     for (const auto& turn : app.reader.turns()) {
         if (!out.empty()) out += "\n\n";
-        out += turn.prompt + reply_text(app, turn.id);
+        out += turn.prompt + app.reply_of(turn.id);
     }
     return out;
 }
@@ -226,7 +219,7 @@ void message_menu(ChatApp& app, int& turn_index) {
     if (turn_index >= 0 && turn_index < int(turns.size())) {
         const auto& turn = turns[size_t(turn_index)];
         if (ImGui::MenuItem("Copy the message")) ImGui::SetClipboardText(turn.prompt.c_str());
-        if (ImGui::MenuItem("Copy the reply")) ImGui::SetClipboardText(reply_text(app, turn.id).c_str());
+        if (ImGui::MenuItem("Copy the reply")) ImGui::SetClipboardText(app.reply_of(turn.id).c_str());
         const bool last = turn_index + 1 == int(turns.size());
         if (ImGui::MenuItem("Edit and send again", nullptr, false, last && !app.worker.busy())) app.edit_last();
     }
@@ -234,6 +227,39 @@ void message_menu(ChatApp& app, int& turn_index) {
 }
 
 }  // namespace
+
+// Saved chats (chat_file.h), most recent first: choosing one reopens it to read and go on with.
+void chats_menu(ChatApp& app, bool busy) {
+    static std::vector<ChatEntry> entries;
+    static int skipped = 0;
+    ImGui::BeginDisabled(busy);
+    if (ImGui::Button("Chats")) {
+        entries = list_chats(chats_dir(), &skipped);
+        ImGui::OpenPopup("saved chats");
+    }
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Conversations are saved after every reply (in %s); reopen one to read it and go on.",
+                          chats_dir().c_str());
+    if (ImGui::BeginPopup("saved chats")) {
+        if (entries.empty()) ImGui::TextDisabled("No saved chats yet.");
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const ChatEntry& e = entries[i];
+            const std::string label = e.title + "  (" + std::to_string(e.turns) + (e.turns == 1 ? " turn" : " turns") +
+                                      ")##" + std::to_string(i);
+            if (ImGui::Selectable(label.c_str(), e.path == app.chat_path)) app.open_chat(e.path);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.path.c_str());
+        }
+        if (skipped > 0) ImGui::TextDisabled("%d files in the folder are not saved chats.", skipped);
+        if (close_on_escape()) ImGui::CloseCurrentPopup();
+        ImGui::EndPopup();
+    }
+    if (!app.chats_note.empty()) {
+        ImGui::SameLine();
+        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "!");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.chats_note.c_str());
+    }
+}
 
 void draw_chat_panel(ChatApp& app) {
     LegendKinds kinds;
@@ -263,7 +289,11 @@ void draw_chat_panel(ChatApp& app) {
             spans.push_back({"\n\n", kPromptText}), spans.push_back({"Assistant:\n", kRoleText});
             const size_t first_step = si;
             while (si < steps.size() && steps[si].turn == turn.id) ++si;
-            push_reply(spans, steps, first_step, si);
+            if (turn.restored) push_markdown(spans, turn.saved_reply, origin_color(0));
+            else push_reply(spans, steps, first_step, si);
+        } else if (turn.restored) {
+            push_words(spans, turn.prompt, kPromptText);
+            push_words(spans, turn.saved_reply, origin_color(0));
         } else {
             push_words(spans, turn.prompt, kPromptText);
             for (; si < steps.size() && steps[si].turn == turn.id; ++si)
@@ -349,6 +379,8 @@ void draw_chat_panel(ChatApp& app) {
     ImGui::SameLine();
     if (ImGui::Button("Clear")) ImGui::OpenPopup("Clear the conversation?");
     ImGui::EndDisabled();
+    ImGui::SameLine();
+    chats_menu(app, busy);
     if (ImGui::BeginPopupModal("Clear the conversation?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");
         if (ImGui::Button("Clear")) app.clear(), ImGui::CloseCurrentPopup();

@@ -317,6 +317,10 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
     const StepLog::Snapshot past = log.read(0);
     for (const TurnRecord& t : past.turns) {
         if (t.id == turn) continue;
+        if (t.restored) {
+            conv.history.push_back({t.prompt, t.saved_reply});
+            continue;
+        }
         StopStringFilter reply(chat_stop_strings(chat));
         for (const StepRecord& r : past.steps)
             if (r.turn == t.id)

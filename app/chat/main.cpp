@@ -144,7 +144,9 @@ Options parse(int argc, char** argv, const Options& start) {
                       "  --measure      before the screenshot, measure the speedup against plain decoding\n"
                       "  --charts BENCH.json   chart a `medusa bench --json` result in the metrics panel's charts tab\n"
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
-                      "  (--screenshot and --smoke neither read nor write the saved settings)");
+                      "  (--screenshot and --smoke neither read nor write the saved settings, nor save chats)\n"
+                      "Chats are saved after every reply in ${MEDUSA_CHATS:-${XDG_DATA_HOME:-~/.local/share}/medusa-vk/chats};\n"
+                      "the Chats button reopens them.");
             std::exit(0);
         } else throw std::runtime_error("unknown argument " + a + " (see --help)");
     }
@@ -364,6 +366,7 @@ int main(int argc, char** argv) {
             {
                 ChatApp app(ctx);
                 app.settings = o.settings;
+                app.keep_chats = !o.scripted();  // a screenshot or smoke run is not a conversation
                 app.tree_all = o.all_nodes;
                 app.tree_mask = o.mask;
                 app.recent_models = o.recent_models;

@@ -52,6 +52,15 @@ void StepLog::clear() {
     next_turn_ = 1;  // a new conversation counts its turns from 1
 }
 
+void StepLog::restore(std::vector<TurnRecord> turns) {
+    std::lock_guard lock(mutex_);
+    ++epoch_;
+    steps_.clear();
+    turns_ = std::move(turns);
+    next_turn_ = 1;
+    for (TurnRecord& t : turns_) t.id = next_turn_++, t.done = true, t.restored = true;
+}
+
 bool StepLog::drop_last_turn() {
     std::lock_guard lock(mutex_);
     if (turns_.empty() || !turns_.back().done) return false;

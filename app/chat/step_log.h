@@ -50,6 +50,9 @@ struct TurnRecord {
     int steps = 0;  // verify passes of the target
     double decode_ms = 0;
     bool chat = false;  // a chat model's turn: a message and its reply (else a story and its continuation)
+    // A turn reopened from a saved chat (chat_file.h): its reply as text, its steps not kept.
+    bool restored = false;
+    std::string saved_reply;
 };
 
 class StepLog {
@@ -64,6 +67,8 @@ public:
     void append(StepRecord record);
     void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms);
     void clear();
+    // A new conversation holding these finished turns (a reopened chat), numbered from 1.
+    void restore(std::vector<TurnRecord> turns);
     // Forgets the last turn and its steps (Regenerate replaces the last reply): false when there
     // is none or it is still being decoded.
     bool drop_last_turn();

@@ -6,7 +6,7 @@ set -euo pipefail
 xvfb_run=$1 app=$2 model=$3 tokenizer=$4
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-XDG_CONFIG_HOME="$dir" MEDUSA_VALIDATION=1 "$xvfb_run" -a -s "-screen 0 1600x1000x24" sh -c '
+XDG_CONFIG_HOME="$dir" MEDUSA_CHATS="$dir/chats" MEDUSA_VALIDATION=1 "$xvfb_run" -a -s "-screen 0 1600x1000x24" sh -c '
     "$1" -m "$2" --tokenizer "$3" --prompt "Once upon a time" 2>"$4/err" &
     pid=$!
     sleep 6
