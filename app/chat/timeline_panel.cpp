@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "break_even.h"
 #include "chat_app.h"
 #include "control_explain.h"
 #include "drafter_use.h"
@@ -23,6 +24,13 @@ std::string step_tooltip(const StepRecord& r) {
     if (!r.controlled) return step_caption(r);
     std::string out = std::string("[") + drafter_word(r.trace.drafter) + "] " + step_caption(r);
     if (r.trace.control) out += "\n" + control_sentence(*r.trace.control);
+    if (const auto b = break_even(r.trace); b && r.trace.control->chosen > 0) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf,
+                      "\nBreak-even: %.2f tokens (this shape costs %.2f plain steps); expected %.2f, got %d: %s.",
+                      b->tokens, b->tokens, b->expected, b->got, b->paid() ? "it paid" : "it did not pay");
+        out += buf;
+    }
     return out;
 }
 
@@ -36,6 +44,15 @@ void draw_timeline_panel(ChatApp& app) {
     ImGui::PushTextWrapPos(0);
     ImGui::Text("%d token%s from %d forward pass%s", tokens, tokens == 1 ? "" : "s", passes, passes == 1 ? "" : "es");
     ImGui::TextDisabled("x: steps (click one for its tree); y: tokens it gave. Plain decoding: one per pass.");
+    // The controller's account of the current turn: what its shapes were expected to gain, and what they did.
+    std::vector<const StepTrace*> turn;
+    for (const auto& s : steps)
+        if (!app.reader.turns().empty() && s.turn == app.reader.turns().back().id) turn.push_back(&s.trace);
+    if (const TurnSpeedup sp = turn_speedup(turn); sp.steps > 0) {
+        ImGui::TextDisabled("Shaped steps: predicted %.2fx plain decoding, measured %.2fx. White ticks: each step's "
+                            "break-even (its cost in plain steps).",
+                            sp.predicted, sp.measured);
+    }
     draw_drafter_legend(steps);
     ImGui::PopTextWrapPos();
 
@@ -75,6 +92,11 @@ void draw_timeline_panel(ChatApp& app) {
         }
         if (steps[i].controlled)
             dl->AddRectFilled(ImVec2(x, o.y + h + 1), ImVec2(x + bar_w, o.y + h + strip), drafter_color(t.drafter));
+        // A drafted shape's break-even: the bar must reach above the tick to have paid.
+        if (const auto b = break_even(t); b && t.control->chosen > 0) {
+            const float y = o.y + h - float(std::min(b->tokens, double(max_tokens) + 0.5)) * unit;
+            dl->AddLine(ImVec2(x - 1, y), ImVec2(x + bar_w + 1, y), IM_COL32(255, 255, 255, 230), 2);
+        }
         if (int(i) == shown)
             dl->AddRect(ImVec2(x - 2, o.y + h - std::max(1, n) * unit - 2), ImVec2(x + bar_w + 2, o.y + h + strip + 1),
                         IM_COL32_WHITE, 2, 0, 2);
