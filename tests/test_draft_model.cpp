@@ -97,3 +97,43 @@ TEST_CASE("a draft model with another vocabulary is refused", "[draft]") {
         CHECK(msg.find("tokenizer") != std::string::npos);
     }
 }
+
+TEST_CASE("a sampled step that rejects its draft records p, q and the residual its token was drawn from", "[draft]") {
+    test::ValidationGuard guard;
+    GpuTarget target("stories260K.bin"), draft("llama2xs.bin");  // another model: rejections
+    DraftModelDrafter drafter(draft.model, {.gamma = 3});
+    DecodeOptions o;
+    o.max_new_tokens = 60;
+    o.sampling = {1.0f, 1.0f, 3};
+    std::vector<StepTrace> steps;
+    decode(target.runner, drafter, o, kStoryPrompts[1], nullptr, &steps);
+    int checked = 0;
+    for (const StepTrace& s : steps) {
+        int rejected = -1;  // the draft token tried and refused after the accepted path (a chain: one)
+        for (const TreeNodeTrace& n : s.nodes)
+            if (n.parent == s.path.back() && n.tried && !n.passes) rejected = n.token;
+        CHECK(s.rejection.empty() == (rejected < 0));
+        if (rejected < 0) continue;
+        ++checked;
+        CAPTURE(s.step);
+        CHECK(int(s.rejection.size()) <= StepTrace::kRejectionBars);
+        auto bar = [&](int token) -> const RejectionBar* {
+            for (const RejectionBar& b : s.rejection)
+                if (b.token == token) return &b;
+            return nullptr;
+        };
+        REQUIRE(bar(s.bonus));
+        REQUIRE(bar(rejected));
+        CHECK(bar(s.bonus)->residual > 0);  // drawn from the residual
+        for (const RejectionBar& b : s.rejection) {
+            CHECK((b.p >= 0 && b.p <= 1 && b.q >= 0 && b.q <= 1 && b.residual >= 0 && b.residual <= 1));
+            if (b.p <= b.q) CHECK(b.residual == 0.0f);  // norm(max(0, p - q))
+        }
+        // One rejection: the residual is max(0, p - q) up to one factor, the same for every token.
+        const RejectionBar& d = *bar(s.bonus);
+        for (const RejectionBar& b : s.rejection)
+            if (b.residual > 1e-4f && d.residual > 1e-4f)
+                CHECK(b.residual / d.residual == Approx((b.p - b.q) / (d.p - d.q)).epsilon(1e-3));
+    }
+    CHECK(checked > 0);
+}

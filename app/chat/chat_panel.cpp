@@ -228,6 +228,15 @@ void message_menu(ChatApp& app, int& turn_index) {
 
 }  // namespace
 
+// The width of the row of buttons under the message box, with the saved chats' button.
+float button_row_width() {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float w = 0;
+    for (const char* label : {"Send", "Regenerate", "Edit", "Stop", "Copy", "Clear", "Chats"})
+        w += ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemSpacing.x;
+    return w + 16;  // the mark of a failed save beside it
+}
+
 // Saved chats (chat_file.h), most recent first: choosing one reopens it to read and go on with.
 void chats_menu(ChatApp& app, bool busy) {
     static std::vector<ChatEntry> entries;
@@ -268,8 +277,10 @@ void draw_chat_panel(ChatApp& app) {
     legend(kinds);
     ImGui::Separator();
     // Below the history: the message box, the buttons, and a status line.
+    // (the buttons take two rows where the panel is too narrow for them in one)
+    const bool two_rows = button_row_width() > ImGui::GetContentRegionAvail().x;
     const float input_h = kInputLines * ImGui::GetTextLineHeight() + 8 + ImGui::GetStyle().ItemSpacing.y +
-                          ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeightWithSpacing() + 8;
+                          ImGui::GetFrameHeightWithSpacing() * (two_rows ? 2 : 1) + ImGui::GetTextLineHeightWithSpacing() + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
     {
         const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -379,7 +390,7 @@ void draw_chat_panel(ChatApp& app) {
     ImGui::SameLine();
     if (ImGui::Button("Clear")) ImGui::OpenPopup("Clear the conversation?");
     ImGui::EndDisabled();
-    ImGui::SameLine();
+    if (!two_rows) ImGui::SameLine();  // beside the other buttons where the panel is wide enough
     chats_menu(app, busy);
     if (ImGui::BeginPopupModal("Clear the conversation?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");

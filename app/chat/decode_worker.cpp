@@ -369,6 +369,8 @@ void DecodeWorker::run(const Job& job) {
             r.greedy_text.push_back(greedy >= 0 ? L.tokenizer().piece_text(parent, greedy) : "");
         }
         r.bonus_text = L.tokenizer().piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, tr.bonus);
+        for (const RejectionBar& b : tr.rejection)
+            r.rejection_text.push_back(L.tokenizer().piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, b.token));
         for (int t : tr.emitted) {
             r.emitted_text.push_back(L.tokenizer().piece_text(prev, t));
             prev = t;

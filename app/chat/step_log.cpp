@@ -24,6 +24,8 @@ void drop_step_details(StepRecord& r) {
     r.trace.control.reset();  // the shapes weighed: the drafter chosen stays in trace.drafter
     std::vector<std::string>().swap(r.node_text);
     std::vector<std::string>().swap(r.greedy_text);
+    std::vector<RejectionBar>().swap(r.trace.rejection);
+    std::vector<std::string>().swap(r.rejection_text);
 }
 
 void StepLog::append(StepRecord record) {

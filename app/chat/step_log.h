@@ -26,6 +26,7 @@ struct StepRecord {
     std::vector<std::string> greedy_text;   // per tree node: the model's own choice at its parent (greedy rule)
     std::vector<std::string> emitted_text;  // per emitted token
     std::string bonus_text;
+    std::vector<std::string> rejection_text;  // per trace.rejection bar: its token's text
     bool controlled = false;  // the step controller shaped it (trace.control, which goes with the details)
     double t_ms = 0;  // since the turn's decoding began (prefill excluded)
     // Past the last kDetailedSteps steps a record keeps only what the chat text, the timeline and

@@ -13,6 +13,7 @@
 #include "chat_app.h"
 #include "control_view.h"
 #include "palette.h"
+#include "rejection_view.h"
 #include "step_explain.h"
 #include "tree_audit.h"
 #include "tree_layout.h"
@@ -467,6 +468,7 @@ void draw_tree_panel(ChatApp& app) {
     draw_tree_toolbar(app, r, draft);
     draw_tree_caption(app, r, phase, draft);
     draw_control_view(app, r);
+    draw_rejection_view(r);
     draw_tree_view(app, r, phase, draft);
 }
 

@@ -1,5 +1,6 @@
 #include "decode/acceptance.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -117,6 +118,45 @@ void SpeculativeSampling::reject(Residual& r, int x, const std::vector<float>& q
     else r.subtract(q);
 }
 
+namespace {
+
+// The tokens to draw at a rejection: the drawn one, the rejected drafts, then those weighing most
+// in p, q or the residual (each normalised), most likely under p first.
+std::vector<RejectionBar> rejection_bars(const std::vector<float>& p, const std::vector<float>& q,
+                                         const std::vector<float>& residual, const CandidateTree& t,
+                                         const std::vector<int>& rejected, int drawn) {
+    auto normalised = [](const std::vector<float>& v) {
+        double z = 0;
+        for (float x : v) z += x;
+        std::vector<float> out(v.size());
+        for (size_t i = 0; i < v.size(); ++i) out[i] = z > 0 ? float(v[i] / z) : 0.0f;
+        return out;
+    };
+    const std::vector<float> pn = normalised(p), qn = normalised(q), rn = normalised(residual);
+    auto at = [](const std::vector<float>& v, int tok) { return tok >= 0 && size_t(tok) < v.size() ? v[size_t(tok)] : 0.0f; };
+    std::vector<int> picked;
+    auto pick = [&](int tok) {
+        if (tok >= 0 && size_t(tok) < pn.size() && std::find(picked.begin(), picked.end(), tok) == picked.end() &&
+            int(picked.size()) < StepTrace::kRejectionBars)
+            picked.push_back(tok);
+    };
+    pick(drawn);
+    for (int c : rejected) pick(t.token[c]);
+    std::vector<int> order(pn.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = int(i);
+    auto weight = [&](int tok) { return std::max({at(pn, tok), at(qn, tok), at(rn, tok)}); };
+    const size_t n = std::min(order.size(), size_t(StepTrace::kRejectionBars) * 2);
+    std::partial_sort(order.begin(), order.begin() + long(n), order.end(),
+                      [&](int a, int b) { return weight(a) > weight(b); });
+    for (size_t i = 0; i < n; ++i) pick(order[i]);
+    std::sort(picked.begin(), picked.end(), [&](int a, int b) { return at(pn, a) > at(pn, b); });
+    std::vector<RejectionBar> bars;
+    for (int tok : picked) bars.push_back({tok, at(pn, tok), at(qn, tok), at(rn, tok)});
+    return bars;
+}
+
+}  // namespace
+
 Verdict SpeculativeSampling::accept(const CandidateTree& t, NodeDistributions& p, Sampler& rng) {
     Verdict v;
     v.nodes.resize(t.size());
@@ -158,7 +198,9 @@ Verdict SpeculativeSampling::accept(const CandidateTree& t, NodeDistributions& p
             reject(r, x, q);
         }
         if (next < 0) {
-            v.bonus = rng.draw(r.weights());
+            const std::vector<float> residual = r.weights();
+            v.bonus = rng.draw(residual);
+            if (!children[cur].empty()) v.rejection = rejection_bars(Residual(p, cur).weights(), q_parent, residual, t, children[cur], v.bonus);
             return v;
         }
         v.path.push_back(next);

@@ -18,6 +18,7 @@
 
 #include "decode/candidate_tree.h"
 #include "decode/decoding_kinds.h"
+#include "decode/step_trace.h"
 #include "decode/node_distributions.h"
 #include "decode/sampler.h"
 
@@ -44,6 +45,7 @@ struct Verdict {
     std::vector<int> path;  // accepted nodes, root first
     int bonus = 0;
     std::vector<NodeVerdict> nodes;
+    std::vector<RejectionBar> rejection;  // speculative sampling: see StepTrace::rejection
 };
 
 class AcceptanceRule {

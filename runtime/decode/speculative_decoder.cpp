@@ -58,6 +58,7 @@ StepTrace trace_of(const VerifiedStep& v, DrafterKind drafter, AcceptRule rule) 
         tr.nodes.push_back(n);
     }
     for (int node : v.verdict.path) tr.nodes[node].accepted = true;
+    tr.rejection = v.verdict.rejection;
     return tr;
 }
 

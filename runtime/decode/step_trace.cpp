@@ -34,6 +34,11 @@ std::string StepTrace::to_json() const {
         j["control"]["chosen"] = control->chosen;
         j["control"]["reason"] = control_reason_name(control->reason);
     }
+    if (!rejection.empty()) {
+        auto& bars = j["rejection"] = nlohmann::json::array();
+        for (const RejectionBar& b : rejection)
+            bars.push_back({{"token", b.token}, {"p", b.p}, {"q", b.q}, {"residual", b.residual}});
+    }
     auto& st = j["gpu_ms"] = nlohmann::json::object();
     for (const auto& [name, ms] : stage_ms) st[name] = ms;
     return json_text(j, -1);

@@ -27,6 +27,14 @@ struct TreeNodeTrace {
     bool accepted = false;    // on the accepted path
 };
 
+// At a sampled step's rejection, one token of the distributions the app draws: the target's p at
+// the node whose drafts were all rejected, the drafter's q there, and the residual norm(max(0, p -
+// q)) (after every rejection there) that the model's own token was drawn from.
+struct RejectionBar {
+    int token = 0;
+    float p = 0, q = 0, residual = 0;
+};
+
 struct StepTrace {
     int step = 0;
     int base = 0;  // cache slot of the root
@@ -42,6 +50,10 @@ struct StepTrace {
     int submits = 0;  // queue submits of the step, the drafter's included
     // Under the step controller: the shapes it weighed and the one it chose.
     std::optional<ControlTrace> control;
+    // Speculative sampling that rejected every draft at a node: the tokens weighing most in p, q
+    // or the residual there (at most kRejectionBars, the drawn token and the rejected ones among them).
+    std::vector<RejectionBar> rejection;
+    static constexpr int kRejectionBars = 8;
     std::string to_json() const;
 };
 
