@@ -220,9 +220,7 @@ TEST_CASE("encode_chat gives Llama-2 chat the tokens of Meta's reference code", 
 
 
 TEST_CASE("a GGUF's tokenizer.chat_template survives loading and selects the template", "[chat-template]") {
-    const std::string chatml =
-        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::string chatml = medusa::test::kChatmlTemplate;
     const fs::path p = write_tiny_gguf("chatml", &chatml);
     const ModelFile m = load_model(p.string());
     fs::remove(p);

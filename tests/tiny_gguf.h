@@ -46,6 +46,11 @@ inline std::vector<std::string> tiny_vocab() {
     return v;
 }
 
+// The usual ChatML template (e.g. teknium/OpenHermes-2.5-Mistral-7B's), as a GGUF file carries it.
+inline const std::string kChatmlTemplate =
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
+    "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+
 // Written to the temporary folder as medusa-chat-<pid>-<name>.gguf; the caller removes it.
 inline std::filesystem::path write_tiny_gguf(const std::string& name, const std::string* chat_template) {
     const int dim = 8, hidden = 16;
@@ -110,9 +115,9 @@ inline std::filesystem::path write_tiny_gguf(const std::string& name, const std:
     return p;
 }
 
-
 }  // namespace tiny_gguf_detail
 
+using tiny_gguf_detail::kChatmlTemplate;
 using tiny_gguf_detail::write_tiny_gguf;
 
 }  // namespace medusa::test

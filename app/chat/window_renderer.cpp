@@ -79,6 +79,10 @@ WindowRenderer::WindowRenderer(gpu::Context& ctx, GLFWwindow* window, float font
     ImGuiStyle& style = ImGui::GetStyle();
     style.WindowRounding = 4.0f;
     style.FrameRounding = 3.0f;
+    // Slider handles thin and translucent, so that the value drawn under them stays readable.
+    style.GrabMinSize = 5.0f;
+    style.Colors[ImGuiCol_SliderGrab].w = 0.5f;
+    style.Colors[ImGuiCol_SliderGrabActive].w = 0.75f;
     load_chat_fonts(font_px);
     ImGui_ImplGlfw_InitForVulkan(window, true);
     ImGui_ImplVulkan_InitInfo ii = {};

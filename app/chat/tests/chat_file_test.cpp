@@ -113,9 +113,7 @@ TEST_CASE("saved chats are listed most recent first, other files left out", "[ch
 TEST_CASE("a conversation is saved after its reply and goes on with its history when reopened", "[chat][chats]") {
     medusa::test::TempDir dir("medusa-chats-app");
     ChatsDir chats(dir.path.string());
-    const std::string chatml =
-        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::string chatml = medusa::test::kChatmlTemplate;
     const std::filesystem::path gguf = medusa::test::write_tiny_gguf("app-chats", &chatml);
     auto settings = [&](ChatApp& app) {
         app.settings.model_path = gguf.string();

@@ -48,9 +48,7 @@ int runs_with(const ChatApp& app, uint8_t flag) {
 }  // namespace
 
 TEST_CASE("a chat model's messages are drawn as markdown, a story model's as written", "[chat][markdown]") {
-    const std::string chatml =
-        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::string chatml = medusa::test::kChatmlTemplate;
     const std::filesystem::path gguf = medusa::test::write_tiny_gguf("app-markdown", &chatml);
     const std::string message = "# Plan\n\n- **first** with `x`\n- *then*\n\n```\nint y = 2;\n```";
     {

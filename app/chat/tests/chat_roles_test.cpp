@@ -14,9 +14,7 @@ using namespace medusa::chat;
 using medusa::chat::test::context;
 
 TEST_CASE("a chat-template model's turns are messages with replies, a story model's continuations", "[chat]") {
-    const std::string chatml =
-        "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
-        "'<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}";
+    const std::string chatml = medusa::test::kChatmlTemplate;
     const std::filesystem::path gguf = medusa::test::write_tiny_gguf("app-chatml", &chatml);
     DecodeSettings s;
     s.model_path = gguf.string();
