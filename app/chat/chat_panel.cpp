@@ -29,6 +29,8 @@ struct Span {
     int origin = -1;  // -1: prompt
     int turn = -1;    // index into the reader's turns (-1: between turns)
     uint8_t style = kMdPlain;  // a chat message's markdown (markdown_text.h)
+    // A chat model's turn: the message or the reply it belongs to (each drawn on a bubble).
+    enum class Bubble : uint8_t { None, Message, Reply } bubble = Bubble::None;
 };
 
 ImVec2 text_size(const Span& s, const std::string& text) {
@@ -43,6 +45,8 @@ public:
     // Returns the span index under the mouse, or -1.
     int draw(const std::vector<Span>& spans, int selected_step) {
         ImDrawList* dl = ImGui::GetWindowDrawList();
+        dl->ChannelsSplit(2);  // the bubbles go under the text, once their extents are known
+        dl->ChannelsSetCurrent(1);
         const ImVec2 mouse = ImGui::GetIO().MousePos;
         int hovered = -1;
         for (size_t i = 0; i < spans.size(); ++i) {
@@ -72,6 +76,10 @@ public:
                         dl->AddLine(ImVec2(p.x, p.y + sz.y * 0.55f), ImVec2(p.x + sz.x, p.y + sz.y * 0.55f), spans[i].color);
                     dl->AddText(font_for_style(style), ImGui::GetFontSize(), p, spans[i].color, part.c_str());
                     ++drawn_[style];
+                    if (spans[i].bubble != Span::Bubble::None) {
+                        auto [it, fresh] = bubbles_.try_emplace({spans[i].turn, spans[i].bubble}, p.y, p.y + line_h_);
+                        if (!fresh) it->second.second = std::max(it->second.second, p.y + line_h_);
+                    }
                     if (mouse.x >= p.x && mouse.x < p.x + sz.x && mouse.y >= p.y && mouse.y < p.y + sz.y)
                         hovered = int(i);
                     x_ += sz.x;
@@ -81,6 +89,12 @@ public:
                 start = nl + 1;
             }
         }
+        dl->ChannelsSetCurrent(0);
+        for (const auto& [key, extent] : bubbles_)
+            dl->AddRectFilled(ImVec2(origin_.x - 5, extent.first - 3), ImVec2(origin_.x + width_ + 1, extent.second),
+                              key.second == Span::Bubble::Message ? IM_COL32(38, 44, 60, 255) : IM_COL32(34, 34, 40, 255),
+                              6);
+        dl->ChannelsMerge();
         return hovered;
     }
     float height() const { return y_ + line_h_; }
@@ -104,6 +118,7 @@ private:
     float x_ = 0, y_ = 0;
     float code_band_y_ = -1;
     std::map<uint8_t, int> drawn_;
+    std::map<std::pair<int, Span::Bubble>, std::pair<float, float>> bubbles_;  // (turn, bubble) -> top, bottom
 };
 
 // What the chat's colours stand for: Medusa's heads, the levels of EAGLE or the n-gram lookup, a
@@ -297,11 +312,15 @@ void draw_chat_panel(ChatApp& app) {
         if (turn.chat) {
             spans.push_back({"You:\n", kRoleText});
             push_markdown(spans, turn.prompt, kPromptText);
+            const size_t message_end = spans.size();
             spans.push_back({"\n\n", kPromptText}), spans.push_back({"Assistant:\n", kRoleText});
+            const size_t reply_begin = spans.size() - 1;
             const size_t first_step = si;
             while (si < steps.size() && steps[si].turn == turn.id) ++si;
             if (turn.restored) push_markdown(spans, turn.saved_reply, origin_color(0));
             else push_reply(spans, steps, first_step, si);
+            for (size_t i = first; i < spans.size(); ++i)
+                spans[i].bubble = i < message_end ? Span::Bubble::Message : i >= reply_begin ? Span::Bubble::Reply : Span::Bubble::None;
         } else if (turn.restored) {
             push_words(spans, turn.prompt, kPromptText);
             push_words(spans, turn.saved_reply, origin_color(0));
