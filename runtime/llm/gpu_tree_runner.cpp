@@ -63,11 +63,12 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     if (stage) stages_.at(*stage);  // this runner's own
     // The shape a greedy step runs (Verifier::step); sampling's temperature records its own
     // sequence at first use, from these pipelines.
-    // With and without the move of the last accepted path, which most steps carry.
+    // With and without the move of the last accepted path, which most steps carry; sampled timing
+    // runs both the timed and the untimed sequences, so both are recorded before the first step.
     for (bool compact : {false, true})
-        sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f,
-                  timing_ == StageTiming::EveryRun},
-                 stage);
+        for (bool timed : {false, true})
+            if (timed == (timing_ == StageTiming::EveryRun) || timing_ == StageTiming::Sampled)
+                sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f, timed}, stage);
 }
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {
