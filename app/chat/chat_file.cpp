@@ -1,14 +1,12 @@
 #include "chat_file.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "model/atomic_file.h"
+#include "model/file_bytes.h"
 #include "model/json_file.h"
 #include "model/model_file.h"
 
@@ -119,13 +117,7 @@ SavedChat parse_chat(const std::string& text, const std::string& name) {
 SavedChat load_chat(const std::string& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) throw FormatError(path + ": not a file");
-    if (fs::file_size(path, ec) > kMaxChatBytes)
-        throw FormatError(path + ": larger than a saved chat holds (" + std::to_string(kMaxChatBytes) + " bytes)");
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (!in.good() && !in.eof()) throw FormatError(path + ": cannot be read");
-    return parse_chat(ss.str(), path);
+    return parse_chat(read_text_file(path, kMaxChatBytes), path);
 }
 
 std::vector<ChatEntry> list_chats(const std::string& dir, int* skipped) {

@@ -208,7 +208,6 @@ void push_reply(std::vector<Span>& spans, const std::vector<StepRecord>& steps, 
 
 std::string count(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
 
-// The reply of turn `id` as plain text.
 // The conversation as plain text: each prompt, then its reply.
 std::string conversation_text(const ChatApp& app) {
     std::string out;

@@ -368,9 +368,10 @@ void DecodeWorker::run(const Job& job) {
             const int greedy = tr.nodes[i].parent_greedy;
             r.greedy_text.push_back(greedy >= 0 ? L.tokenizer().piece_text(parent, greedy) : "");
         }
-        r.bonus_text = L.tokenizer().piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, tr.bonus);
-        for (const RejectionBar& b : tr.rejection)
-            r.rejection_text.push_back(L.tokenizer().piece_text(tr.path.empty() ? prev : tr.nodes[tr.path.back()].token, b.token));
+        // The bonus token, and a rejection's alternatives to it, follow the last accepted token.
+        const int last_kept = tr.path.empty() ? prev : tr.nodes[tr.path.back()].token;
+        r.bonus_text = L.tokenizer().piece_text(last_kept, tr.bonus);
+        for (const RejectionBar& b : tr.rejection) r.rejection_text.push_back(L.tokenizer().piece_text(last_kept, b.token));
         for (int t : tr.emitted) {
             r.emitted_text.push_back(L.tokenizer().piece_text(prev, t));
             prev = t;

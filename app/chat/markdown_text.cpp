@@ -56,7 +56,7 @@ struct Builder {
             else
                 pieces.push_back({b, b + size, "", s});
         } else {
-            pieces.push_back({0, 0, std::string(text, size), s});
+            add(std::string(text, size), s);
         }
     }
 };
@@ -120,29 +120,25 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
     return 0;
 }
 
-int enter_span(MD_SPANTYPE type, void*, void* user) {
-    Builder& b = *static_cast<Builder*>(user);
+// How deep the builder is in spans of this type (nullptr: a span type shown plain).
+int* span_depth(Builder& b, MD_SPANTYPE type) {
     switch (type) {
-        case MD_SPAN_STRONG: ++b.strong; break;
-        case MD_SPAN_EM: ++b.emphasis; break;
-        case MD_SPAN_CODE: ++b.code; break;
-        case MD_SPAN_A: ++b.link; break;
-        case MD_SPAN_DEL: ++b.strike; break;
-        default: break;
+        case MD_SPAN_STRONG: return &b.strong;
+        case MD_SPAN_EM: return &b.emphasis;
+        case MD_SPAN_CODE: return &b.code;
+        case MD_SPAN_A: return &b.link;
+        case MD_SPAN_DEL: return &b.strike;
+        default: return nullptr;
     }
+}
+
+int enter_span(MD_SPANTYPE type, void*, void* user) {
+    if (int* depth = span_depth(*static_cast<Builder*>(user), type)) ++*depth;
     return 0;
 }
 
 int leave_span(MD_SPANTYPE type, void*, void* user) {
-    Builder& b = *static_cast<Builder*>(user);
-    switch (type) {
-        case MD_SPAN_STRONG: --b.strong; break;
-        case MD_SPAN_EM: --b.emphasis; break;
-        case MD_SPAN_CODE: --b.code; break;
-        case MD_SPAN_A: --b.link; break;
-        case MD_SPAN_DEL: --b.strike; break;
-        default: break;
-    }
+    if (int* depth = span_depth(*static_cast<Builder*>(user), type)) --*depth;
     return 0;
 }
 

@@ -241,9 +241,8 @@ void draw_live_tab(ChatApp& app) {
     const StepRecord* timed = nullptr;
     for (auto it = steps.rbegin(); it != steps.rend() && !timed; ++it)
         if (!it->trace.stage_ms.empty()) timed = &*it;
-    static const std::vector<std::pair<std::string, double>> none;
-    const auto& stages = timed ? timed->trace.stage_ms : none;
-    if (!stages.empty()) {
+    if (timed) {
+        const auto& stages = timed->trace.stage_ms;
         double total = 0;
         for (const auto& [name, ms] : stages) total += ms;
         ImGui::Text("GPU time of step %d: %.2f ms", timed->trace.step, total);

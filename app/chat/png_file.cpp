@@ -39,11 +39,11 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
     // How much of the transcript each markdown style drew (runs of text).
     nlohmann::json md = {{"plain", 0}, {"strong", 0}, {"emphasis", 0}, {"code", 0}, {"code_block", 0}, {"heading", 0},
                          {"link", 0}, {"quote", 0}, {"strike", 0}};
+    const std::pair<uint8_t, const char*> names[] = {{kMdStrong, "strong"}, {kMdEmphasis, "emphasis"}, {kMdCode, "code"},
+                                                     {kMdCodeBlock, "code_block"}, {kMdHeading, "heading"},
+                                                     {kMdLink, "link"}, {kMdQuote, "quote"}, {kMdStrike, "strike"}};
     for (const auto& [style, runs] : app.markdown_drawn) {
         if (style == kMdPlain) md["plain"] = md["plain"].get<int>() + runs;
-        const std::pair<uint8_t, const char*> names[] = {{kMdStrong, "strong"}, {kMdEmphasis, "emphasis"}, {kMdCode, "code"},
-                                                         {kMdCodeBlock, "code_block"}, {kMdHeading, "heading"},
-                                                         {kMdLink, "link"}, {kMdQuote, "quote"}, {kMdStrike, "strike"}};
         for (const auto& [flag, name] : names)
             if (style & flag) md[name] = md[name].get<int>() + runs;
     }

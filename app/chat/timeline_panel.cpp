@@ -27,8 +27,8 @@ std::string step_tooltip(const StepRecord& r) {
     if (const auto b = break_even(r.trace); b && r.trace.control->chosen > 0) {
         char buf[200];
         std::snprintf(buf, sizeof buf,
-                      "\nBreak-even: %.2f tokens (this shape costs %.2f plain steps); expected %.2f, got %d: %s.",
-                      b->tokens, b->tokens, b->expected, b->got, b->paid() ? "it paid" : "it did not pay");
+                      "\nBreak-even: %.2f tokens (what this shape costs, in plain steps); expected %.2f, got %d: %s.",
+                      b->tokens, b->expected, b->got, b->paid() ? "it paid" : "it did not pay");
         out += buf;
     }
     return out;

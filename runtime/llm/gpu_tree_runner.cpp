@@ -65,10 +65,11 @@ void GpuTreeRunner::prepare(int n_tokens, const DraftStage* stage) {
     // sequence at first use, from these pipelines.
     // With and without the move of the last accepted path, which most steps carry; sampled timing
     // runs both the timed and the untimed sequences, so both are recorded before the first step.
+    const std::vector<bool> timings =
+        timing_ == StageTiming::Sampled ? std::vector<bool>{false, true} : std::vector<bool>{timing_ == StageTiming::EveryRun};
     for (bool compact : {false, true})
-        for (bool timed : {false, true})
-            if (timed == (timing_ == StageTiming::EveryRun) || timing_ == StageTiming::Sampled)
-                sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f, timed}, stage);
+        for (bool timed : timings)
+            sequence({n_tokens, compact, stage ? stage->serial() : 0, n_tokens > 1 ? 1.0f : -1.0f, timed}, stage);
 }
 
 void GpuTreeRunner::run(const TokenBlock& block, const TreeRunOptions& o) {

@@ -144,7 +144,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     // Each tensor from its own generator (seeded by the model's seed and its index), so that the
     // weights are the same whatever the number of threads filling them: a 7B model in f16 took a
     // minute on one core, on a machine lent by the minute.
-    std::atomic<size_t> next{0}, done{0};
+    std::atomic<size_t> next{0};
     auto work = [&] {
         for (size_t i; (i = next++) < specs.size();) {
             const auto& s = specs[i];
@@ -153,7 +153,6 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
                 fill(dtype, data[i], s.rows * s.cols, 1.0f / std::sqrt(float(s.cols)) * 1.7f, rng);
             else
                 for (int64_t k = 0; k < s.cols; ++k) reinterpret_cast<float*>(data[i])[k] = 1.0f;
-            ++done;
         }
     };
     const unsigned n_threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
@@ -161,7 +160,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     for (unsigned t = 1; t < n_threads; ++t) threads.emplace_back(work);
     work();  // this thread takes its share too
     for (std::thread& t : threads) t.join();
-    std::fprintf(stderr, "\rbuilding synthetic %s: %zu/%zu tensors\n", name.c_str(), done.load(), specs.size());
+    std::fprintf(stderr, "\rbuilding synthetic %s: %zu/%zu tensors\n", name.c_str(), specs.size(), specs.size());
     m.storage = storage;
     return m;
 }
