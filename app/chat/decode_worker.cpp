@@ -317,11 +317,9 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
     const StepLog::Snapshot past = log.read(0);
     for (const TurnRecord& t : past.turns) {
         if (t.id == turn) continue;
-        if (t.restored) {
-            conv.history.push_back({t.prompt, t.saved_reply});
-            continue;
-        }
+        // A reopened turn's reply is the text its tokens made: filtered as a live turn's is.
         StopStringFilter reply(chat_stop_strings(chat));
+        if (t.restored) reply.feed(t.saved_reply);
         for (const StepRecord& r : past.steps)
             if (r.turn == t.id)
                 for (const std::string& piece : r.emitted_text) reply.feed(piece);
