@@ -17,7 +17,8 @@ shared="${MEDUSA_SHARED_DIR:-$root/../shared}"
 build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
-         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown fuzz_chat_file)
+         fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown fuzz_chat_file
+         fuzz_eagle3_gguf)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
@@ -55,6 +56,7 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 }
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
+seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
 mkdir -p "$work/fuzz_cost_model"
 printf '{"position": 58, "verify_ms": [{"tokens": 1, "ms": 0.5}, {"tokens": 2, "ms": 0.6}, {"tokens": 64, "ms": 9.5}]}' \

@@ -87,9 +87,16 @@ void set_d2t(const fs::path& dir, size_t i, int64_t value) {
 TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and the C++ reference", "[eagle3]") {
     const ModelFile target = load_model(model_path("stories260K.bin"));
     // layers-0-2-4-torch: the same checkpoint as pytorch_model.bin, read by the restricted unpickler.
-    for (const std::string name : {"default", "layers-0-2-4", "layers-0-2-4-torch"}) {
+    // gguf/: llama.cpp's EAGLE-3 files (scripts/make_eagle3_gguf_fixture.py): layers-0-2-4 converted,
+    // and the default checkpoint as llama.cpp's converter writes it (layer 2 three times through fc).
+    for (const auto& [name, expected_file] : std::vector<std::pair<std::string, std::string>>{
+             {"default", "default/expected.json"},
+             {"layers-0-2-4", "layers-0-2-4/expected.json"},
+             {"layers-0-2-4-torch", "layers-0-2-4-torch/expected.json"},
+             {"gguf/layers-0-2-4.gguf", "gguf/layers-0-2-4.expected.json"},
+             {"gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"}}) {
         CAPTURE(name);
-        const json want = read_json_file(kFixtures + name + "/expected.json");
+        const json want = read_json_file(kFixtures + expected_file);
         const EagleLayer layer = load_eagle_layer(kFixtures + name, target.config);
         CHECK(layer.eagle3());
         CHECK(layer.target_layers == want["layers"].get<std::vector<int>>());
@@ -168,7 +175,7 @@ TEST_CASE("greedy EAGLE-3 gives plain greedy text to the end of the context, on 
     const auto& prompt = kStoryPrompts[0];
     const auto expected = greedy_ar(gpu.model, prompt, 100000);
     REQUIRE(int(expected.size()) == gpu.file.config.seq_len - int(prompt.size()) + 1);
-    for (const std::string name : {"default", "layers-0-2-4"}) {
+    for (const std::string name : {"default", "layers-0-2-4", "gguf/llama-cpp-rule.gguf"}) {
         const EagleLayer layer = load_eagle_layer(kFixtures + name, gpu.file.config);
         for (TreeRunner* runner : std::initializer_list<TreeRunner*>{&gpu.runner, &cpu}) {
             CAPTURE(name, runner == &cpu);

@@ -156,7 +156,7 @@ void draw_auto_settings(ChatApp& app, DecodeSettings& s) {
     ImGui::PopTextWrapPos();
     path_field(app, "heads file", "none: no Medusa", s.heads_path, "Choose Medusa heads");
     help("Auto uses Medusa only with a trained heads file, with Medusa mode's tree and heads settings.");
-    path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder");
+    path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
     path_field(app, "draft", "none: no draft model", s.draft_path, "Choose a draft model");
     help("Empty a file to leave its drafter out. n-gram lookup needs no file: it looks the last tokens up in the "
          "text.");
@@ -180,7 +180,7 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
         ImGui::SliderInt("n-gram", &s.ngram_tokens, 1, 16, "%d tokens");
         help("The longest continuation of a match proposed per step, in tokens.");
     } else if (s.mode == DrafterKind::Eagle) {
-        path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder");
+        path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
         ImGui::InputText("EAGLE tree", &s.eagle_tree);
         help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
              "rank paths (a preset such as mc_sim_7b_63, dense:W,..): EAGLE-1.");

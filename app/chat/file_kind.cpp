@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decode/tree.h"
+#include "model/gguf_metadata.h"
 #include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
@@ -64,6 +65,15 @@ FileKind classify_safetensors(const std::string& path) {
     return FileKind::Unknown;
 }
 
+// A GGUF is a model, unless llama.cpp's architecture says it is an EAGLE-3 draft.
+FileKind classify_gguf(const std::string& path) {
+    try {
+        if (read_gguf_header_of_file(path).meta.text("general.architecture") == "eagle3") return FileKind::EagleLayer;
+    } catch (const std::exception&) {
+    }
+    return FileKind::Model;
+}
+
 FileKind classify_folder(const fs::path& dir) {
     std::error_code ec;
     if (fs::is_regular_file(dir / "medusa_lm_head.safetensors", ec) || fs::is_regular_file(dir / "medusa_lm_head.pt", ec))
@@ -85,7 +95,8 @@ FileKind classify_file(const std::string& path) {
     if (fs::is_directory(path, ec)) return classify_folder(path);
     if (!fs::is_regular_file(path, ec)) return FileKind::Unknown;
     const std::string head = head_bytes(path, 16);
-    if (head.rfind("GGUF", 0) == 0 || head.rfind("ak42", 0) == 0) return FileKind::Model;
+    if (head.rfind("GGUF", 0) == 0) return classify_gguf(path);
+    if (head.rfind("ak42", 0) == 0) return FileKind::Model;
     // safetensors: an 8-byte header length, then a JSON object.
     if (head.size() >= 9 && head[8] == '{') return classify_safetensors(path);
     // JSON: a tree (a list of rank paths, or an object holding one) or a tokenizer.json.

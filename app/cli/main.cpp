@@ -24,7 +24,7 @@ const char* kUsage =
     "           [--heads FILE|init [--num-heads K]] [--tree NAME|FILE|dense:W,..|chain:N]   Medusa heads\n"
     "           [--draft-model FILE [--gamma N] [--adaptive-gamma] [--draft-tree K]]      a draft model\n"
     "           [--ngram N [--ngram-match M] [--ngram-branches B]]                      n-gram lookup\n"
-    "           [--eagle DIR [--eagle-tree dynamic|SPEC] [--eagle-topk K] [--eagle-depth D] [--eagle-nodes N]]\n"
+    "           [--eagle DIR|FILE.gguf [--eagle-tree dynamic|SPEC] [--eagle-topk K] [--eagle-depth D] [--eagle-nodes N]]\n"
     "                                                                              an EAGLE draft layer\n"
     "           or [--speculate auto]: n-gram lookup and every drafter named above (else the heads and EAGLE\n"
     "           layer trained for the model in the cache), chosen step by step\n"

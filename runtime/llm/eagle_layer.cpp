@@ -67,6 +67,7 @@ EagleLayer EagleLayer::init_eagle3(const LlamaConfig& t, std::vector<int> layers
         return v;
     };
     e.fc_w.clear();
+    e.applies_fc = n > 1;
     if (n > 1) {
         e.fc_w.assign(d * n * d, 0.0f);
         for (size_t i = 0; i < d; ++i)
@@ -127,7 +128,8 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
                                   std::to_string(i) + " both to target token " + std::to_string(to));
             drafted_by[to] = int(i);
         }
-        sizes = sizes && fc_w.size() == (fuses() ? d * size_t(feature_dim()) : 0) && fc_b.empty() &&
+        sizes = sizes && fc_w.size() == (fuses() ? d * size_t(feature_dim()) : 0) &&
+                (fuses() || target_layers.size() == 1) && fc_b.empty() &&
                 input_norm.size() == d && hidden_norm.size() == d && final_norm.size() == d &&
                 draft_head.size() == size_t(draft_vocab()) * d;
     } else {

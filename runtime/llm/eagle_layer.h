@@ -36,13 +36,14 @@ struct EagleLayer {
     std::vector<float> post_norm;  // (dim)
     std::vector<float> w_gate, w_up;  // (hidden_dim, dim)
     std::vector<float> w_down;        // (dim, hidden_dim)
-    // EAGLE-3 only. fc_w is (dim, n·dim) when several target layers are fused, else empty; fc_b is
+    // EAGLE-3 only. fc_w is (dim, n·dim) when it fuses() (see applies_fc), else empty; fc_b is
     // empty; wq, wk and wv read 2 dim columns.
     std::vector<int> target_layers;          // the layers whose inputs are the feature, in its order
     std::vector<float> input_norm, hidden_norm, final_norm;  // (dim) each
     std::vector<float> draft_head;           // (draft vocabulary, dim)
     std::vector<int> draft_to_target;        // target token id of each draft id
     int target_vocab = 0;                    // the target's vocabulary (t2d's length when written)
+    bool applies_fc = false;                 // fuses(): a property of the layer, its weights loaded or not
     std::string source;               // file it came from, or "init"
 
     bool eagle3() const { return version == EagleVersion::Eagle3; }
@@ -50,7 +51,9 @@ struct EagleLayer {
     // fused layers' inputs side by side.
     int feature_dim() const { return eagle3() ? int(target_layers.size()) * dim : dim; }
     int attention_input() const { return eagle3() ? 2 * dim : dim; }  // columns of wq, wk, wv
-    bool fuses() const { return eagle3() && target_layers.size() > 1; }
+    // EAGLE-3 applies fc: several layers fused, or (llama.cpp's files on small targets) one layer
+    // listed several times, whose fc blocks were added up. SafeAILab's single layer has no fc.
+    bool fuses() const { return eagle3() && applies_fc; }
     int draft_vocab() const { return int(draft_to_target.size()); }
 
     int head_dim() const { return dim / n_heads; }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "llm/eagle3_gguf.h"
 #include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
@@ -194,6 +195,7 @@ std::vector<int> draft_to_target(const SafetensorsFile& f, int64_t draft_vocab, 
 EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const LlamaConfig& target, int64_t draft_vocab) {
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = 2 * d, n = int64_t(e.target_layers.size());
     const std::string m = "midlayer.";
+    e.applies_fc = n > 1;  // SafeAILab applies fc to a feature wider than the layer: one layer skips it
     if (e.fuses()) {
         const Tensor* fc = f.find("fc.weight");
         if (fc && fc->shape.size() == 2 && fc->shape[1] != n * d)
@@ -243,6 +245,7 @@ EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const
 }  // namespace
 
 EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target) {
+    if (!fs::is_directory(path) && fs::path(path).extension() == ".gguf") return load_eagle3_gguf(path, target);
     fs::path file = path;
     if (fs::is_directory(file))
         file = !fs::exists(file / kWeights) && fs::exists(file / kTorchWeights) ? file / kTorchWeights : file / kWeights;

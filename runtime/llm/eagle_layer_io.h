@@ -12,7 +12,8 @@
 namespace medusa {
 
 // `path`: the folder, or its model.safetensors or pytorch_model.bin (PyTorch's state dict, read
-// by the restricted unpickler; model.safetensors first where a folder has both). Throws FormatError naming the file and what does
+// by the restricted unpickler; model.safetensors first where a folder has both), or llama.cpp's
+// EAGLE-3 GGUF (a file ending in .gguf; llm/eagle3_gguf.h). Throws FormatError naming the file and what does
 // not fit `target` (hidden size, heads, missing or misshapen tensors).
 EagleLayer load_eagle_layer(const std::string& path, const LlamaConfig& target);
 // The same from parts already read: the weights and the text of config.json (`config_name` in errors).

@@ -71,6 +71,29 @@ std::string translate_name(const std::string& name, bool to_canonical) {
 std::string gguf_canonical_name(const std::string& g) { return translate_name(g, true); }
 std::string gguf_tensor_name(const std::string& canonical) { return translate_name(canonical, false); }
 
+Tensor gguf_tensor(const GgufHeader& header, const std::vector<uint8_t>& bytes, const GgufTensorInfo& info,
+                   const std::string& file) {
+    if (header.data_start > bytes.size()) throw FormatError(file + ": the file changed while it was read");
+    const uint64_t data_size = bytes.size() - header.data_start;
+    uint64_t n = 1;
+    for (uint64_t d : info.dims) {
+        if (n > (1ull << 40) / d) throw FormatError(file + ": tensor '" + info.name + "' is absurdly large");
+        n *= d;
+    }
+    Tensor t;
+    t.name = info.name;
+    const uint64_t nbytes = tensor_bytes(file, info, n, t.type);
+    if (info.offset > data_size || nbytes > data_size - info.offset)
+        throw FormatError(file + ": tensor '" + info.name + "' data [offset " +
+                          std::to_string(header.data_start + info.offset) + ", " + std::to_string(nbytes) +
+                          " bytes] lies outside the file (size " + std::to_string(bytes.size()) + ")");
+    t.group_size = gguf_format(t.type)->values > 1 ? gguf_format(t.type)->values : 0;
+    for (auto it = info.dims.rbegin(); it != info.dims.rend(); ++it) t.shape.push_back(int64_t(*it));
+    t.data = bytes.data() + header.data_start + info.offset;
+    t.nbytes = size_t(nbytes);
+    return t;
+}
+
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name) {
     GgufHeader header = read_gguf_header(*bytes, name);
     return load_gguf(std::move(bytes), name, std::move(header));
@@ -102,10 +125,6 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
     else if (!scaling.empty() && scaling != "none")
         throw FormatError(name + ": RoPE scaling '" + scaling +
                           "' is not supported (none, linear, and Llama 3's rope_freqs are)");
-    const uint64_t data_start = header.data_start;
-    if (data_start > bytes->size()) throw FormatError(name + ": the file changed while it was read");
-    const uint64_t data_size = bytes->size() - data_start;
-
     for (const auto& info : header.tensors) {
         const std::string canon = gguf_canonical_name(info.name);
         if (canon.empty() && info.name.size() > 5 && info.name.compare(info.name.size() - 5, 5, ".bias") == 0)
@@ -113,22 +132,8 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
                               "' is a bias this engine does not apply (it applies those of attn_q, attn_k and attn_v): "
                               "refused rather than decoded without it");
         if (canon.empty()) continue;
-        uint64_t n = 1;
-        for (uint64_t d : info.dims) {
-            if (n > (1ull << 40) / d) throw FormatError(name + ": tensor '" + info.name + "' is absurdly large");
-            n *= d;
-        }
-        Tensor t;
+        Tensor t = gguf_tensor(header, *bytes, info, name);
         t.name = canon;
-        const uint64_t nbytes = tensor_bytes(name, info, n, t.type);
-        if (info.offset > data_size || nbytes > data_size - info.offset)
-            throw FormatError(name + ": tensor '" + info.name + "' data [offset " +
-                              std::to_string(data_start + info.offset) + ", " + std::to_string(nbytes) +
-                              " bytes] lies outside the file (size " + std::to_string(bytes->size()) + ")");
-        t.group_size = gguf_format(t.type)->values > 1 ? gguf_format(t.type)->values : 0;
-        for (auto it = info.dims.rbegin(); it != info.dims.rend(); ++it) t.shape.push_back(int64_t(*it));
-        t.data = bytes->data() + data_start + info.offset;
-        t.nbytes = size_t(nbytes);
         m.tensors.push_back(std::move(t));
     }
     const Tensor* emb = m.find("tok_embeddings");

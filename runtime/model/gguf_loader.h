@@ -15,6 +15,11 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name, GgufHeader header);
 // The canonical name (model_file.h) of a GGUF tensor name, "" for tensors the engine ignores.
 std::string gguf_canonical_name(const std::string& gguf_name);
+// A view of one tensor of a GGUF file's `bytes` (named as in the file, shape outermost first):
+// its type must be one this engine runs and its data must lie inside the file, else FormatError
+// naming `file` and the tensor.
+Tensor gguf_tensor(const GgufHeader& header, const std::vector<uint8_t>& bytes, const GgufTensorInfo& info,
+                   const std::string& file);
 // The GGUF name of a canonical tensor name ("layers.3.w1" -> "blk.3.ffn_gate.weight"), "" when none.
 std::string gguf_tensor_name(const std::string& canonical);
 }  // namespace medusa

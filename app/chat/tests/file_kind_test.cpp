@@ -39,6 +39,10 @@ TEST_CASE("a dropped file's kind comes from its content, not its name", "[chat][
             break;
         }
 
+    // llama.cpp's EAGLE-3 draft is a GGUF too: its architecture tells it apart.
+    fs::copy_file(std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/gguf/layers-0-2-4.gguf", dir / "draft.gguf");
+    CHECK(classify_file((dir / "draft.gguf").string()) == FileKind::EagleLayer);
+
     const ModelFile m = load_model(model("stories260K.bin"));
     save_medusa_heads(MedusaHeads::init_from_model(m, 2), (dir / "tree.json").string());  // a folder named like a tree
     CHECK(classify_file((dir / "tree.json").string()) == FileKind::MedusaHeads);
