@@ -18,13 +18,16 @@ src/models/eagle3.cpp for what the runtime reads:
     input_layernorm -> attn_norm, post_attention_layernorm -> ffn_norm, q/k/v/o_proj ->
     attn_q/k/v/output, gate/up/down_proj -> ffn_gate/up/down; norm -> output_norm; lm_head ->
     output; q_proj and k_proj rows permuted by LlamaModel.permute (rotate-half to adjacent pairs);
-    d2t written as I64 target ids (offset + index); t2d dropped. All F32 (`--outtype f32`).
+    d2t written as I64 target ids (offset + index); t2d dropped. All F32 (`--outtype f32`), or
+    matrices F16 and vectors F32 (`--outtype f16`).
   - not written: the target's tokenizer, which the converter copies in (this engine reads the
     target's own).
 
-Two files:
+Three files:
   layers-0-2-4.gguf    tests/data/eagle3/layers-0-2-4 with extract_layers [0, 2, 4] (the layers its
                        config names; llama.cpp's converter itself always writes 2, L/2, L-3).
+  layers-0-2-4-f16.gguf  the same with its matrices in F16, as the converter's default output type
+                       writes them (norms stay F32); its chain is the reference's on the rounded weights.
   llama-cpp-rule.gguf  tests/data/eagle3/default as llama.cpp's converter writes it for a 5-layer
                        target: extract_layers [2, 2, 2]. llama.cpp runs fc over the input of layer 2
                        three times over (SafeAILab's own code skips fc for that checkpoint), so its
@@ -37,8 +40,10 @@ checkpoint it came from, the permutation undone.
 import argparse
 import json
 import os
+import shutil
 import struct
 import sys
+import tempfile
 
 import numpy as np
 import torch
@@ -48,9 +53,10 @@ import make_eagle3_fixture as ref  # noqa: E402
 
 OUT = os.path.join(ref.OUT, "gguf")
 
-GGML_F32, GGML_I64 = 0, 27
+GGML_F32, GGML_F16, GGML_I64 = 0, 1, 27
 KV_UINT32, KV_INT32, KV_FLOAT32, KV_BOOL, KV_STRING, KV_ARRAY = 4, 5, 6, 7, 8, 9
 ALIGNMENT = 32
+NP_TYPES = {GGML_F32: "<f4", GGML_F16: "<f2", GGML_I64: "<i8"}
 
 RENAMES = {
     "midlayer.input_layernorm.weight": "blk.0.attn_norm.weight",
@@ -107,7 +113,7 @@ def write_gguf(path, kv, tensors):
         head += gguf_str(name) + struct.pack("<I", arr.ndim)
         head += b"".join(struct.pack("<Q", n) for n in reversed(arr.shape))  # ne[0] innermost
         head += struct.pack("<IQ", ggml, off)
-        data = arr.astype("<f4" if ggml == GGML_F32 else "<i8").tobytes()
+        data = arr.astype(NP_TYPES[ggml]).tobytes()
         data += b"\0" * (-len(data) % ALIGNMENT)
         blobs.append(data)
         off += len(data)
@@ -162,16 +168,16 @@ def read_gguf(path):
     base = pos + (-pos % ALIGNMENT)
     tensors = {}
     for name, shape, ggml, off in infos:
-        dt = "<f4" if ggml == GGML_F32 else "<i8"
         n = int(np.prod(shape))
-        tensors[name] = np.frombuffer(raw, dtype=dt, count=n, offset=base + off).reshape(shape)
+        tensors[name] = np.frombuffer(raw, dtype=NP_TYPES[ggml], count=n, offset=base + off).reshape(shape)
     return kv, tensors
 
 
 # ---------------------------------------------------------------------------------------------
 
 
-def convert(ckpt_dir, target_cfg, extract_layers):
+def convert(ckpt_dir, target_cfg, extract_layers, f16=False):
+    """f16: matrices as F16 (what the converter's default --outtype gives), norms F32 as it keeps them."""
     with open(os.path.join(ckpt_dir, "config.json")) as f:
         cfg = json.load(f)
     st = ref.read_safetensors(os.path.join(ckpt_dir, "model.safetensors"))
@@ -188,7 +194,7 @@ def convert(ckpt_dir, target_cfg, extract_layers):
         (a + "attention.head_count_kv", KV_UINT32, nkv),
         (a + "rope.freq_base", KV_FLOAT32, cfg["rope_theta"]),
         (a + "attention.layer_norm_rms_epsilon", KV_FLOAT32, cfg["rms_norm_eps"]),
-        ("general.file_type", KV_UINT32, 0),  # all F32
+        ("general.file_type", KV_UINT32, 1 if f16 else 0),  # LLAMA_FTYPE_MOSTLY_F16 / ALL_F32
         (a + "vocab_size", KV_UINT32, cfg["vocab_size"]),
         (a + "rope.dimension_count", KV_UINT32, H // nh),
         (a + "extract_layers", KV_ARRAY, (KV_INT32, extract_layers)),
@@ -202,7 +208,7 @@ def convert(ckpt_dir, target_cfg, extract_layers):
             w = permute(w, nh)
         elif name.endswith("k_proj.weight"):
             w = permute(w, nkv)
-        tensors.append((RENAMES[name], np.ascontiguousarray(w), GGML_F32))
+        tensors.append((RENAMES[name], np.ascontiguousarray(w), GGML_F16 if f16 and w.ndim == 2 else GGML_F32))
     d2t = st["d2t"].numpy().reshape(-1) + np.arange(st["d2t"].numel(), dtype=np.int64)  # target ids
     assert np.all((d2t >= 0) & (d2t < target_cfg["vocab"])) and np.unique(d2t).size == d2t.size
     tensors.append(("d2t", d2t, GGML_I64))
@@ -219,7 +225,8 @@ def check_round_trip(path, st, heads, extract_layers):
             w = unpermute(w, nh)
         elif name.endswith("k_proj.weight"):
             w = unpermute(w, nkv)
-        assert np.array_equal(w, st[name].numpy()), name
+        want = st[name].numpy()
+        assert np.array_equal(w.astype(np.float32), want.astype(w.dtype).astype(np.float32)), name
     offsets = back["d2t"] - np.arange(back["d2t"].size)
     assert np.array_equal(offsets, st["d2t"].numpy()), "d2t"
     return len(back)
@@ -236,11 +243,12 @@ def main():
     L = c["n_layers"]
     cnets = ref.import_safeailab(args.eagle_repo)
     os.makedirs(args.out, exist_ok=True)
-    files = [("layers-0-2-4", "layers-0-2-4", [0, 2, 4]),
-             ("llama-cpp-rule", "default", [2, L // 2, L - 3])]  # conversion/llama.py's extract_layers
-    for name, source, layers in files:
+    files = [("layers-0-2-4", "layers-0-2-4", [0, 2, 4], False),
+             ("layers-0-2-4-f16", "layers-0-2-4", [0, 2, 4], True),
+             ("llama-cpp-rule", "default", [2, L // 2, L - 3], False)]  # conversion/llama.py's extract_layers
+    for name, source, layers, f16 in files:
         src = os.path.join(ref.OUT, source)
-        kv, tensors, st, heads = convert(src, c, layers)
+        kv, tensors, st, heads = convert(src, c, layers, f16)
         path = os.path.join(args.out, name + ".gguf")
         write_gguf(path, kv, tensors)
         n = check_round_trip(path, st, heads, layers)
@@ -249,7 +257,16 @@ def main():
         t0 = int(logits[-1].argmax())
         hidden = torch.cat([feats[l] for l in layers], -1)[None]  # llama.cpp: the three inputs side by side
         input_ids = torch.tensor([ref.PROMPT_IDS + [t0]])
-        chain, gaps, _, fc_applied = ref.run_safeailab(cnets, src, w["emb"], hidden, input_ids)
+        if f16:  # the reference runs the weights as the file holds them: matrices rounded to f16
+            st = {k: v.half().float() if v.dim() == 2 else v for k, v in st.items()}
+            run_dir = tempfile.mkdtemp()
+            shutil.copy(os.path.join(src, "config.json"), run_dir)
+            ref.write_safetensors(os.path.join(run_dir, "model.safetensors"), st)
+        else:
+            run_dir = src
+        chain, gaps, _, fc_applied = ref.run_safeailab(cnets, run_dir, w["emb"], hidden, input_ids)
+        if f16:
+            shutil.rmtree(run_dir)
         assert fc_applied
         mine = ref.independent_draft(st, w["emb"], hidden[0], ref.PROMPT_IDS[1:] + [t0], c["n_heads"], c["n_kv"])
         for (i, p, _), e in zip(mine, chain):

@@ -87,13 +87,15 @@ void set_d2t(const fs::path& dir, size_t i, int64_t value) {
 TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and the C++ reference", "[eagle3]") {
     const ModelFile target = load_model(model_path("stories260K.bin"));
     // layers-0-2-4-torch: the same checkpoint as pytorch_model.bin, read by the restricted unpickler.
-    // gguf/: llama.cpp's EAGLE-3 files (scripts/make_eagle3_gguf_fixture.py): layers-0-2-4 converted,
-    // and the default checkpoint as llama.cpp's converter writes it (layer 2 three times through fc).
+    // gguf/: llama.cpp's EAGLE-3 files (scripts/make_eagle3_gguf_fixture.py): layers-0-2-4 converted
+    // (F32, and F16 matrices), and the default checkpoint as llama.cpp's converter writes it (layer 2
+    // three times through fc).
     for (const auto& [name, expected_file] : std::vector<std::pair<std::string, std::string>>{
              {"default", "default/expected.json"},
              {"layers-0-2-4", "layers-0-2-4/expected.json"},
              {"layers-0-2-4-torch", "layers-0-2-4-torch/expected.json"},
              {"gguf/layers-0-2-4.gguf", "gguf/layers-0-2-4.expected.json"},
+             {"gguf/layers-0-2-4-f16.gguf", "gguf/layers-0-2-4-f16.expected.json"},
              {"gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"}}) {
         CAPTURE(name);
         const json want = read_json_file(kFixtures + expected_file);
