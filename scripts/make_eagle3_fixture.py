@@ -398,7 +398,9 @@ def make_config(c, layers):
 # running the draft: SafeAILab's topK_genrate, and an independent recomputation
 
 
-def run_safeailab(cnets, ckpt_dir, emb, hidden, input_ids):
+def run_safeailab(cnets, ckpt_dir, emb, hidden, input_ids, inv_freq=None):
+    """inv_freq: RoPE frequencies to run the draft layer with instead of its config's (SafeAILab's
+    rotary embedding knows no Llama 3 scaling; scripts/make_eagle3_rope_fixture.py gives them)."""
     config = cnets.EConfig.from_pretrained(os.path.join(ckpt_dir, "config.json"))
     with open(os.path.join(ckpt_dir, "config.json")) as f:
         bias = json.load(f).get("bias", True)  # as ea_model.py reads it
@@ -410,6 +412,10 @@ def run_safeailab(cnets, ckpt_dir, emb, hidden, input_ids):
     assert list(res.missing_keys) == ["embed_tokens.weight"], res.missing_keys
     model.embed_tokens.weight.data = emb.clone()  # load_emb=True reads the target's embed_tokens
     model.float().eval()
+    if inv_freq is not None:
+        rot = model.midlayer.self_attn.rotary_emb
+        rot.inv_freq = inv_freq.clone()
+        rot._set_cos_sin_cache(seq_len=rot.max_seq_len_cached, device=inv_freq.device, dtype=torch.float32)
     model.init_tree()
     model.reset_kv()
 
@@ -441,7 +447,7 @@ def run_safeailab(cnets, ckpt_dir, emb, hidden, input_ids):
     return chain, gaps, calls, len(fc_calls) > 0
 
 
-def independent_draft(t, emb, feats, tokens, n_heads, n_kv, variant=()):
+def independent_draft(t, emb, feats, tokens, n_heads, n_kv, variant=(), inv_freq=None):
     """SafeAILab's EAGLE-3 draft, as read (not copied), written out again. variant: deliberate
     mistakes, to see that the fixture tells them apart."""
     H = emb.shape[1]
@@ -449,7 +455,7 @@ def independent_draft(t, emb, feats, tokens, n_heads, n_kv, variant=()):
     rep = n_heads // n_kv
     eps = 1e-5
     g = lambda n: t["midlayer." + n + ".weight"]
-    inv = 1.0 / (10000.0 ** (torch.arange(0, hd, 2).float() / hd))
+    inv = 1.0 / (10000.0 ** (torch.arange(0, hd, 2).float() / hd)) if inv_freq is None else inv_freq
 
     def rope(x, pos):  # x [T, heads, hd]
         if "rope_pairs" in variant:

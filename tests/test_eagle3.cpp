@@ -89,14 +89,17 @@ TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and 
     // layers-0-2-4-torch: the same checkpoint as pytorch_model.bin, read by the restricted unpickler.
     // gguf/: llama.cpp's EAGLE-3 files (scripts/make_eagle3_gguf_fixture.py): layers-0-2-4 converted
     // (F32, and F16 matrices), and the default checkpoint as llama.cpp's converter writes it (layer 2
-    // three times through fc).
+    // three times through fc). llama3-rope: Llama 3's RoPE scaling (scripts/make_eagle3_rope_fixture.py),
+    // as config.json's rope_scaling and as the GGUF's rope_freqs.
     for (const auto& [name, expected_file] : std::vector<std::pair<std::string, std::string>>{
              {"default", "default/expected.json"},
              {"layers-0-2-4", "layers-0-2-4/expected.json"},
              {"layers-0-2-4-torch", "layers-0-2-4-torch/expected.json"},
              {"gguf/layers-0-2-4.gguf", "gguf/layers-0-2-4.expected.json"},
              {"gguf/layers-0-2-4-f16.gguf", "gguf/layers-0-2-4-f16.expected.json"},
-             {"gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"}}) {
+             {"gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"},
+             {"layers-0-2-4-llama3-rope", "layers-0-2-4-llama3-rope/expected.json"},
+             {"gguf/layers-0-2-4-llama3-rope.gguf", "gguf/layers-0-2-4-llama3-rope.expected.json"}}) {
         CAPTURE(name);
         const json want = read_json_file(kFixtures + expected_file);
         const EagleLayer layer = load_eagle_layer(kFixtures + name, target.config);
@@ -218,6 +221,11 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
         CHECK_THAT(load_error(dir), Catch::Contains("draft_vocab_size 1000 is larger than the target model's vocabulary of 512"));
     }
     {
+        const fs::path dir = copy_fixture("default", "rope");
+        config_edit(dir, [](json& c) { c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}}; });
+        CHECK_THAT(load_error(dir), Catch::Contains((dir / "config.json").string() + ": rope_scaling type 'dynamic' is not supported"));
+    }
+    {
         const fs::path dir = copy_fixture("default", "target-vocab");
         config_edit(dir, [](json& c) { c["vocab_size"] = 32000; });
         CHECK_THAT(load_error(dir), Catch::Contains("vocab_size 32000 is not the target model's vocabulary of 512"));
@@ -256,7 +264,7 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
         write_file(dir / "pytorch_model.bin", bytes.substr(0, bytes.size() / 2));
         CHECK_THAT(load_error(dir), Catch::Contains((dir / "pytorch_model.bin").string()));
     }
-    for (const char* tag : {"hidden", "layers", "vocab", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing",
+    for (const char* tag : {"hidden", "layers", "vocab", "rope", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing",
                             "torch-cut"})
         fs::remove_all(fs::temp_directory_path() / (std::string("medusa_eagle3_") + tag + "_" + std::to_string(getpid())));
 }

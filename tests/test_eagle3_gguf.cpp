@@ -38,9 +38,10 @@ std::string slurp(const std::string& p) {
 // A copy of layers-0-2-4.gguf, changed by `edit`, written to a temporary file.
 struct BrokenCopy {
     fs::path path;
-    explicit BrokenCopy(const std::string& tag, const std::function<void(std::string&)>& edit)
+    BrokenCopy(const std::string& tag, const std::function<void(std::string&)>& edit,
+               const std::string& source = "layers-0-2-4")
         : path(fs::temp_directory_path() / ("medusa_eagle3_gguf_" + tag + "_" + std::to_string(getpid()) + ".gguf")) {
-        std::string bytes = slurp(kFixtures + "gguf/layers-0-2-4.gguf");
+        std::string bytes = slurp(kFixtures + "gguf/" + source + ".gguf");
         edit(bytes);
         std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
     }
@@ -56,6 +57,20 @@ size_t value_at(const std::string& bytes, const std::string& key, bool array) {
 }
 
 void put_u32(std::string& bytes, size_t at, uint32_t v) { std::memcpy(&bytes[at], &v, 4); }
+
+// Writes `value` over element `i` of tensor `name` (of 4- or 8-byte elements) in a GGUF's bytes.
+template <class T>
+void overwrite_tensor(std::string& bytes, const std::string& name, size_t i, T value) {
+    const auto copy = std::make_shared<std::vector<uint8_t>>(bytes.begin(), bytes.end());
+    const GgufHeader h = read_gguf_header(*copy, "copy");
+    bool found = false;
+    for (const GgufTensorInfo& t : h.tensors)
+        if (t.name == name) {
+            std::memcpy(&bytes[h.data_start + t.offset + sizeof(T) * i], &value, sizeof(T));
+            found = true;
+        }
+    REQUIRE(found);
+}
 
 std::string load_error(const fs::path& file) {
     const ModelFile target = load_model(model_path("stories260K.bin"));
@@ -92,6 +107,16 @@ TEST_CASE("a converted EAGLE-3 GGUF loads to the layer its SafeAILab folder give
     CHECK(b.draft_head == a.draft_head);
     CHECK(b.rms_eps == a.rms_eps);
     CHECK(b.rope_theta == a.rope_theta);
+}
+
+TEST_CASE("a layer with Llama 3's RoPE scaling is not written where the scaling would be lost", "[eagle3]") {
+    const ModelFile target = load_model(model_path("stories260K.bin"));
+    const EagleLayer e = load_eagle_layer(kFixtures + "gguf/layers-0-2-4-llama3-rope.gguf", target.config);
+    REQUIRE(e.rope_freqs.size() == 4);
+    CHECK(e.rope_freqs[3] == 32.0f);
+    const fs::path dir = fs::temp_directory_path() / ("medusa_eagle3_gguf_save_" + std::to_string(getpid()));
+    CHECK_THROWS_WITH(save_eagle_layer(e, dir.string(), "stories260K"), Catch::Contains("RoPE scaling"));
+    CHECK_FALSE(fs::exists(dir));
 }
 
 TEST_CASE("extract_layers [2, 2, 2] reads layer 2 once, through fc's three blocks added up", "[eagle3]") {
@@ -136,18 +161,14 @@ TEST_CASE("broken EAGLE-3 GGUF files are refused with one line naming the file a
     refused(BrokenCopy("missing",
                        [](std::string& b) { b.replace(b.find("blk.0.attn_norm_2.weight"), 24, "blk.0.attn_norm_3.weight"); }),
             "tensor 'blk.0.attn_norm_2.weight' is missing");
-    refused(BrokenCopy("d2t",
-                       [](std::string& b) {
-                           const auto bytes = std::make_shared<std::vector<uint8_t>>(b.begin(), b.end());
-                           const GgufHeader h = read_gguf_header(*bytes, "copy");
-                           for (const GgufTensorInfo& t : h.tensors)
-                               if (t.name == "d2t") {
-                                   const int64_t to = 100000;
-                                   std::memcpy(&b[h.data_start + t.offset + 8 * 3], &to, 8);
-                               }
-                       }),
+    refused(BrokenCopy("d2t", [](std::string& b) { overwrite_tensor(b, "d2t", 3, int64_t(100000)); }),
             "d2t maps draft token 3 to 100000, outside the target vocabulary (0 to 511)");
     refused(BrokenCopy("cut", [](std::string& b) { b.resize(b.size() / 2); }), "lies outside the file");
+    refused(BrokenCopy(
+                "rope-freqs",
+                [](std::string& b) { overwrite_tensor(b, "rope_freqs.weight", 2, -1.0f); },
+                "layers-0-2-4-llama3-rope"),
+            "a RoPE frequency factor is not a positive number");
     // A model's GGUF given as the draft.
     const std::string model_gguf = model_path("gguf/stories260K-f32.gguf");
     CHECK_THAT(load_error(model_gguf), Catch::Contains(model_gguf) && Catch::Contains("architecture 'llama' is not an EAGLE-3 draft"));

@@ -76,9 +76,10 @@ EagleLayer layer_of_metadata(const GgufDraft& g, const LlamaConfig& target) {
     if (!(e.rope_theta > 1.0f)) throw FormatError(g.file + ": " + k + "rope.freq_base is out of range (above 1)");
     if (g.count(k + "block_count", 1, false) != 1)
         throw FormatError(g.file + ": " + k + "block_count is not 1 (an EAGLE-3 draft has one decoder layer)");
-    if (const std::string s = meta.text(k + "rope.scaling.type"); !s.empty() && s != "none")
-        throw FormatError(g.file + ": RoPE scaling '" + s + "' in the draft layer is not supported");
-    if (g.find("rope_freqs.weight")) throw FormatError(g.file + ": rope_freqs (Llama 3's RoPE scaling) in the draft layer is not supported");
+    if (const std::string s = meta.text(k + "rope.scaling.type"); s == "linear")
+        e.rope_position_scale = meta.real(k + "rope.scaling.factor", 1.0);
+    else if (!s.empty() && s != "none")
+        throw FormatError(g.file + ": RoPE scaling '" + s + "' in the draft layer is not supported (none, linear and rope_freqs are)");
     if (meta.boolean(k + "norm_before_residual", false))
         throw FormatError(g.file + ": " + k + "norm_before_residual (a normed residual, RedHat's speculators' variant) is not supported");
     if (e.dim != target.dim)
@@ -205,6 +206,7 @@ EagleLayer load_eagle3_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, c
     e.w_up = g.read(b + "ffn_up.weight", {hd, dd});
     e.w_down = g.read(b + "ffn_down.weight", {dd, hd});
     e.final_norm = g.read("output_norm.weight", {dd});
+    if (g.find("rope_freqs.weight")) e.rope_freqs = g.read("rope_freqs.weight", {int64_t(e.head_dim() / 2)});  // Llama 3
     const GgufTensorInfo* head = g.find("output.weight");
     if (!head)
         throw FormatError(name + ": tensor 'output.weight' is missing (a draft that borrows the target's head is not supported)");

@@ -11,8 +11,9 @@
 //   - names: fc.weight, blk.0.{attn_norm (input_layernorm), attn_norm_2 (hidden_norm), attn_q,
 //     attn_k, attn_v, attn_output, ffn_norm (post_attention_layernorm), ffn_gate, ffn_up,
 //     ffn_down}.weight, output_norm.weight, output.weight (the draft head).
-// Not run: eagle3.norm_before_residual (RedHat's speculators), RoPE scaling and a draft without
-// its own head; each is refused naming the file. A token_embd of the draft's own is not used:
+// Llama 3's RoPE scaling comes as rope_freqs.weight, as for models. Not run:
+// eagle3.norm_before_residual (RedHat's speculators) and a draft without its own head; each is
+// refused naming the file. A token_embd of the draft's own is not used:
 // the target's embedding is, as for SafeAILab's checkpoints.
 #pragma once
 #include <cstdint>

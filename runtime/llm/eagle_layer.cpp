@@ -101,6 +101,13 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
     if (n_kv_heads < 1 || n_heads % n_kv_heads != 0)
         throw FormatError(source + ": " + std::to_string(n_kv_heads) + " key/value heads do not divide " +
                           std::to_string(n_heads) + " attention heads");
+    if (!rope_freqs.empty() && rope_freqs.size() != size_t(head_dim() / 2))
+        throw FormatError(source + ": " + std::to_string(rope_freqs.size()) + " RoPE frequency factors for heads of " +
+                          std::to_string(head_dim()) + " (" + std::to_string(head_dim() / 2) + " frequencies)");
+    for (float f : rope_freqs)
+        if (!(f > 0.0f && std::isfinite(f))) throw FormatError(source + ": a RoPE frequency factor is not a positive number");
+    if (!(rope_position_scale > 0.0f && std::isfinite(rope_position_scale)))
+        throw FormatError(source + ": the RoPE position scale is not a positive number");
     const size_t d = dim, kv = kv_dim(), h = hidden_dim, in = attention_input();
     bool sizes = wq.size() == d * in && wo.size() == d * d && wk.size() == kv * in && wv.size() == kv * in &&
                  post_norm.size() == d && w_gate.size() == h * d && w_up.size() == h * d && w_down.size() == d * h;
@@ -177,8 +184,10 @@ void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> feat
         matvec(&q[size_t(t) * d], a, L.wq.data(), width, d);
         matvec(&key_cache_[size_t(slot) * kv], a, L.wk.data(), width, kv);
         matvec(&value_cache_[size_t(slot) * kv], a, L.wv.data(), width, kv);
-        rope_rotate(&q[size_t(t) * d], d, hd, block.positions[t], L.rope_theta);
-        rope_rotate(&key_cache_[size_t(slot) * kv], kv, hd, block.positions[t], L.rope_theta);
+        const float* factors = L.rope_freqs.empty() ? nullptr : L.rope_freqs.data();
+        rope_rotate(&q[size_t(t) * d], d, hd, block.positions[t], L.rope_theta, factors, L.rope_position_scale);
+        rope_rotate(&key_cache_[size_t(slot) * kv], kv, hd, block.positions[t], L.rope_theta, factors,
+                    L.rope_position_scale);
     }
     out_.assign(size_t(T) * d, 0.0f);
     for (int t = 0; t < T; ++t) {

@@ -29,6 +29,11 @@ struct EagleLayer {
     EagleVersion version = EagleVersion::Eagle1;
     int dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0;
     float rope_theta = 10000.0f, rms_eps = 1e-5f;
+    // The draft's own RoPE scaling (its config's rope_scaling; a GGUF's rope_freqs): Llama 3's
+    // divisors of the head_dim/2 frequencies (empty: none) and linear scaling's position divisor.
+    // Layers trained here have none: the trainers rotate by rope_theta alone.
+    std::vector<float> rope_freqs;
+    float rope_position_scale = 1.0f;
     std::vector<float> fc_w;       // (dim, 2 dim): columns [0, dim) read e(t_{i+1}), [dim, 2 dim) read f_i
     std::vector<float> fc_b;       // (dim)
     std::vector<float> wq, wo;     // (dim, dim); q and k rows in llama2.c's adjacent-pair RoPE order

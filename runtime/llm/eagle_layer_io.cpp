@@ -12,6 +12,7 @@
 #include "model/file_bytes.h"
 #include "model/hf_loader.h"
 #include "model/json_file.h"
+#include "model/rope_scaling.h"
 #include "model/safetensors_file.h"
 #include "model/torch_checkpoint.h"
 
@@ -124,8 +125,6 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     // The ranges validate_config allows the base model.
     e.rms_eps = config_float(j, "rms_norm_eps", 1e-6f, 0.0f, 1.0f, "above 0 and below 1", where);
     e.rope_theta = config_float(j, "rope_theta", 10000.0f, 1.0f, INFINITY, "above 1, a float", where);
-    if (j.contains("rope_scaling") && !j["rope_scaling"].is_null())
-        throw FormatError(where + ": EAGLE layers with rope_scaling are not supported");
     bias = !j.contains("bias") || (j["bias"].is_boolean() && j["bias"].get<bool>());
     if (e.eagle3()) {
         bias = false;  // EAGLE-3's fc has none
@@ -152,6 +151,13 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " over " + std::to_string(e.n_heads) +
                           " heads gives heads of " + std::to_string(e.head_dim()) +
                           ", not an even size (RoPE rotates pairs)");
+    // Llama 3's scaling as the draft's own config states it (its drafters carry the target's).
+    LlamaConfig rope;
+    rope.dim = e.dim;
+    rope.n_heads = e.n_heads;
+    rope.rope_theta = e.rope_theta;
+    e.rope_freqs = parse_rope_scaling(j, rope, where);
+    e.rope_position_scale = rope.rope_position_scale;
     return e;
 }
 
@@ -347,6 +353,9 @@ void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std
 }  // namespace
 
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
+    // Layers trained here rotate by rope_theta alone; a loaded layer's scaling would be lost.
+    if (!e.rope_freqs.empty() || e.rope_position_scale != 1.0f)
+        throw std::invalid_argument("writing an EAGLE layer with RoPE scaling is not supported");
     fs::create_directories(folder);
     if (e.eagle3()) return save_eagle3_layer(e, folder, base_model);
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;

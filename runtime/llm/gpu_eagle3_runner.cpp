@@ -18,7 +18,7 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::fun
     e.check_fits(cfg);
     target.capture_layer_inputs(e.target_layers);
     gpu::Context& ctx = target.context();
-    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta};
+    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta, e.rope_position_scale};
     eps_ = e.rms_eps;
     vocab_ = cfg.vocab_size;
     draft_vocab_ = e.draft_vocab();
@@ -45,7 +45,8 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::fun
     final_norm_ = upload_floats(ctx, e.final_norm);
     kv_ = std::make_unique<KvCache>(ctx, 1, cfg.seq_len, kv);
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps, target.matmuls().config());
-    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_);
+    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_,
+                                                       e.rope_freqs.empty() ? nullptr : upload_floats(ctx, e.rope_freqs));
     const size_t T = MAX_BLOCK_TOKENS;
     auto device = [&](size_t floats) { return std::make_unique<gpu::Buffer>(ctx, floats * 4, gpu::MemoryKind::Device); };
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);

@@ -15,7 +15,7 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e, std::funct
     const LlamaConfig& cfg = target.config();
     e.check_fits(cfg);
     gpu::Context& ctx = target.context();
-    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta};
+    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta, e.rope_position_scale};
     vocab_ = cfg.vocab_size;
     const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
     auto view = [](const std::vector<float>& v, int rows, int cols) { return f32_tensor("eagle layer", v, {rows, cols}); };
@@ -30,7 +30,8 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e, std::funct
     layer_.w2 = upload_matrix(ctx, {&down});
     kv_ = std::make_unique<KvCache>(ctx, 1, cfg.seq_len, kv);
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps, target.matmuls().config());
-    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_);
+    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_,
+                                                       e.rope_freqs.empty() ? nullptr : upload_floats(ctx, e.rope_freqs));
     const size_t T = MAX_BLOCK_TOKENS;
     auto device = [&](size_t floats) { return std::make_unique<gpu::Buffer>(ctx, floats * 4, gpu::MemoryKind::Device); };
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);

@@ -38,37 +38,6 @@ json parse_json(const std::string& text, const std::string& name) {
     return j;
 }
 
-// rope_scaling: null, {"rope_type"|"type": "llama3", factor, low_freq_factor, high_freq_factor,
-// original_max_position_embeddings} (becomes a rope_freqs tensor) or {"type": "linear", factor}.
-std::vector<float> parse_rope_scaling(const json& j, LlamaConfig& c, const std::string& name) {
-    auto it = j.find("rope_scaling");
-    if (it == j.end() || it->is_null()) return {};
-    auto bad = [&](const std::string& what) { throw FormatError(name + ": config.json: rope_scaling " + what); };
-    if (!it->is_object()) bad("is not an object");
-    const json& r = *it;
-    const std::string type = r.contains("rope_type") && r["rope_type"].is_string() ? r["rope_type"].get<std::string>()
-                             : r.contains("type") && r["type"].is_string()       ? r["type"].get<std::string>()
-                                                                                  : "";
-    auto number = [&](const char* key, double fallback) {
-        if (!r.contains(key)) return fallback;
-        if (!r[key].is_number() || !std::isfinite(r[key].get<double>()) || r[key].get<double>() <= 0)
-            bad(std::string("'") + key + "' is not a positive number");
-        return r[key].get<double>();
-    };
-    if (type == "linear") {
-        c.rope_position_scale = float(number("factor", 1.0));
-        return {};
-    }
-    if (type == "llama3") {
-        const double low = number("low_freq_factor", 1.0), high = number("high_freq_factor", 4.0);
-        if (!(high > low)) bad("has high_freq_factor <= low_freq_factor");
-        return llama3_rope_factors(c.rope_theta, c.head_dim(), number("factor", 8.0), low, high,
-                                   number("original_max_position_embeddings", 8192.0));
-    }
-    bad("type '" + type + "' is not supported (llama3 and linear are)");
-    return {};
-}
-
 LlamaConfig parse_config(const json& j, const std::string& name) {
     auto bad = [&](const std::string& what) { throw FormatError(name + ": config.json: " + what); };
     auto integer = [&](const char* key, int fallback, bool required) -> int {
@@ -193,7 +162,7 @@ ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::str
     validate_config(m.config, name);
     auto storage = std::make_shared<HfStorage>();
     // Llama 3's RoPE factors become the rope_freqs tensor, as llama.cpp's converter writes them.
-    if (auto factors = parse_rope_scaling(config, m.config, name); !factors.empty()) {
+    if (auto factors = parse_rope_scaling(config, m.config, name + ": config.json"); !factors.empty()) {
         auto& bytes = storage->owned.emplace_back(factors.size() * 4);
         std::memcpy(bytes.data(), factors.data(), bytes.size());
         m.tensors.push_back({"rope_freqs", DType::F32, {int64_t(factors.size())}, 0, bytes.data(), bytes.size()});

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/model_file.h"
+
 namespace medusa {
 
 std::vector<float> llama3_rope_factors(float theta, int head_dim, double factor, double low_freq_factor,
@@ -24,6 +26,35 @@ std::vector<float> llama3_rope_factors(float theta, int head_dim, double factor,
         out.push_back(float(f));
     }
     return out;
+}
+
+std::vector<float> parse_rope_scaling(const nlohmann::json& j, LlamaConfig& c, const std::string& where) {
+    auto it = j.find("rope_scaling");
+    if (it == j.end() || it->is_null()) return {};
+    auto bad = [&](const std::string& what) { throw FormatError(where + ": rope_scaling " + what); };
+    if (!it->is_object()) bad("is not an object");
+    const nlohmann::json& r = *it;
+    const std::string type = r.contains("rope_type") && r["rope_type"].is_string() ? r["rope_type"].get<std::string>()
+                             : r.contains("type") && r["type"].is_string()       ? r["type"].get<std::string>()
+                                                                                  : "";
+    auto number = [&](const char* key, double fallback) {
+        if (!r.contains(key)) return fallback;
+        if (!r[key].is_number() || !std::isfinite(r[key].get<double>()) || r[key].get<double>() <= 0)
+            bad(std::string("'") + key + "' is not a positive number");
+        return r[key].get<double>();
+    };
+    if (type == "linear") {
+        c.rope_position_scale = float(number("factor", 1.0));
+        return {};
+    }
+    if (type == "llama3") {
+        const double low = number("low_freq_factor", 1.0), high = number("high_freq_factor", 4.0);
+        if (!(high > low)) bad("has high_freq_factor <= low_freq_factor");
+        return llama3_rope_factors(c.rope_theta, c.head_dim(), number("factor", 8.0), low, high,
+                                   number("original_max_position_embeddings", 8192.0));
+    }
+    bad("type '" + type + "' is not supported (llama3 and linear are)");
+    return {};
 }
 
 }  // namespace medusa
