@@ -12,14 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using medusa::fuzz::check;
-    medusa::LlamaConfig target;
-    target.dim = 64;
-    target.hidden_dim = 172;
-    target.n_layers = 5;
-    target.n_heads = 8;
-    target.n_kv_heads = 4;
-    target.vocab_size = 512;
-    target.seq_len = 512;
+    const medusa::LlamaConfig target = medusa::fuzz::target_shape(64, 172, 5, 8, 4, 512);  // stories260K
     auto bytes = std::make_shared<std::vector<uint8_t>>(data, data + size);
     try {
         const medusa::EagleLayer e = medusa::load_eagle3_gguf(bytes, "fuzz.gguf", target);

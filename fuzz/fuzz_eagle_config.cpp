@@ -61,13 +61,7 @@ const medusa::SafetensorsFile& tiny_eagle3_layer() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
-    medusa::LlamaConfig target;
-    target.dim = 8;
-    target.hidden_dim = 16;
-    target.n_layers = 1;
-    target.n_heads = 2;
-    target.n_kv_heads = 1;
-    target.vocab_size = 4;
+    const medusa::LlamaConfig target = medusa::fuzz::target_shape(8, 16, 1, 2, 1, 4);
     try {
         const medusa::EagleLayer e = medusa::load_eagle_layer_from_parts(tiny_layer(), text, "config.json", target);
         check(e.dim == 8 && e.hidden_dim == 16 && e.kv_dim() == 4 && e.head_dim() % 2 == 0);

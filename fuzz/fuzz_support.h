@@ -12,6 +12,15 @@
 
 namespace medusa::fuzz {
 
+// A target model's shape, for the drafters' parsers to be checked against.
+inline LlamaConfig target_shape(int dim, int hidden_dim, int n_layers, int n_heads, int n_kv_heads, int vocab) {
+    LlamaConfig c;
+    c.dim = dim, c.hidden_dim = hidden_dim, c.n_layers = n_layers, c.n_heads = n_heads, c.n_kv_heads = n_kv_heads;
+    c.vocab_size = vocab;
+    c.seq_len = 512;
+    return c;
+}
+
 inline void check(bool ok) {
     if (!ok) __builtin_trap();
 }

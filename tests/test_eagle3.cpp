@@ -17,6 +17,8 @@
 #include "cli_runner.h"
 #include "decode/eagle_drafter.h"
 #include "decode_support.h"
+#include "eagle_load_error.h"
+#include "file_text.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
@@ -48,38 +50,15 @@ fs::path copy_fixture(const std::string& name, const std::string& as) {
     return dir;
 }
 
-std::string slurp_file(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
-void write_file(const fs::path& p, const std::string& bytes) {
-    std::ofstream f(p, std::ios::binary | std::ios::trunc);
-    f << bytes;
-}
-
-// The load error of `dir` for stories260K, or "no error".
-std::string load_error(const fs::path& dir) {
-    const ModelFile target = load_model(model_path("stories260K.bin"));
-    try {
-        load_eagle_layer(dir.string(), target.config);
-    } catch (const FormatError& e) {
-        return e.what();
-    }
-    return "no error";
-}
-
 // Sets the int64 d2t offset of draft token `i` in a copied model.safetensors.
 void set_d2t(const fs::path& dir, size_t i, int64_t value) {
-    std::string bytes = slurp_file(dir / "model.safetensors");
+    std::string bytes = read_text(dir / "model.safetensors");
     uint64_t header_len;
     std::memcpy(&header_len, bytes.data(), 8);
     const json header = json::parse(bytes.substr(8, header_len));
     const uint64_t begin = header["d2t"]["data_offsets"][0].get<uint64_t>();
     std::memcpy(&bytes[8 + header_len + begin + 8 * i], &value, 8);
-    write_file(dir / "model.safetensors", bytes);
+    write_text(dir / "model.safetensors", bytes);
 }
 
 }  // namespace
@@ -202,43 +181,43 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
     auto config_edit = [](const fs::path& dir, const std::function<void(json&)>& edit) {
         json c = read_json_file((dir / "config.json").string());
         edit(c);
-        write_file(dir / "config.json", c.dump());
+        write_text(dir / "config.json", c.dump());
     };
     {
         const fs::path dir = copy_fixture("default", "hidden");
         config_edit(dir, [](json& c) { c["hidden_size"] = 128; });
-        CHECK_THAT(load_error(dir), Catch::Contains((dir / "config.json").string()) &&
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains((dir / "config.json").string()) &&
                                         Catch::Contains("hidden size 128 but the target model has 64"));
     }
     {
         const fs::path dir = copy_fixture("default", "layers");
         config_edit(dir, [](json& c) { c["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {0, 2, 9}}}; });
-        CHECK_THAT(load_error(dir), Catch::Contains("names layer 9, but the target model has layers 0 to 4"));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("names layer 9, but the target model has layers 0 to 4"));
     }
     {
         const fs::path dir = copy_fixture("default", "vocab");
         config_edit(dir, [](json& c) { c["draft_vocab_size"] = 1000; });
-        CHECK_THAT(load_error(dir), Catch::Contains("draft_vocab_size 1000 is larger than the target model's vocabulary of 512"));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("draft_vocab_size 1000 is larger than the target model's vocabulary of 512"));
     }
     {
         const fs::path dir = copy_fixture("default", "rope");
         config_edit(dir, [](json& c) { c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}}; });
-        CHECK_THAT(load_error(dir), Catch::Contains((dir / "config.json").string() + ": rope_scaling type 'dynamic' is not supported"));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains((dir / "config.json").string() + ": rope_scaling type 'dynamic' is not supported"));
     }
     {
         const fs::path dir = copy_fixture("default", "target-vocab");
         config_edit(dir, [](json& c) { c["vocab_size"] = 32000; });
-        CHECK_THAT(load_error(dir), Catch::Contains("vocab_size 32000 is not the target model's vocabulary of 512"));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("vocab_size 32000 is not the target model's vocabulary of 512"));
     }
     {
         const fs::path dir = copy_fixture("layers-0-2-4", "two-layers");
         config_edit(dir, [](json& c) { c["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {0, 2}}}; });
-        CHECK_THAT(load_error(dir), Catch::Contains("fc.weight reads 192 columns, but 2 target layers"));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("fc.weight reads 192 columns, but 2 target layers"));
     }
     {
         const fs::path dir = copy_fixture("default", "d2t");
         set_d2t(dir, 3, 100000);
-        CHECK_THAT(load_error(dir), Catch::Contains((dir / "model.safetensors").string()) &&
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains((dir / "model.safetensors").string()) &&
                                         Catch::Contains("d2t maps draft token 3 to 100003, outside the target vocabulary"));
     }
     {
@@ -246,23 +225,23 @@ TEST_CASE("broken EAGLE-3 files are refused with one line naming the file and th
         // Draft token 1 onto draft token 0's target id.
         const EagleLayer good = load_eagle_layer(kFixtures + "default", load_model(model_path("stories260K.bin")).config);
         set_d2t(dir, 1, int64_t(good.draft_to_target[0]) - 1);
-        CHECK_THAT(load_error(dir), Catch::Contains("d2t maps draft tokens 0 and 1 both to target token " +
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("d2t maps draft tokens 0 and 1 both to target token " +
                                                     std::to_string(good.draft_to_target[0])));
     }
     {
         const fs::path dir = copy_fixture("default", "missing");
-        std::string bytes = slurp_file(dir / "model.safetensors");
+        std::string bytes = read_text(dir / "model.safetensors");
         const size_t at = bytes.find("midlayer.hidden_norm.weight");
         REQUIRE(at != std::string::npos);
         bytes.replace(at, 27, "midlayer.hidden_nor_.weight");
-        write_file(dir / "model.safetensors", bytes);
-        CHECK_THAT(load_error(dir), Catch::Contains("tensor 'midlayer.hidden_norm.weight' is missing"));
+        write_text(dir / "model.safetensors", bytes);
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains("tensor 'midlayer.hidden_norm.weight' is missing"));
     }
     {
         const fs::path dir = copy_fixture("layers-0-2-4-torch", "torch-cut");
-        const std::string bytes = slurp_file(dir / "pytorch_model.bin");
-        write_file(dir / "pytorch_model.bin", bytes.substr(0, bytes.size() / 2));
-        CHECK_THAT(load_error(dir), Catch::Contains((dir / "pytorch_model.bin").string()));
+        const std::string bytes = read_text(dir / "pytorch_model.bin");
+        write_text(dir / "pytorch_model.bin", bytes.substr(0, bytes.size() / 2));
+        CHECK_THAT(eagle_load_error(dir), Catch::Contains((dir / "pytorch_model.bin").string()));
     }
     for (const char* tag : {"hidden", "layers", "vocab", "rope", "target-vocab", "two-layers", "d2t", "d2t-twice", "missing",
                             "torch-cut"})

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <functional>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cli_runner.h"
+#include "eagle_load_error.h"
+#include "file_text.h"
 #include "llm/eagle3_gguf.h"
 #include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
@@ -28,22 +28,15 @@ namespace {
 
 const std::string kFixtures = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/";
 
-std::string slurp(const std::string& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-}
-
 // A copy of layers-0-2-4.gguf, changed by `edit`, written to a temporary file.
 struct BrokenCopy {
     fs::path path;
     BrokenCopy(const std::string& tag, const std::function<void(std::string&)>& edit,
                const std::string& source = "layers-0-2-4")
         : path(fs::temp_directory_path() / ("medusa_eagle3_gguf_" + tag + "_" + std::to_string(getpid()) + ".gguf")) {
-        std::string bytes = slurp(kFixtures + "gguf/" + source + ".gguf");
+        std::string bytes = read_text(kFixtures + "gguf/" + source + ".gguf");
         edit(bytes);
-        std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+        write_text(path, bytes);
     }
     ~BrokenCopy() { fs::remove(path); }
 };
@@ -70,16 +63,6 @@ void overwrite_tensor(std::string& bytes, const std::string& name, size_t i, T v
             found = true;
         }
     REQUIRE(found);
-}
-
-std::string load_error(const fs::path& file) {
-    const ModelFile target = load_model(model_path("stories260K.bin"));
-    try {
-        load_eagle_layer(file.string(), target.config);
-    } catch (const FormatError& e) {
-        return e.what();
-    }
-    return "no error";
 }
 
 }  // namespace
@@ -144,7 +127,7 @@ TEST_CASE("extract_layers [2, 2, 2] reads layer 2 once, through fc's three block
 
 TEST_CASE("broken EAGLE-3 GGUF files are refused with one line naming the file and the problem", "[eagle3]") {
     auto refused = [](const BrokenCopy& f, const std::string& problem) {
-        const std::string err = load_error(f.path);
+        const std::string err = eagle_load_error(f.path);
         CHECK_THAT(err, Catch::Contains(f.path.string()) && Catch::Contains(problem));
         CHECK(err.find('\n') == std::string::npos);
     };
@@ -171,7 +154,7 @@ TEST_CASE("broken EAGLE-3 GGUF files are refused with one line naming the file a
             "a RoPE frequency factor is not a positive number");
     // A model's GGUF given as the draft.
     const std::string model_gguf = model_path("gguf/stories260K-f32.gguf");
-    CHECK_THAT(load_error(model_gguf), Catch::Contains(model_gguf) && Catch::Contains("architecture 'llama' is not an EAGLE-3 draft"));
+    CHECK_THAT(eagle_load_error(model_gguf), Catch::Contains(model_gguf) && Catch::Contains("architecture 'llama' is not an EAGLE-3 draft"));
     // The command line says the same in one line and exits non-zero.
     const BrokenCopy layer("cli", [](std::string& b) { put_u32(b, value_at(b, "eagle3.extract_layers", true), 7); });
     const auto r = run_medusa("generate -m " + model_path("stories260K.bin") + " --tokenizer " + model_path("tok512.model") +
