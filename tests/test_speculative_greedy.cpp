@@ -106,13 +106,14 @@ TEST_CASE("every drafter gives plain greedy text to the end of the context: stor
 TEST_CASE("every drafter gives plain greedy text to the end of the context: llama2xs.bin", "[speculative]") {
     check_every_drafter("llama2xs.bin", "stories260K_q80.bin");
 }
+// The f32 GGUF files hold the .bin files' weights as they are (the same floats, checked when this
+// was cut to save CI time), so their runs would repeat the .bin cases' arithmetic; the other
+// types change it.
 TEST_CASE("every drafter gives plain greedy text to the end of the context: stories260K GGUF files", "[speculative]") {
-    check_every_drafter("gguf/stories260K-f32.gguf", "stories260K_q80.bin");
     check_every_drafter("gguf/stories260K-f16.gguf", "stories260K_q80.bin");
 }
 TEST_CASE("every drafter gives plain greedy text to the end of the context: llama2xs GGUF files", "[speculative]") {
-    for (const char* f : {"gguf/llama2xs-f32.gguf", "gguf/llama2xs-f16.gguf", "gguf/llama2xs-q8_0.gguf",
-                          "gguf/llama2xs-q4_0.gguf"})
+    for (const char* f : {"gguf/llama2xs-f16.gguf", "gguf/llama2xs-q8_0.gguf", "gguf/llama2xs-q4_0.gguf"})
         check_every_drafter(f, "stories260K_q80.bin");
 }
 
