@@ -87,7 +87,7 @@ TEST_CASE("describe() names each drafter and the rule that applies", "[spec]") {
     s.drafter = NgramSpec{.max_tokens = 6};
     CHECK(describe(s) == "n-gram (6 tokens, greedy)");
     s.drafter = EagleSpec{.layer = "e", .nodes = 10};
-    CHECK(describe(s) == "eagle (EAGLE-2, 10 nodes, greedy)");
+    CHECK(describe(s) == "eagle (dynamic tree, 10 nodes, greedy)");
     s.drafter = EagleSpec{.layer = "e", .tree = "chain:3"};
     CHECK(describe(s) == "eagle (chain:3, greedy)");
     CHECK(drafter_kind(s.drafter) == DrafterKind::Eagle);

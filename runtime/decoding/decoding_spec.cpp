@@ -81,8 +81,10 @@ std::string ngram_text(const NgramSpec& n) {
            (n.branches > 1 ? ", " + std::to_string(n.branches) + " branches" : "");
 }
 
+// The tree policy only: EAGLE-2's dynamic tree serves EAGLE-3 layers too, and the layer's own
+// version is named where it is loaded.
 std::string eagle_text(const EagleSpec& e) {
-    return e.tree == "dynamic" ? "EAGLE-2, " + std::to_string(e.nodes) + " nodes" : e.tree;
+    return e.tree == "dynamic" ? "dynamic tree, " + std::to_string(e.nodes) + " nodes" : e.tree;
 }
 
 }  // namespace

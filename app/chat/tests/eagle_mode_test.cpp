@@ -54,7 +54,7 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     CHECK(eagle == plain);
     CHECK(trees > 5);
     CHECK_THAT(drafter_explanation(steps.back().trace), Catch::Contains("feature level"));
-    CHECK(s.mode_name() == "eagle (EAGLE-2, 10 nodes, fixed shape, greedy)");
+    CHECK(s.mode_name() == "eagle (dynamic tree, 10 nodes, fixed shape, greedy)");
     std::filesystem::remove_all(dir);
     CHECK(context().validation_messages() == validation_before);
 }
