@@ -15,6 +15,7 @@
 #include "file_text.h"
 #include "llm/eagle3_gguf.h"
 #include "llm/eagle_layer_io.h"
+#include "llm/matrix_views.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
@@ -90,6 +91,24 @@ TEST_CASE("a converted EAGLE-3 GGUF loads to the layer its SafeAILab folder give
     CHECK(b.draft_head == a.draft_head);
     CHECK(b.rms_eps == a.rms_eps);
     CHECK(b.rope_theta == a.rope_theta);
+}
+
+TEST_CASE("an F16 draft keeps its matrices in F16 for the GPU, exactly; a folded or F32 one in F32", "[eagle3]") {
+    const ModelFile target = load_model(model_path("stories260K.bin"));
+    const EagleLayer half = load_eagle_layer(kFixtures + "gguf/layers-0-2-4-f16.gguf", target.config);
+    CHECK(half.matrix_type == DType::F16);
+    CHECK(load_eagle_layer(kFixtures + "gguf/layers-0-2-4.gguf", target.config).matrix_type == DType::F32);
+    CHECK(load_eagle_layer(kFixtures + "gguf/llama-cpp-rule.gguf", target.config).matrix_type == DType::F32);
+    CHECK(load_eagle_layer(kFixtures + "layers-0-2-4", target.config).matrix_type == DType::F32);
+    // What the GPU runner uploads: two bytes a value, the same values back.
+    MatrixViews views(half.matrix_type);
+    const Tensor t = views.view(half.draft_head, half.draft_vocab(), half.dim);
+    CHECK(t.type == DType::F16);
+    CHECK(t.nbytes == half.draft_head.size() * 2);
+    CHECK(dequantize(t) == half.draft_head);
+    CHECK(common_half_type({DType::F16, DType::BF16}) == DType::F32);
+    CHECK(common_half_type({DType::BF16, DType::BF16}) == DType::BF16);
+    CHECK(common_half_type({DType::Q8_0}) == DType::F32);
 }
 
 TEST_CASE("a layer with Llama 3's RoPE scaling is not written where the scaling would be lost", "[eagle3]") {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "llm/matrix_views.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
@@ -217,6 +218,14 @@ EagleLayer load_eagle3_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, c
     e.draft_head = g.read("output.weight", head_shape);
     e.draft_to_target = draft_to_target(g, head_shape[0], target.vocab_size);
     e.target_vocab = target.vocab_size;
+    // Kept in the file's F16 or BF16 on the GPU, unless fc's blocks were added up (sums of halves
+    // need not be halves).
+    std::vector<DType> types;
+    for (const char* m : {"fc.weight", "blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight",
+                          "blk.0.attn_output.weight", "blk.0.ffn_gate.weight", "blk.0.ffn_up.weight",
+                          "blk.0.ffn_down.weight", "output.weight"})
+        types.push_back(gguf_tensor(g.header, *g.bytes, *g.find(m), name).type);
+    e.matrix_type = e.target_layers.size() == listed.size() ? common_half_type(types) : DType::F32;
     e.check_fits(target);
     return e;
 }

@@ -34,6 +34,9 @@ struct EagleLayer {
     // Layers trained here have none: the trainers rotate by rope_theta alone.
     std::vector<float> rope_freqs;
     float rope_position_scale = 1.0f;
+    // The type the file stored the matrices in, F16 or BF16 where all of them share it (the GPU
+    // keeps them so: half the bytes a drafted level reads), else F32 (trained here, quantized).
+    DType matrix_type = DType::F32;
     std::vector<float> fc_w;       // (dim, 2 dim): columns [0, dim) read e(t_{i+1}), [dim, 2 dim) read f_i
     std::vector<float> fc_b;       // (dim)
     std::vector<float> wq, wo;     // (dim, dim); q and k rows in llama2.c's adjacent-pair RoPE order

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llm/eagle3_gguf.h"
+#include "llm/matrix_views.h"
 #include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
@@ -40,6 +41,14 @@ std::vector<float> read(const SafetensorsFile& f, const std::string& key, std::v
         throw FormatError(f.path() + ": tensor '" + key + "' has shape " + shape_text(t->shape) + ", expected " +
                           shape_text(shape));
     return dequantize(*t);
+}
+
+// The type the named matrices share, if F16 or BF16 (llm/matrix_views.h).
+DType matrix_type_of(const SafetensorsFile& f, const std::vector<std::string>& names) {
+    std::vector<DType> types;
+    for (const std::string& n : names)
+        if (const Tensor* t = f.find(n)) types.push_back(t->type);
+    return common_half_type(types);
 }
 
 // Reorders q/k rows between HF's rotate_half order and adjacent pairs (see permute_rope_rows).
@@ -224,6 +233,12 @@ EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const Lla
     e.draft_head = read(f, "lm_head.weight", {draft_vocab, d});
     e.draft_to_target = draft_to_target(f, draft_vocab, target.vocab_size);
     e.target_vocab = target.vocab_size;
+    std::vector<std::string> matrices = {"lm_head.weight"};
+    if (e.fuses()) matrices.push_back("fc.weight");
+    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+                          "mlp.up_proj", "mlp.down_proj"})
+        matrices.push_back(m + w + ".weight");
+    e.matrix_type = matrix_type_of(f, matrices);
     e.check_fits(target);
     return e;
 }
@@ -244,6 +259,11 @@ EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const
     e.w_up = read(f, kLayer + "mlp.up_proj.weight", {h, d});
     e.w_down = read(f, kLayer + "mlp.down_proj.weight", {d, h});
     e.post_norm = read(f, kLayer + "post_attention_layernorm.weight", {d});
+    std::vector<std::string> matrices = {"fc.weight"};
+    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+                          "mlp.up_proj", "mlp.down_proj"})
+        matrices.push_back(kLayer + w + ".weight");
+    e.matrix_type = matrix_type_of(f, matrices);
     e.check_fits(target);
     return e;
 }

@@ -6,6 +6,7 @@
 #include "llm/block_encoding.h"
 #include "llm/eagle_inputs_encoding.h"
 #include "llm/kernel_params.h"
+#include "llm/matrix_views.h"
 
 namespace medusa {
 
@@ -26,7 +27,8 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::fun
     fuses_ = e.fuses();
     draft_to_target_ = e.draft_to_target;
     const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = e.attention_input();
-    auto view = [](const std::vector<float>& v, int rows, int cols) { return f32_tensor("eagle-3 layer", v, {rows, cols}); };
+    MatrixViews matrices(e.matrix_type);
+    auto view = [&](const std::vector<float>& v, int rows, int cols) { return matrices.view(v, rows, cols); };
     if (fuses_) {
         const Tensor fc = view(e.fc_w, d, feature_dim_);
         fc_ = upload_matrix(ctx, {&fc});

@@ -5,6 +5,7 @@
 #include "llm/block_encoding.h"
 #include "llm/eagle_inputs_encoding.h"
 #include "llm/kernel_params.h"
+#include "llm/matrix_views.h"
 
 namespace medusa {
 
@@ -18,7 +19,8 @@ GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e, std::funct
     shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta, e.rope_position_scale};
     vocab_ = cfg.vocab_size;
     const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
-    auto view = [](const std::vector<float>& v, int rows, int cols) { return f32_tensor("eagle layer", v, {rows, cols}); };
+    MatrixViews matrices(e.matrix_type);
+    auto view = [&](const std::vector<float>& v, int rows, int cols) { return matrices.view(v, rows, cols); };
     const Tensor fc = view(e.fc_w, d, 2 * d), wq = view(e.wq, d, d), wk = view(e.wk, kv, d), wv = view(e.wv, kv, d),
                  wo = view(e.wo, d, d), gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h);
     fc_ = upload_matrix(ctx, {&fc});
