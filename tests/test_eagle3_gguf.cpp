@@ -93,7 +93,7 @@ TEST_CASE("a converted EAGLE-3 GGUF loads to the layer its SafeAILab folder give
     CHECK(b.rope_theta == a.rope_theta);
 }
 
-TEST_CASE("an F16 draft keeps its matrices in F16 for the GPU, exactly; a folded or F32 one in F32", "[eagle3]") {
+TEST_CASE("an F16 draft keeps its matrices in F16 for the GPU, exactly, and a folded or F32 one in F32", "[eagle3]") {
     const ModelFile target = load_model(model_path("stories260K.bin"));
     const EagleLayer half = load_eagle_layer(kFixtures + "gguf/layers-0-2-4-f16.gguf", target.config);
     CHECK(half.matrix_type == DType::F16);
