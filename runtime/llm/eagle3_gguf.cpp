@@ -18,12 +18,6 @@ namespace {
 constexpr uint32_t kGgmlI64 = 27;  // GGML_TYPE_I64, d2t's type
 constexpr int kExtractedLayers = 3;  // llama.cpp's eagle3 fuses exactly three
 
-std::string shape_text(const std::vector<int64_t>& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-}
-
 // The parsed file: its bytes, header and tensors by name.
 struct GgufDraft {
     std::string file;

@@ -34,6 +34,7 @@ struct EagleLayer {
     // Layers trained here have none: the trainers rotate by rope_theta alone.
     std::vector<float> rope_freqs;
     float rope_position_scale = 1.0f;
+    bool scales_rope() const { return !rope_freqs.empty() || rope_position_scale != 1.0f; }
     // The type the file stored the matrices in, F16 or BF16 where all of them share it (the GPU
     // keeps them so: half the bytes a drafted level reads), else F32 (trained here, quantized).
     DType matrix_type = DType::F32;

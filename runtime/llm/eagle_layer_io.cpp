@@ -28,12 +28,6 @@ constexpr const char* kWeights = "model.safetensors";
 constexpr const char* kTorchWeights = "pytorch_model.bin";  // torch.save's ZIP, read without running it
 const std::string kLayer = "layers.0.";
 
-std::string shape_text(const std::vector<int64_t>& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-}
-
 std::vector<float> read(const SafetensorsFile& f, const std::string& key, std::vector<int64_t> shape) {
     const Tensor* t = f.find(key);
     if (!t) throw FormatError(f.path() + ": tensor '" + key + "' is missing");
@@ -43,10 +37,14 @@ std::vector<float> read(const SafetensorsFile& f, const std::string& key, std::v
     return dequantize(*t);
 }
 
-// The type the named matrices share, if F16 or BF16 (llm/matrix_views.h).
-DType matrix_type_of(const SafetensorsFile& f, const std::vector<std::string>& names) {
+// The type the layer's matrices share, if F16 or BF16 (llm/matrix_views.h): the decoder layer's
+// under `prefix` and the `others`.
+DType matrix_type_of(const SafetensorsFile& f, const std::string& prefix, std::vector<std::string> others) {
+    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
+                          "mlp.up_proj", "mlp.down_proj"})
+        others.push_back(prefix + w + ".weight");
     std::vector<DType> types;
-    for (const std::string& n : names)
+    for (const std::string& n : others)
         if (const Tensor* t = f.find(n)) types.push_back(t->type);
     return common_half_type(types);
 }
@@ -233,12 +231,7 @@ EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const Lla
     e.draft_head = read(f, "lm_head.weight", {draft_vocab, d});
     e.draft_to_target = draft_to_target(f, draft_vocab, target.vocab_size);
     e.target_vocab = target.vocab_size;
-    std::vector<std::string> matrices = {"lm_head.weight"};
-    if (e.fuses()) matrices.push_back("fc.weight");
-    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
-                          "mlp.up_proj", "mlp.down_proj"})
-        matrices.push_back(m + w + ".weight");
-    e.matrix_type = matrix_type_of(f, matrices);
+    e.matrix_type = e.fuses() ? matrix_type_of(f, m, {"lm_head.weight", "fc.weight"}) : matrix_type_of(f, m, {"lm_head.weight"});
     e.check_fits(target);
     return e;
 }
@@ -259,11 +252,7 @@ EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const
     e.w_up = read(f, kLayer + "mlp.up_proj.weight", {h, d});
     e.w_down = read(f, kLayer + "mlp.down_proj.weight", {d, h});
     e.post_norm = read(f, kLayer + "post_attention_layernorm.weight", {d});
-    std::vector<std::string> matrices = {"fc.weight"};
-    for (const char* w : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "mlp.gate_proj",
-                          "mlp.up_proj", "mlp.down_proj"})
-        matrices.push_back(kLayer + w + ".weight");
-    e.matrix_type = matrix_type_of(f, matrices);
+    e.matrix_type = matrix_type_of(f, kLayer, {"fc.weight"});
     e.check_fits(target);
     return e;
 }
@@ -374,7 +363,7 @@ void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std
 
 void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
     // Layers trained here rotate by rope_theta alone; a loaded layer's scaling would be lost.
-    if (!e.rope_freqs.empty() || e.rope_position_scale != 1.0f)
+    if (e.scales_rope())
         throw std::invalid_argument("writing an EAGLE layer with RoPE scaling is not supported");
     fs::create_directories(folder);
     if (e.eagle3()) return save_eagle3_layer(e, folder, base_model);

@@ -63,12 +63,6 @@ HeadFile open_head_file(std::shared_ptr<const std::vector<uint8_t>> bytes, const
     return h;
 }
 
-std::string shape_text(const std::vector<int64_t>& s) {
-    std::string r = "[";
-    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-    return r + "]";
-}
-
 std::vector<float> read_tensor(const HeadFile& f, const std::string& key, const std::vector<int64_t>& shape) {
     const Tensor* t = f.find(key);
     if (!t) throw FormatError(f.path + ": tensor '" + key + "' is missing");

@@ -40,6 +40,12 @@ int64_t Tensor::numel() const {
     return n;
 }
 
+std::string shape_text(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+}
+
 Tensor f32_tensor(std::string name, const std::vector<float>& v, std::vector<int64_t> shape) {
     Tensor t;
     t.name = std::move(name);

@@ -43,6 +43,8 @@ struct Tensor {
 // An F32 tensor viewing floats the caller owns (they must outlive it): heads, layers and
 // training state handed to upload_matrix or write_safetensors. An empty shape: one dimension.
 Tensor f32_tensor(std::string name, const std::vector<float>& v, std::vector<int64_t> shape = {});
+// A shape as messages write it: "[2, 3]".
+std::string shape_text(const std::vector<int64_t>& shape);
 
 struct LlamaConfig {
     int dim = 0;

@@ -28,7 +28,7 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
     : shape_(init), seq_len_(seq_len), rows_(sequences * seq_len), steps_(steps), k_(ctx, init.head_dim(), matmul),
       opt_(ctx, pack_eagle_layer(init)) {
     if (!init.eagle3()) throw std::invalid_argument("training-time test trains EAGLE-3 layers");
-    if (!init.rope_freqs.empty() || init.rope_position_scale != 1.0f)
+    if (init.scales_rope())
         throw std::invalid_argument("training a layer with RoPE scaling is not supported: its RoPE is rope_theta's alone");
     if (sequences < 1 || seq_len < 1 || steps < 1) throw std::invalid_argument("EAGLE-3 training needs a sequence and a step");
     if (target_head.size() != size_t(init.draft_vocab()) * init.dim)

@@ -23,7 +23,7 @@ GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, cons
       k_(ctx, init.head_dim(), matmul), opt_(ctx, pack_eagle_layer(init)) {
     if (sequences < 1 || seq_len < 1) throw std::invalid_argument("EAGLE training needs at least one sequence");
     if (lm_head.size() != size_t(vocab) * init.dim) throw std::invalid_argument("LM head of the wrong size");
-    if (!init.rope_freqs.empty() || init.rope_position_scale != 1.0f)
+    if (init.scales_rope())
         throw std::invalid_argument("training a layer with RoPE scaling is not supported: its RoPE is rope_theta's alone");
     for (auto* t : {&shape_.fc_w, &shape_.fc_b, &shape_.wq, &shape_.wk, &shape_.wv, &shape_.wo, &shape_.post_norm,
                     &shape_.w_gate, &shape_.w_up, &shape_.w_down})
