@@ -63,8 +63,6 @@ struct ChatApp {
     std::vector<std::string> recent_models;  // most recent first (settings_store.h keeps them)
     std::string last_prompt;
     DecodeSettings last_settings;  // what the last turn was sent with
-    std::string defaults_note;        // which heads and tree the app started with, and why
-    DecodeSettings defaults_noted;    // the settings it describes: shown while they are in use
     int selected_step = -1;  // index into reader.steps(); -1 follows the latest
     float tree_zoom = 1.0f;
     bool tree_fit = true;

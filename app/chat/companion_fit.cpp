@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "decoding/trained_files.h"
 #include "model/json_file.h"
 #include "model/tokenizer.h"
 
@@ -54,8 +55,12 @@ std::vector<DroppedFile> ill_fitting_files(const DecodeSettings& s, const ModelF
             return config.contains(key) && config[key].is_number_integer() ? config[key].get<int64_t>() : int64_t(-1);
         };
         const auto base = config.find("base_model_name_or_path");
-        if (const std::string other = other_base(base != config.end() && base->is_string() ? base->get<std::string>() : "", model);
-            !other.empty())
+        // The model a checkpoint records settles it by content; else the name its config gives.
+        const std::optional<TrainedOn> on = what == Companion::Tokenizer ? std::nullopt : trained_on(path, model);
+        const std::string other =
+            on ? (on->same ? "" : stem_of(on->model) + " (another model by content)")
+               : other_base(base != config.end() && base->is_string() ? base->get<std::string>() : "", model);
+        if (!other.empty())
             out.push_back({what, path, path + ": trained for " + other + ", not " + model_name});
         else if (const int64_t h = number("hidden_size"); h >= 0 && h != model.config.dim)
             out.push_back({what, path, path + ": hidden size " + std::to_string(h) + ", but " + model_name + " has " +

@@ -154,8 +154,9 @@ void draw_auto_settings(ChatApp& app, DecodeSettings& s) {
                 (drafters[i] == DrafterKind::Ngram ? " (always)" : "");
     ImGui::TextUnformatted(uses.c_str());
     ImGui::PopTextWrapPos();
-    path_field(app, "heads file", "none: no Medusa", s.heads_path, "Choose Medusa heads");
-    help("Auto uses Medusa only with a trained heads file, with Medusa mode's tree and heads settings.");
+    path_field(app, "heads file", "trained for this model, if any", s.heads_path, "Choose Medusa heads");
+    help("Auto uses Medusa only with trained heads: this file, else those the cache holds for this model (its "
+         "EAGLE layer too, where the layer field is empty); with Medusa mode's tree and heads settings.");
     path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
     path_field(app, "draft", "none: no draft model", s.draft_path, "Choose a draft model");
     help("Empty a file to leave its drafter out. n-gram lookup needs no file: it looks the last tokens up in the "
@@ -189,17 +190,22 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
         ImGui::SliderInt("nodes", &s.eagle_nodes, 1, 127);
     } else if (s.mode == DrafterKind::Medusa) {
         static const std::vector<std::string> presets = tree_preset_names();
-        if (ImGui::BeginCombo("tree", s.tree.c_str())) {
+        const std::string tuned = "tuned (else " + MedusaSpec{}.tree + ")";
+        if (ImGui::BeginCombo("tree", s.tree.empty() ? tuned.c_str() : s.tree.c_str())) {
+            if (ImGui::Selectable(tuned.c_str(), s.tree.empty())) s.tree.clear();
             for (const auto& p : presets)
                 if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
             ImGui::EndCombo();
         }
         ImGui::InputText("tree spec", &s.tree);
         help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
-             "medusa_choices (scripts/train_default_heads.sh writes a tuned one).");
+             "medusa_choices. Empty: the tree scripts/train_default_heads.sh tuned for this model and device, where "
+             "the cache holds one. The status line names the tree in use.");
         ImGui::SliderInt("heads", &s.num_heads, 1, 7);
         help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
-        path_field(app, "heads file", "untrained: init from model", s.heads_path, "Choose Medusa heads");
+        path_field(app, "heads file", "trained for this model, else untrained", s.heads_path, "Choose Medusa heads");
+        help("Empty: the heads trained for this model in the cache (recognised by the model's content, whatever "
+             "its file is called), else heads initialised from the model; init: always those.");
     }
     if (s.rule == AcceptRule::Typical && s.mode != DrafterKind::Plain) {
         ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
@@ -249,8 +255,6 @@ void draw_files_and_status(ChatApp& app, DecodeSettings& s, bool busy) {
     const std::string status = app.worker.status(), error = app.worker.last_error();
     ImGui::PushTextWrapPos(0);
     if (!status.empty()) ImGui::TextUnformatted(status.c_str());
-    if (!app.defaults_note.empty() && defaults_note_applies(s, app.defaults_noted))
-        ImGui::TextDisabled("%s", app.defaults_note.c_str());
     if (!app.drop_note.empty()) ImGui::TextDisabled("%s", app.drop_note.c_str());
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));

@@ -11,8 +11,13 @@ DecodingSpec DecodeSettings::spec() const {
     DecodingSpec d;
     // "init", as the command line takes it: heads initialised from the model, as an empty path.
     const std::string heads = heads_path == "init" ? "" : heads_path;
-    const MedusaSpec medusa{.heads = heads, .num_heads = std::max(1, num_heads), .tree = tree,
-                            .max_depth = std::max(1, num_heads)};
+    const MedusaSpec medusa{.heads = heads,
+                            .num_heads = std::max(1, num_heads),
+                            .tree = tree.empty() ? MedusaSpec{}.tree : tree,
+                            .max_depth = std::max(1, num_heads),
+                            .trained_cache = cache_dir,
+                            .cached_heads = heads_path.empty(),
+                            .cached_tree = tree.empty()};
     const DraftModelSpec draft{.model = draft_path,
                                .gamma = std::clamp(gamma, 1, kMaxDraftedTokens),
                                .adaptive_gamma = adaptive_gamma,
@@ -30,11 +35,13 @@ DecodingSpec DecodeSettings::spec() const {
         case DrafterKind::Ngram: d.drafter = ngram; break;
         case DrafterKind::Eagle: d.drafter = eagle; break;
         case DrafterKind::Auto:
-            // Every drafter the settings have files for: trained heads, an EAGLE layer, a draft model.
+            // Every drafter the settings have files for: trained heads, an EAGLE layer, a draft
+            // model; and what the cache holds for the model where they name none.
             d.drafter = AutoSpec{.medusa = heads.empty() ? std::nullopt : std::optional(medusa),
                                  .eagle = eagle_path.empty() ? std::nullopt : std::optional(eagle),
                                  .draft = draft_path.empty() ? std::nullopt : std::optional(draft),
-                                 .ngram = ngram};
+                                 .ngram = ngram,
+                                 .trained_cache = heads_path == "init" ? std::string() : cache_dir};
             break;
     }
     d.shaping = fixed_shape && mode != DrafterKind::Auto ? StepShaping::Fixed : StepShaping::Controlled;
@@ -63,32 +70,6 @@ std::vector<DrafterKind> auto_drafters(const DecodeSettings& s) {
     if (spec.eagle) out.push_back(DrafterKind::Eagle);
     if (spec.draft) out.push_back(DrafterKind::DraftModel);
     return out;
-}
-
-std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
-                                   bool tree_chosen) {
-    const DecodeSettings defaults;
-    if (s.model_path != defaults.model_path) return "";
-    const TrainedDefaults d = find_trained_defaults(cache_dir, "stories260K");
-    if (s.eagle_path.empty()) s.eagle_path = d.eagle_path;
-    // The note says what it set, and nothing when it set nothing (chosen or restored files).
-    if (!d.found())
-        return heads_chosen ? ""
-                            : "No trained heads in " + (d.cache_dir.empty() ? std::string("the cache") : d.cache_dir) +
-                                  " (scripts/train_default_heads.sh makes them): untrained init heads, tree " + s.tree + ".";
-    if (heads_chosen && tree_chosen) return "";
-    if (!heads_chosen) s.heads_path = d.heads_path;
-    if (!tree_chosen) s.tree = d.tree_path;
-    const std::string what = heads_chosen ? "The tree tuned for this device"
-                             : tree_chosen ? "Trained heads"
-                                           : "Trained heads and the tree tuned for this device";
-    return what + ", from " + d.cache_dir + ".";
-}
-
-bool defaults_note_applies(const DecodeSettings& now, const DecodeSettings& noted) {
-    const bool medusa_in_use = now.mode == DrafterKind::Medusa || now.mode == DrafterKind::Auto;
-    return medusa_in_use && now.model_path == noted.model_path && now.heads_path == noted.heads_path &&
-           now.tree == noted.tree;
 }
 
 }  // namespace medusa::chat

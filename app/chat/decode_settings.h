@@ -14,9 +14,13 @@ namespace medusa::chat {
 struct DecodeSettings {
     std::string model_path = MEDUSA_SHARED_DIR "/models/stories260K.bin";
     std::string tokenizer_path = MEDUSA_SHARED_DIR "/models/tok512.model";
-    std::string heads_path;  // empty: Medusa's initialisation from the model (no trained heads yet)
+    // Empty: the heads trained for the model in the cache (trained_files.h), else Medusa's
+    // initialisation from the model; "init": that initialisation, whatever the cache holds.
+    std::string heads_path;
     DrafterKind mode = DrafterKind::Medusa;  // which drafter proposes each step's candidates
-    std::string tree = "mc_sim_7b_63";  // preset, "dense:W1,W2,..", "chain:N" or a JSON file
+    // A preset, "dense:W1,W2,..", "chain:N" or a JSON file; empty: the tree tuned with the cached
+    // heads, else MedusaSpec's default.
+    std::string tree;
     int num_heads = 4;                  // deeper tree levels are cut off
     AcceptRule rule = AcceptRule::Greedy;  // every mode's (greedy: temperature 0)
     // Draft mode: the draft model (same tokenizer as the target), levels drafted per step, and
@@ -44,6 +48,7 @@ struct DecodeSettings {
     int ctx_size = 0;  // positions of the KV cache; 0: the model's context up to kDefaultContext (--ctx-size)
     std::string system_prompt;  // chat models: empty means the family's default
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
+    std::string cache_dir = default_cache_dir();  // where files trained for a model are looked up (not saved)
 
     // The mode's settings as the decoding spec (a Medusa tree cut to `num_heads` levels).
     DecodingSpec spec() const;
@@ -63,14 +68,5 @@ struct DecodeSettings {
 // The drafters mode auto would choose among with these settings' files: n-gram lookup always,
 // Medusa with a trained heads file, EAGLE with a layer, the draft model with a model file.
 std::vector<DrafterKind> auto_drafters(const DecodeSettings& s);
-
-// When `s` names the default stories260K model and the cache holds its trained heads and tuned
-// tree, uses them (unless the caller already chose heads or a tree). Returns a line for the
-// status: what was chosen and why.
-std::string apply_trained_defaults(DecodeSettings& s, const std::string& cache_dir, bool heads_chosen,
-                                   bool tree_chosen);
-// Whether a note apply_trained_defaults gave for `noted` still describes `now`: the same model,
-// heads and tree, in a mode that uses them.
-bool defaults_note_applies(const DecodeSettings& now, const DecodeSettings& noted);
 
 }  // namespace medusa::chat

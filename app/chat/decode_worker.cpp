@@ -345,7 +345,10 @@ void DecodeWorker::run(const Job& job) {
     // and a controlled step may fall back to plain decoding).
     const bool chains = job.settings.draft_branches == 1;
     L.decoder->reseed(job.settings.seed);
-    const int turn = log_.begin_turn(job.prompt, job.settings.mode_name(), job.settings.mode, chat_model_);
+    // The mode as loaded: the heads and tree the cache gave, where the settings left them to it.
+    DecodingSpec loaded_spec = job.settings.spec();
+    loaded_spec.drafter = L.drafting.spec;
+    const int turn = log_.begin_turn(job.prompt, describe(loaded_spec), job.settings.mode, chat_model_);
     std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;

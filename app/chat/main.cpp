@@ -43,7 +43,7 @@ struct Options {
     bool measure = false;       // the screenshot also shows "measure speedup vs plain"
     std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
     DecodeSettings settings;
-    bool heads_chosen = false, tree_chosen = false, size_chosen = false;
+    bool size_chosen = false;
     std::string accept;
     bool scripted() const { return smoke || !screenshot.empty(); }
 };
@@ -99,8 +99,8 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--charts") o.charts = value();
         else if (a == "--model" || a == "-m") s.model_path = value();
         else if (a == "--tokenizer") s.tokenizer_path = value();
-        else if (a == "--heads") s.heads_path = value(), o.heads_chosen = true, s.mode = DrafterKind::Medusa;
-        else if (a == "--tree") s.tree = value(), o.tree_chosen = true, s.mode = DrafterKind::Medusa;
+        else if (a == "--heads") s.heads_path = value(), s.mode = DrafterKind::Medusa;
+        else if (a == "--tree") s.tree = value(), s.mode = DrafterKind::Medusa;
         else if (a == "--plain") s.mode = DrafterKind::Plain;
         else if (a == "--auto") s.mode = DrafterKind::Auto;
         else if (a == "--fixed-shape") s.fixed_shape = true;
@@ -134,8 +134,9 @@ Options parse(int argc, char** argv, const Options& start) {
                       "      every step instead of the step controller's shape\n"
                       "  the settings of the last session come back from ${XDG_CONFIG_HOME:-~/.config}/medusa-vk/;\n"
                       "      flags override them\n"
-                      "  without --heads/--tree, stories260K uses the trained heads and tuned tree of\n"
-                      "      scripts/train_default_heads.sh when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them\n"
+                      "  without --heads/--tree, a model uses the heads and tuned tree scripts/train_default_heads.sh\n"
+                      "      trained for it, when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them (found by the model's\n"
+                      "      content, whatever its path; the status line names them); --heads init: untrained heads\n"
                       "  --prompt TEXT  start decoding TEXT at once; Ctrl-C in the terminal closes the window, settings saved\n"
                       "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
                       "                 window (rejection: the latest step with a rejected draft token)\n"
@@ -329,7 +330,6 @@ int main(int argc, char** argv) {
         Options start;
         const bool scripted = scripted_args(argc, argv);
         const std::string state_path = config_dir().empty() ? "" : config_dir() + "/settings.json";
-        bool restored = false;
         if (!scripted && !state_path.empty()) {
             try {
                 if (const auto st = load_state(state_path)) {
@@ -337,7 +337,6 @@ int main(int argc, char** argv) {
                     start.width = st->window_width, start.height = st->window_height;
                     start.all_nodes = st->tree_all;
                     start.recent_models = st->recent_models;
-                    restored = true;
                 }
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "medusa-chat: ignoring the saved settings: %s\n", terminal_safe(e.what()).c_str());
@@ -371,12 +370,7 @@ int main(int argc, char** argv) {
                 app.tree_mask = o.mask;
                 app.recent_models = o.recent_models;
                 if (!o.charts.empty()) app.bench_path = o.charts, app.open_charts = true;
-                // Restored settings already name their heads and tree; only a first run looks for defaults.
-                app.defaults_note = apply_trained_defaults(app.settings, default_cache_dir(), o.heads_chosen || restored,
-                                                           o.tree_chosen || restored);
-                app.defaults_noted = app.settings;
                 app.worker.set_on_change([] { glfwPostEmptyEvent(); });  // wakes an idle window
-                if (!app.defaults_note.empty()) std::printf("%s\n", app.defaults_note.c_str());
                 glfwSetWindowUserPointer(window, &app);
                 glfwSetDropCallback(window, on_drop);
                 if (o.smoke) rc = run_smoke(window, renderer, app);

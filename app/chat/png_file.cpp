@@ -30,7 +30,8 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"chat", rect(app.chat_rect)},
                      {"steps", app.reader.steps().size()},
                      {"overflow", nlohmann::json::object()},
-                     {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode}};
+                     {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode},
+                     {"status", app.worker.status()}};  // what is loaded: the model, its drafter's files
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
     const TreeAuditCounts& a = app.tree_audit;
     j["tree_audit"] = {{"boxes", a.boxes},       {"labels", a.labels},

@@ -26,6 +26,10 @@ std::string config_dir() {
 
 namespace {
 
+// 2: an empty tree means the one tuned for the model. Files before it saved the default tree's
+// name when nobody had chosen one.
+constexpr int kSettingsVersion = 2;
+
 json to_json(const SavedState& st) {
     const DecodeSettings& s = st.settings;
     return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", s.heads_path},
@@ -39,7 +43,7 @@ json to_json(const SavedState& st) {
             {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
             {"system_prompt", s.system_prompt}, {"window_width", st.window_width},
             {"window_height", st.window_height}, {"tree_all", st.tree_all}, {"tree_fit", st.tree_fit},
-            {"tree_zoom", st.tree_zoom},      {"recent_models", st.recent_models}};
+            {"tree_zoom", st.tree_zoom},      {"recent_models", st.recent_models}, {"version", kSettingsVersion}};
 }
 
 // Reads the keys that are present and of the right type; anything else keeps its default.
@@ -101,6 +105,7 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "heads", s.heads_path);
     take_name(j, "mode", s.mode, parse_drafter_kind, DrafterKind::Eagle);
     take(j, "tree", s.tree);
+    if (int version = 1; (take(j, "version", version), version) < 2 && s.tree == MedusaSpec{}.tree) s.tree.clear();
     take(j, "num_heads", s.num_heads);
     take_name(j, "rule", s.rule, parse_accept_rule, AcceptRule::Sample);
     take(j, "draft", s.draft_path);

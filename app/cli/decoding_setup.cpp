@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <functional>
 #include <memory>
 
@@ -123,20 +122,14 @@ EagleSpec eagle_spec(const Args& args) {
 AutoSpec auto_spec(const Args& args) {
     AutoSpec a;
     a.ngram = ngram_spec(args);
-    // The flags' drafters, else what was trained for this model and left in the cache.
-    const std::string model = args.str("--model", "");
-    const TrainedDefaults trained =
-        find_trained_defaults(default_cache_dir(), std::filesystem::path(model).stem().string());
-    if (args.has("--heads") || args.has("--tree") || args.has("--num-heads")) {
-        a.medusa = medusa_spec(args);
-    } else if (trained.found()) {
-        a.medusa = MedusaSpec{.heads = trained.heads_path, .tree = trained.tree_path};
-    }
+    // The flags' drafters, else what was trained for this model (recognised by its content) and
+    // left in the cache.
+    a.trained_cache = default_cache_dir();
+    if (args.has("--heads") || args.has("--tree") || args.has("--num-heads")) a.medusa = medusa_spec(args);
     if (args.has("--eagle")) {
         a.eagle = eagle_spec(args);
         a.eagle->layer = a.eagle->layer.substr(0, a.eagle->layer.find(','));  // bench --compare may name several: auto takes the first
     }
-    else if (!trained.eagle_path.empty()) a.eagle = EagleSpec{.layer = trained.eagle_path};
     if (args.has("--draft-model")) a.draft = draft_model_spec(args, args.str("--draft-model"));
     return a;
 }

@@ -28,6 +28,11 @@ struct MedusaSpec {
     std::string tree = "mc_sim_7b_63";  // a preset, dense:W1,W2,.., chain:N or a JSON file
     std::optional<std::vector<std::vector<int>>> choices;  // when set, the tree's rank paths themselves (not `tree`)
     int max_depth = 0;                  // the tree cut to this many levels (0: all of it)
+    // A cache folder (trained_files.h) whose heads, and tree tuned with them, trained for the
+    // target stand in for `heads` and `tree` where cached_heads and cached_tree leave them to it;
+    // empty: nothing is looked up. build_drafting settles it, recognising the target by content.
+    std::string trained_cache;
+    bool cached_heads = false, cached_tree = false;
     bool operator==(const MedusaSpec&) const = default;
 };
 
@@ -63,6 +68,9 @@ struct AutoSpec {
     std::optional<EagleSpec> eagle;
     std::optional<DraftModelSpec> draft;
     NgramSpec ngram;
+    // A cache folder (trained_files.h) whose heads, tuned tree and EAGLE layer trained for the
+    // target join where the spec names no Medusa heads or EAGLE layer; empty: none are looked up.
+    std::string trained_cache;
     bool operator==(const AutoSpec&) const = default;
 };
 

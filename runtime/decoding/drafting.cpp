@@ -10,6 +10,7 @@
 #include "decode/ngram_drafter.h"
 #include "decoding/cost_measurement.h"
 #include "decoding/overloaded.h"
+#include "decoding/trained_files.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/kernel_tuning.h"
 #include "llm/medusa_heads_io.h"
@@ -47,8 +48,9 @@ std::unique_ptr<Drafter> build_medusa(const MedusaSpec& m, const DraftingTarget&
     // is the model's error, reported as such when decoding starts.
     if (const std::string note = d.heads->non_finite_note(); !m.heads.empty() && !note.empty())
         d.warnings.push_back(note);
-    d.summary = "medusa (" + d.heads->source + ", " + std::to_string(d.heads->count()) + " heads, " +
-                std::to_string(d.tree.num_nodes) + "-node tree" + (m.choices ? "" : " " + m.tree) + ")";
+    d.summary = "medusa (" + (m.heads.empty() ? std::string("untrained heads") : "heads " + d.heads->source) + ", " +
+                std::to_string(d.heads->count()) + " heads, " + std::to_string(d.tree.num_nodes) + "-node tree" +
+                (m.choices ? "" : " " + m.tree) + ")";
     return std::make_unique<MedusaDrafter>(target.runner, target.file, *d.heads, d.tree);
 }
 
@@ -133,12 +135,41 @@ void build_auto(const AutoSpec& a, const DraftingTarget& target, const Drafting*
     for (size_t i = 0; i < parts.size(); ++i) d.summary += (i ? " + " : "") + parts[i];
 }
 
+// Medusa's heads and tree, where the spec leaves them to the cache: what was trained for the target.
+void settle_medusa(MedusaSpec& m, const ModelFile& model) {
+    if (!m.trained_cache.empty() && (m.cached_heads || m.cached_tree)) {
+        const TrainedFiles t = find_trained_files(m.trained_cache, model);
+        if (m.cached_heads && !t.heads_path.empty()) m.heads = t.heads_path;
+        if (m.cached_tree && !t.tree_path.empty()) m.tree = t.tree_path, m.choices.reset();
+    }
+    m.trained_cache.clear(), m.cached_heads = m.cached_tree = false;
+}
+
+// The spec with the cache's files for the target in the places it leaves to them: what is
+// loaded, compared with what a previous Drafting loaded, and described.
+DrafterSpec with_trained_files(DrafterSpec spec, const ModelFile& model) {
+    if (auto* m = std::get_if<MedusaSpec>(&spec)) settle_medusa(*m, model);
+    if (auto* a = std::get_if<AutoSpec>(&spec)) {
+        if (!a->trained_cache.empty()) {
+            const TrainedFiles t = find_trained_files(a->trained_cache, model);
+            if (!a->medusa && !t.heads_path.empty()) {
+                a->medusa = MedusaSpec{.heads = t.heads_path};
+                if (!t.tree_path.empty()) a->medusa->tree = t.tree_path;
+            }
+            if (!a->eagle && !t.eagle_path.empty()) a->eagle = EagleSpec{.layer = t.eagle_path};
+            a->trained_cache.clear();
+        }
+        if (a->medusa) settle_medusa(*a->medusa, model);
+    }
+    return spec;
+}
+
 }  // namespace
 
 Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, const Drafting* reuse,
                         const std::function<void(const std::string&)>& progress, StepShaping shaping) {
     Drafting d;
-    d.spec = spec;
+    d.spec = with_trained_files(spec, target.file);
     std::unique_ptr<Drafter> one;
     std::visit(Overloaded{[&](const PlainSpec&) {
                               d.drafter = std::make_unique<NoDrafter>();
@@ -149,7 +180,7 @@ Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, c
                           [&](const NgramSpec& s) { one = build_ngram(s, d); },
                           [&](const EagleSpec& s) { one = build_eagle(s, target, d); },
                           [&](const AutoSpec& a) { build_auto(a, target, reuse, d, progress); }},
-               spec);
+               d.spec);
     if (one && shaping == StepShaping::Fixed) d.drafter = std::move(one);
     else if (one) d.members.push_back(std::move(one));
     if (!d.members.empty()) {

@@ -23,6 +23,8 @@ CheckpointIdentity checkpoint_identity(const ModelFile& model, const std::string
 
 // As a checkpoint's safetensors metadata, and back.
 void add_identity(const CheckpointIdentity& id, std::map<std::string, std::string>& metadata);
+// What a checkpoint's metadata records (empty() when it records nothing: saved before identities were).
+CheckpointIdentity recorded_identity(const std::map<std::string, std::string>& metadata);
 // Throws FormatError "CHECKPOINT: ..." naming both models (or shapes) when `metadata` records
 // another identity than `expected`. A checkpoint from before identities were recorded passes.
 void check_identity(const std::map<std::string, std::string>& metadata, const CheckpointIdentity& expected,

@@ -11,6 +11,8 @@
 #include "decode_worker.h"
 #include "llm/medusa_heads.h"
 #include "llm/medusa_heads_io.h"
+#include "model/safetensors_file.h"
+#include "train/checkpoint_identity.h"
 #include "worker_fixture.h"
 
 using namespace medusa;
@@ -94,4 +96,34 @@ TEST_CASE("the worker decodes a model without heads trained for another, and say
     CHECK(dropped[0].why == s.heads_path + ": trained for stories260K, not llama2xs.bin");
     CHECK(worker.status().find(s.heads_path) == std::string::npos);  // Medusa from llama2xs's own init heads
     CHECK(worker.take_dropped().empty());
+}
+
+TEST_CASE("heads whose checkpoint records their model fit it by content, whatever the names say", "[chat]") {
+    TempDir t;
+    const ModelFile stories = load_model(kModels + "stories260K.bin");
+    const ModelFile xs = load_model(kModels + "llama2xs.bin");
+    // Heads whose config.json names a file that is neither model (a renamed copy trained on).
+    MedusaHeads heads = MedusaHeads::init_from_model(stories, 2);
+    heads.source = "/elsewhere/my-copy.bin";
+    const std::string folder = (t.dir / "heads").string();
+    save_medusa_heads(heads, folder);
+    auto record = [&](const ModelFile& trained_on) {
+        std::map<std::string, std::string> metadata;
+        train::add_identity(train::checkpoint_identity(trained_on, "2 Medusa heads of 1 blocks"), metadata);
+        const std::vector<float> moments(2, 0.0f);
+        fs::create_directories(t.dir / "heads" / "checkpoint");
+        write_safetensors((t.dir / "heads" / "checkpoint" / "optimizer.safetensors").string(),
+                          {f32_tensor("adam.m", moments)}, metadata);
+    };
+    DecodeSettings s;
+    s.heads_path = folder;
+    record(stories);
+    CHECK(ill_fitting_files(s, stories).empty());  // the name says my-copy, the content says stories260K
+    const auto on_xs = ill_fitting_files(s, xs);
+    REQUIRE(on_xs.size() == 1);
+    CHECK(on_xs[0].why == folder + ": trained for stories260K (another model by content), not llama2xs.bin");
+    record(xs);  // recorded for llama2xs: left out of stories260K
+    const auto on_stories = ill_fitting_files(s, stories);
+    REQUIRE(on_stories.size() == 1);
+    CHECK(on_stories[0].why == folder + ": trained for llama2xs (another model by content), not stories260K.bin");
 }

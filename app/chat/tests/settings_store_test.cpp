@@ -67,3 +67,17 @@ TEST_CASE("recent models: the latest first, each once, at most eight, kept acros
     CHECK(load_state(path)->recent_models == recent);
     std::filesystem::remove(path);
 }
+
+TEST_CASE("a tree left to the cache stays so; files from before read their default tree as left to it", "[chat]") {
+    test::TempDir dir("medusa-settings-tree");
+    const std::string path = (dir.path / "settings.json").string();
+    SavedState st;
+    save_state(path, st);
+    CHECK(load_state(path)->settings.tree.empty());
+    st.settings.tree = "mc_sim_7b_63";  // chosen in the tree list: kept
+    save_state(path, st);
+    CHECK(load_state(path)->settings.tree == "mc_sim_7b_63");
+    // Saved before an empty tree meant the tuned one: the default's name was saved when nobody chose.
+    CHECK(read_back(path, R"({"tree": "mc_sim_7b_63"})").settings.tree.empty());
+    CHECK(read_back(path, R"({"tree": "chain:3"})").settings.tree == "chain:3");
+}
