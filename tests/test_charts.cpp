@@ -1,7 +1,10 @@
 // Charts of benchmarks and tuned trees: the layout draws what the numbers say, bench and tree
 // JSON map onto the right series, and `bench --plot` / `medusa plot` write whole PNG and SVG files.
 #include <catch2/catch.hpp>
+#include <cfloat>
 #include <cmath>
+#include <fstream>
+#include <limits>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +12,9 @@
 #include "chart_file.h"
 #include "chart_layout.h"
 #include "cli_runner.h"
+#include "cli_rusage.h"
+#include "model/model_file.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 
 using namespace medusa::charts;
@@ -177,4 +183,89 @@ TEST_CASE("medusa bench --plot and medusa plot draw a real benchmark", "[cli][ch
     CHECK(bad.exit_code == 1);
     CHECK(bad.err.find("stories260K.bin") != std::string::npos);
     fs::remove_all(dir);
+}
+
+TEST_CASE("axis ticks stay few for a denormal, NaN, infinite or huge maximum", "[charts]") {
+    const double inf = std::numeric_limits<double>::infinity();
+    // 1e-323 is what a 120-byte bench file held: the step's power of ten underflowed to zero and
+    // the ticks never reached the maximum.
+    for (double max : {1e-323, 1e-323 * 1.15, 5e-324, 1e-310, DBL_MIN, 1e-300, 0.0, -1.0, -inf, inf, 0.0 / 0.0,
+                       1e300, DBL_MAX}) {
+        CAPTURE(max);
+        const auto t = nice_ticks(max, 4);
+        REQUIRE(t.size() >= 2);
+        CHECK(t.size() <= 5);  // count + 1
+        CHECK(t.front() == 0);
+        for (size_t i = 1; i < t.size(); ++i) CHECK((std::isfinite(t[i]) && t[i] > t[i - 1]));
+        CHECK(t.back() >= (max >= 1e-300 && max <= 1e300 ? max : 1.0));
+    }
+    CHECK(nice_ticks(1.0, std::numeric_limits<int>::max()).size() <= size_t(kMaxTickCount) + 1);
+    CHECK(nice_ticks(1.0, -3).size() == 2);  // one step of 1
+}
+
+TEST_CASE("a label as long as its file is cut to its bar in a few measurements", "[charts]") {
+    Chart c;
+    c.title = "t";
+    c.labels = {std::string(200000, 'm'), "b"};
+    c.series = {{"s", {1, 2}}};
+    int measured = 0;
+    const TextWidth counting = [&](const std::string& s, Shape::Font f) {
+        if (++measured > 1000) throw std::runtime_error("more than 1000 text measurements for one chart");
+        return kFixedWidth(s, f);
+    };
+    const auto shapes = layout_chart(c, 0, 0, 400, 300, ChartTheme{}, counting);
+    bool cut = false;
+    for (const auto& s : shapes)
+        if (s.kind == Shape::Kind::Text && s.text.size() > 2 && s.text.compare(s.text.size() - 2, 2, "..") == 0) {
+            CHECK(7.0f * float(s.text.size()) <= 200.0f);  // within its slot of (400 - axes) / 2
+            cut = true;
+        }
+    CHECK(cut);
+    CHECK(measured < 100);
+}
+
+TEST_CASE("chart files of the wrong shape are refused or drawn with gaps, naming the file", "[charts]") {
+    // Values of the wrong type are gaps; counts that are not whole numbers are left out.
+    const json odd = json::parse(R"({"compare": {"runs": "three", "new_tokens_per_prompt": 1e300,
+        "prompt_sets": {"stories": {"ar": {"tokens_per_s": "fast", "tau": 1}, "ngram": 7}, "retell": [1, 2]}},
+        "vulkan": {"verify_latency_ms": [1, "x", {"tokens": 1, "ms": 2}, {"tokens": 1e300, "ms": 1},
+                                         {"tokens": -4, "ms": 1}, {"tokens": 8, "ms": 3}]}})");
+    const auto charts = charts_from_json(odd, "odd.json");
+    REQUIRE(charts.size() == 3);
+    CHECK(charts[0].labels == std::vector<std::string>{"plain", "n-gram"});
+    CHECK(std::isnan(charts[0].series[0].values[0]));
+    CHECK(charts[1].series[0].values[0] == 1);
+    CHECK(charts[2].labels == std::vector<std::string>{"1", "8"});
+    CHECK(charts[2].series[0].values == std::vector<double>{1.0, 1.5});
+    for (const Chart& c : charts) CHECK_NOTHROW(layout_chart(c, 0, 0, 400, 300, ChartTheme{}, kFixedWidth));
+    const json tree = json::parse(R"({"nodes": "all", "medusa_choices": [], "table": [3, {"nodes": 2.5},
+        {"nodes": 4, "expected_tokens_per_step": 2, "step_ms": 1, "expected_tokens_per_s": 2000}]})");
+    const auto budget = charts_from_json(tree, "tree.json");
+    REQUIRE(budget.size() == 3);
+    CHECK(budget[0].labels == std::vector<std::string>{"4"});
+    CHECK(budget[0].highlight == -1);
+    // More modes than bars fit: refused in one line naming the file.
+    json many;
+    for (int i = 0; i < 65; ++i) many["compare"]["prompt_sets"]["stories"]["draft:m" + std::to_string(i)]["tau"] = 1;
+    CHECK_THROWS_AS(charts_from_json(many, "many.json"), medusa::FormatError);
+    CHECK_THROWS_WITH(charts_from_json(many, "many.json"),
+                      Catch::StartsWith("many.json: more than 64 decoding modes to chart"));
+}
+
+TEST_CASE("medusa plot draws a bench file whose maximum is denormal, in bounded memory", "[cli][charts]") {
+    const medusa::test::TempDir dir("medusa_plot_denormal");
+    auto bench_file = [&](const std::string& name, const std::string& value) {
+        const std::string path = (dir.path / name).string();
+        std::ofstream(path) << R"({"compare": {"prompt_sets": {"stories": {"ar": {"tokens_per_s": )" << value
+                            << R"(, "tau": 1}}}}})";
+        return path;
+    };
+    const std::string normal = bench_file("normal.json", "1000"), denormal = bench_file("denormal.json", "1e-323");
+    const auto baseline = medusa::test::run_medusa_limited({"plot", normal, (dir.path / "normal.svg").string()});
+    REQUIRE(baseline.exit_code == 0);
+    const auto r = medusa::test::run_medusa_limited({"plot", denormal, (dir.path / "denormal.svg").string()}, 20);
+    CAPTURE(r.err, baseline.max_rss_kb, r.max_rss_kb);
+    CHECK(r.exit_code == 0);
+    CHECK(r.max_rss_kb < baseline.max_rss_kb + 32 * 1024);
+    CHECK(slurp((dir.path / "denormal.svg").string()).find("<svg") != std::string::npos);
 }

@@ -1,9 +1,13 @@
 #include "bench_charts.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "model/json_file.h"
+#include "model/model_file.h"  // FormatError
 
 namespace medusa::charts {
 
@@ -11,9 +15,29 @@ namespace {
 
 using json = nlohmann::json;
 
+// Files are read as untrusted: a value of the wrong type is a gap in the chart, not an exception.
 double number_at(const json& j, const char* key) {
-    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0 / 0.0;
+    return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0 / 0.0;
 }
+
+// j[key] where j is an object holding it, else null.
+const json& member(const json& j, const std::string& key) {
+    static const json kNull;
+    return j.is_object() && j.contains(key) ? j[key] : kNull;
+}
+
+// A count (tokens, nodes, runs): a whole number from 0 to INT_MAX, else nothing.
+std::optional<int> count_at(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key)) return std::nullopt;
+    const json& v = j[key];
+    if (v.is_number_unsigned()) return v.get<uint64_t>() <= uint64_t(INT_MAX) ? std::optional<int>(int(v.get<uint64_t>())) : std::nullopt;
+    if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= INT_MAX) return int(v.get<int64_t>());
+    return std::nullopt;  // floats too: 1e300 has no int
+}
+
+// More bars than this would not be read as a chart (a real benchmark compares a handful of modes
+// on two or three prompt sets); a file asking for more is refused rather than drawn.
+constexpr size_t kMaxModes = 64, kMaxPromptSets = 16;
 
 // Plain decoding first, then the drafters from the most to the least machinery; JSON objects
 // come back sorted by name, which would put "ar" wherever the alphabet puts it.
@@ -51,13 +75,23 @@ std::string mode_label(const std::string& key) {
 
 std::vector<Chart> bench_charts(const json& bench) {
     std::vector<Chart> charts;
-    if (bench.contains("compare") && bench["compare"].contains("prompt_sets")) {
-        const json& sets = bench["compare"]["prompt_sets"];
+    const json& compare = member(bench, "compare");
+    if (const json& sets = member(compare, "prompt_sets"); sets.is_object()) {
+        if (sets.size() > kMaxPromptSets)
+            throw std::runtime_error(std::to_string(sets.size()) + " prompt sets to chart (a chart shows at most " +
+                                     std::to_string(kMaxPromptSets) + ")");
         // Every mode any prompt set ran; a set without a mode leaves a gap.
-        std::vector<std::string> modes;
+        std::set<std::string> seen;
         for (const auto& [set, rows] : sets.items())
-            for (const auto& [mode, row] : rows.items())
-                if (std::find(modes.begin(), modes.end(), mode) == modes.end()) modes.push_back(mode);
+            if (rows.is_object())
+                for (const auto& [mode, row] : rows.items()) {
+                    seen.insert(mode);
+                    if (seen.size() > kMaxModes)
+                        throw std::runtime_error("more than " + std::to_string(kMaxModes) +
+                                                 " decoding modes to chart (a chart shows at most " +
+                                                 std::to_string(kMaxModes) + ")");
+                }
+        std::vector<std::string> modes(seen.begin(), seen.end());
         std::stable_sort(modes.begin(), modes.end(), [](const auto& a, const auto& b) { return mode_rank(a) < mode_rank(b); });
         Chart speed, tau;
         speed.title = "Decoding speed by mode";
@@ -76,29 +110,28 @@ std::vector<Chart> bench_charts(const json& bench) {
             const json& rows = sets[set];
             ChartSeries s{set + " prompts", {}}, t{set + " prompts", {}};
             for (const auto& m : modes) {
-                s.values.push_back(rows.contains(m) ? number_at(rows[m], "tokens_per_s") : 0.0 / 0.0);
-                t.values.push_back(rows.contains(m) ? number_at(rows[m], "tau") : 0.0 / 0.0);
+                s.values.push_back(number_at(member(rows, m), "tokens_per_s"));
+                t.values.push_back(number_at(member(rows, m), "tau"));
             }
-            if (set == "stories" && rows.contains("ar")) {
+            if (set == "stories" && rows.is_object() && rows.contains("ar")) {
                 speed.reference = number_at(rows["ar"], "tokens_per_s");
                 speed.reference_label = "plain decoding";
             }
             speed.series.push_back(std::move(s));
             tau.series.push_back(std::move(t));
         }
-        const int n_runs = bench["compare"].value("runs", 0);
+        const int n_runs = count_at(compare, "runs").value_or(0);
         const std::string runs = n_runs > 1 ? ", median of " + std::to_string(n_runs) + " runs" : n_runs == 1 ? ", one run" : "";
-        speed.note = "greedy, " + std::to_string(bench["compare"].value("new_tokens_per_prompt", 0)) +
+        speed.note = "greedy, " + std::to_string(count_at(compare, "new_tokens_per_prompt").value_or(0)) +
                      " new tokens per prompt" + runs;
         tau.note = "higher: more tokens kept from each forward pass of the model";
         charts.push_back(std::move(speed));
         charts.push_back(std::move(tau));
     }
-    if (bench.contains("vulkan") && bench["vulkan"].contains("verify_latency_ms")) {
-        const json& rows = bench["vulkan"]["verify_latency_ms"];
+    if (const json& rows = member(member(bench, "vulkan"), "verify_latency_ms"); rows.is_array()) {
         double one = 0;
         for (const auto& r : rows)
-            if (r.value("tokens", 0) == 1) one = number_at(r, "ms");
+            if (count_at(r, "tokens") == 1) one = number_at(r, "ms");
         if (one > 0) {
             Chart cost;
             cost.kind = Chart::Kind::Lines;
@@ -108,8 +141,10 @@ std::vector<Chart> bench_charts(const json& bench) {
             cost.log_x = true;
             ChartSeries s{"forward(T) / forward(1)", {}};
             for (const auto& r : rows) {
-                cost.x.push_back(r.value("tokens", 0));
-                cost.labels.push_back(std::to_string(r.value("tokens", 0)));
+                const std::optional<int> tokens = count_at(r, "tokens");
+                if (!tokens) continue;
+                cost.x.push_back(*tokens);
+                cost.labels.push_back(std::to_string(*tokens));
                 s.values.push_back(number_at(r, "ms") / one);
             }
             cost.series.push_back(std::move(s));
@@ -124,8 +159,9 @@ std::vector<Chart> bench_charts(const json& bench) {
 
 std::vector<Chart> tree_budget_charts(const json& tree) {
     std::vector<Chart> charts;
-    if (!tree.contains("table") || !tree["table"].is_array() || tree["table"].empty()) return charts;
-    const int chosen = tree.value("nodes", 0);
+    const json& table = member(tree, "table");
+    if (!table.is_array() || table.empty()) return charts;
+    const int chosen = count_at(tree, "nodes").value_or(0);
     Chart per_step, step_ms, rate;
     for (Chart* c : {&per_step, &step_ms, &rate}) {
         c->kind = Chart::Kind::Lines;
@@ -139,8 +175,10 @@ std::vector<Chart> tree_budget_charts(const json& tree) {
     rate.title = "Expected speed by tree budget";
     rate.y_title = "tokens/s = tokens per step / step time";
     ChartSeries a{"tokens per step", {}}, b{"ms", {}}, r{"tokens/s", {}};
-    for (const auto& row : tree["table"]) {
-        const int nodes = row.value("nodes", 0);
+    for (const auto& row : table) {
+        const std::optional<int> counted = count_at(row, "nodes");
+        if (!counted) continue;
+        const int nodes = *counted;
         for (Chart* c : {&per_step, &step_ms, &rate}) {
             if (nodes == chosen) c->highlight = int(c->labels.size());
             c->x.push_back(nodes);
@@ -161,11 +199,15 @@ std::vector<Chart> tree_budget_charts(const json& tree) {
 }
 
 std::vector<Chart> charts_from_json(const json& j, const std::string& source) {
-    if (j.is_object() && j.contains("table") && j.contains("medusa_choices")) return tree_budget_charts(j);
-    if (j.is_object() && (j.contains("compare") || j.contains("vulkan"))) {
-        std::vector<Chart> c = bench_charts(j);
-        if (c.empty()) throw std::runtime_error(source + ": a bench result with nothing to chart (no modes compared, no block latencies)");
-        return c;
+    try {
+        if (j.is_object() && j.contains("table") && j.contains("medusa_choices")) return tree_budget_charts(j);
+        if (j.is_object() && (j.contains("compare") || j.contains("vulkan"))) {
+            std::vector<Chart> c = bench_charts(j);
+            if (c.empty()) throw std::runtime_error("a bench result with nothing to chart (no modes compared, no block latencies)");
+            return c;
+        }
+    } catch (const std::exception& e) {
+        throw FormatError(source + ": " + e.what());
     }
     throw std::runtime_error(source + ": neither `medusa bench --json` output nor a tune-tree tree.json with its table");
 }

@@ -61,14 +61,17 @@ std::string number(double v, double step) {
     return buf;
 }
 
-// `s` cut to `width` with "..", for category labels longer than their bar group.
+// `s` cut to `width` with "..", for category labels longer than their bar group: the longest
+// prefix that fits, found in log2(size) measurements (a label may be as long as its file).
 std::string fit(const std::string& s, float width, const TextWidth& w) {
     if (w(s, Font::Small) <= width) return s;
-    for (size_t n = s.size(); n > 1; --n) {
-        std::string cut = s.substr(0, n - 1) + "..";
-        if (w(cut, Font::Small) <= width) return cut;
+    auto cut = [&](size_t n) { return s.substr(0, n) + ".."; };
+    size_t lo = 0, hi = s.size();  // cut(lo) fits or lo is 0; cut(hi) does not fit or hi is the whole label
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        (w(cut(mid), Font::Small) <= width ? lo : hi) = mid;
     }
-    return "";
+    return lo > 0 ? cut(lo) : "";
 }
 
 float px(const ChartTheme& t, Font f) { return f == Font::Small ? t.small_px : f == Font::Title ? t.title_px : t.normal_px; }
@@ -93,8 +96,11 @@ uint32_t series_color(int i) {
 }
 
 std::vector<double> nice_ticks(double max, int count) {
-    if (!(max > 0) || !std::isfinite(max)) max = 1;
-    const double raw = max / std::max(1, count);
+    count = std::clamp(count, 1, kMaxTickCount);
+    // Below 1e-300, 10^k of the step may be denormal or zero and the ticks would never reach max;
+    // far above, they would overflow to infinity.
+    if (!(max >= 1e-300 && max <= 1e300)) max = 1;
+    const double raw = max / count;
     const double mag = std::pow(10.0, std::floor(std::log10(raw)));
     double step = mag;
     for (double m : {1.0, 2.0, 2.5, 5.0, 10.0})
@@ -102,8 +108,12 @@ std::vector<double> nice_ticks(double max, int count) {
             step = m * mag;
             break;
         }
+    // step >= max / count, so tick `count` reaches max: count + 1 ticks at most.
     std::vector<double> ticks;
-    for (int i = 0; ticks.empty() || ticks.back() < max - 1e-9 * max; ++i) ticks.push_back(i * step);
+    for (int i = 0; i <= count; ++i) {
+        ticks.push_back(i * step);
+        if (ticks.back() >= max - 1e-9 * max) break;
+    }
     return ticks;
 }
 
@@ -261,7 +271,7 @@ void draw_lines(Plot& p) {
 void draw_marks(Plot& p) {
     const Chart& c = p.c;
     if (c.highlight >= 0 && c.highlight < p.n && !c.series.empty() &&
-        c.highlight < int(c.series[0].values.size())) {
+        c.highlight < int(c.series[0].values.size()) && std::isfinite(c.series[0].values[c.highlight])) {
         const double v = c.series[0].values[c.highlight];
         const float hx = p.centers[c.highlight], hy = p.ypos(v);
         p.out.push_back(marker(hx, hy, 5, p.theme.reference));

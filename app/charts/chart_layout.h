@@ -47,7 +47,10 @@ using TextWidth = std::function<float(const std::string&, Shape::Font)>;
 std::vector<Shape> layout_chart(const Chart& chart, float x, float y, float w, float h, const ChartTheme& theme,
                                 const TextWidth& text_width);
 
-// Axis ticks: "nice" steps (1, 2, 5 × 10^k) from 0 to at least `max`, about `count` of them.
+// Axis ticks: "nice" steps (1, 2, 5 × 10^k) from 0 to at least `max`, about `count` of them and
+// never more than count + 1 (count is taken within 1..kMaxTickCount). A `max` outside
+// 1e-300..1e300 (NaN, infinite, not positive, denormal) gives the ticks of 0..1.
+constexpr int kMaxTickCount = 100;
 std::vector<double> nice_ticks(double max, int count);
 
 }  // namespace medusa::charts
