@@ -12,6 +12,7 @@
 #include "llm/gpu_model.h"
 #include "llm/kernel_params.h"
 #include "llm/kernel_tuning.h"
+#include "model/runtime_warning.h"
 #include "temp_dir.h"
 #include "test_paths.h"
 
@@ -42,47 +43,83 @@ struct CacheDir {
 
 }  // namespace
 
+// Warnings raised while in scope, in order.
+struct CapturedWarnings {
+    std::vector<std::string> lines;
+    WarningSink previous;
+    CapturedWarnings() : previous(set_warning_sink([this](const std::string& w) { lines.push_back(w); })) {}
+    ~CapturedWarnings() { set_warning_sink(previous); }
+};
+
+// A device whose subgroups have 32 lanes and whose workgroups at most 1024.
+constexpr MatmulLimits kWave32{32, 1024};
+
 TEST_CASE("a saved kernel configuration is loaded back and other entries are kept", "[kernel-tuning]") {
     test::TempDir dir("medusa-kernel-tuning");
     const std::string path = (dir.path / "sub" / "kernel-tuning.json").string();
-    CHECK_FALSE(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512"));  // no file yet
-    save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {true, 128}, {{"decode_ms_per_token", 1.5}});
-    save_tuned_matmul(path, "dev", "f32 64x172x5 v512", {false, 32}, {});
-    save_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512", {false, 256, 4}, {});
-    CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512") == MatmulConfig{true, 128});
-    CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512") == MatmulConfig{false, 32});
-    CHECK(load_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512") == MatmulConfig{false, 256, 4});
-    CHECK_FALSE(load_tuned_matmul(path, "dev", "q4_0 64x172x5 v512"));
-    save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {false, 64}, {});  // replaced
-    CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512") == MatmulConfig{false, 64});
-    CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512") == MatmulConfig{false, 32});
+    CHECK_FALSE(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", kWave32));  // no file yet
+    save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {true, 128}, 32, {{"decode_ms_per_token", 1.5}});
+    save_tuned_matmul(path, "dev", "f32 64x172x5 v512", {false, 32}, 32, {});
+    save_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512", {false, 256, 4}, 32, {});
+    CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", kWave32) == MatmulConfig{true, 128});
+    CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512", kWave32) == MatmulConfig{false, 32});
+    CHECK(load_tuned_matmul(path, "other dev", "q8_0 64x172x5 v512", kWave32) == MatmulConfig{false, 256, 4});
+    CHECK_FALSE(load_tuned_matmul(path, "dev", "q4_0 64x172x5 v512", kWave32));
+    save_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", {false, 64}, 32, {});  // replaced
+    CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", kWave32) == MatmulConfig{false, 64});
+    CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512", kWave32) == MatmulConfig{false, 32});
+    CHECK(nlohmann::json::parse(test::slurp(path))["dev"]["f32 64x172x5 v512"]["subgroup"] == 32);
 }
 
-TEST_CASE("a damaged kernel tuning file is an error naming it", "[kernel-tuning]") {
+TEST_CASE("a kernel tuning file that is not a JSON object is an error naming it", "[kernel-tuning]") {
     test::TempDir dir("medusa-kernel-tuning-bad");
     const auto path = dir.path / "kernel-tuning.json";
-    const std::pair<const char*, const char*> cases[] = {
-        {"{\"dev\": {\"m\": {\"texel\": true", "malformed JSON"},
-        {"[1, 2]", "must be a JSON object"},
-        {"{\"dev\": {\"m\": {\"texel\": 1, \"workgroup\": 64}}}", "needs \"texel\""},
-        {"{\"dev\": {\"m\": {\"texel\": true}}}", "needs \"texel\""},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 96}}}", "not a power of two"},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 4096}}}", "not a power of two"},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": -64}}}", "needs \"texel\""},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 0}}}", "rows must be a count from 1 to 4"},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 8}}}", "rows must be a count from 1 to 4"},
-        {"{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": \"2\"}}}", "rows must be a count from 1 to 4"},
-    };
-    for (const auto& [text, why] : cases) {
+    for (const auto& [text, why] : {std::pair{"{\"dev\": {\"m\": {\"texel\": true", "malformed JSON"},
+                                    std::pair{"[1, 2]", "must be a JSON object"}}) {
         CAPTURE(text);
         write_text(path, text);
-        try {
-            load_tuned_matmul(path.string(), "dev", "m");
-            FAIL("no error");
-        } catch (const FormatError& e) {
-            CHECK_THAT(e.what(), Catch::Contains(path.string()) && Catch::Contains(why));
-        }
+        CHECK_THROWS_WITH(load_tuned_matmul(path.string(), "dev", "m", kWave32),
+                          Catch::Contains(path.string()) && Catch::Contains(why));
     }
+}
+
+TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warning naming it", "[kernel-tuning]") {
+    test::TempDir dir("medusa-kernel-tuning-entries");
+    const auto path = dir.path / "kernel-tuning.json";
+    const std::pair<const char*, const char*> cases[] = {
+        {"{\"texel\": 1, \"workgroup\": 64}", "needs \"texel\""},
+        {"{\"texel\": true}", "needs \"texel\""},
+        {"{\"texel\": true, \"workgroup\": -64}", "needs \"texel\""},
+        {"{\"texel\": true, \"workgroup\": 96}", "workgroup 96 is not a power of two"},
+        // Below the subgroup size, or not whole subgroups: what printed garbage with exit 0.
+        {"{\"texel\": true, \"workgroup\": 4}", "workgroup 4 is not a multiple of the device's subgroup size 32"},
+        {"{\"texel\": false, \"workgroup\": 16, \"subgroup\": 16}", "tuned for subgroups of 16 lanes"},
+        {"{\"texel\": false, \"workgroup\": 64, \"subgroup\": 64}", "tuned for subgroups of 64 lanes"},
+        {"{\"texel\": true, \"workgroup\": 64, \"subgroup\": \"32\"}", "subgroup \"32\" is not a count"},
+        {"{\"texel\": true, \"workgroup\": 4096}", "workgroup 4096 is more than the device's largest, 1024"},
+        {"{\"texel\": true, \"workgroup\": 4294967360}", "needs \"texel\""},
+        {"{\"texel\": true, \"workgroup\": 64, \"rows\": 0}", "rows 0 is not from 1 to 4"},
+        {"{\"texel\": true, \"workgroup\": 64, \"rows\": 8}", "rows 8 is not from 1 to 4"},
+        {"{\"texel\": true, \"workgroup\": 64, \"rows\": \"2\"}", "rows \"2\" is not a count"},
+    };
+    for (const auto& [entry, why] : cases) {
+        CAPTURE(entry);
+        write_text(path, std::string("{\"dev\": {\"m\": ") + entry + ", \"other\": {\"texel\": true}}}");
+        CapturedWarnings warnings;
+        CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", kWave32));
+        CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", kWave32));  // the same entry: said once
+        REQUIRE(warnings.lines.size() == 1);
+        CHECK_THAT(warnings.lines[0], Catch::Contains(path.string()) && Catch::Contains("'m'") && Catch::Contains(why) &&
+                                          Catch::Contains("ignored"));
+        CHECK(warnings.lines[0].find('\n') == std::string::npos);
+    }
+    // Entries written before the subgroup size was kept are used where the device can run them.
+    write_text(path, "{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 2}}}");
+    CapturedWarnings warnings;
+    CHECK(load_tuned_matmul(path.string(), "dev", "m", kWave32) == MatmulConfig{true, 64, 2});
+    CHECK(load_tuned_matmul(path.string(), "dev", "m", {64, 1024}) == MatmulConfig{true, 64, 2});
+    CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", {128, 1024}));
+    CHECK(warnings.lines.size() == 1);
 }
 
 TEST_CASE("the tuner's candidates fit the device and include the default", "[kernel-tuning]") {
@@ -93,6 +130,7 @@ TEST_CASE("the tuner's candidates fit the device and include the default", "[ker
         REQUIRE(!candidates.empty());
         for (const MatmulConfig& c : candidates) {
             CHECK(c.workgroup % ctx.info().subgroup_size == 0);
+            CHECK(matmul_config_problem(c, matmul_limits(ctx)).empty());
             CHECK((c.rows == 1 || !cpu_layouts));  // the lane-per-row layout has one row per lane
         }
         const MatmulConfig d = default_matmul_config(ctx, cpu_layouts);
@@ -115,7 +153,8 @@ TEST_CASE("a model uses the tuned configuration for its device and shapes, with 
         CHECK(untuned.matmul_config_source() == "default");
         CHECK(untuned.matmuls().config() == def);
     }
-    save_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx), tuning_model_key(file), tuned, {});
+    save_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx), tuning_model_key(file), tuned,
+                      ctx.info().subgroup_size, {});
     GpuModel model(ctx, file);
     CHECK(model.matmul_config_source() == "tuned");
     CHECK(model.matmuls().config() == tuned);
@@ -148,8 +187,46 @@ TEST_CASE("bench --tune-kernels times every candidate and keeps the fastest", "[
     CHECK(r.out.find(j["best"].get<std::string>() + " ") != std::string::npos);
     CHECK(r.out.find("<- kept") != std::string::npos);
     const ModelFile file = load_model(model_path("stories260K.bin"));
-    const auto saved = load_tuned_matmul(path, j["device"].get<std::string>(), tuning_model_key(file));
+    const auto saved =
+        load_tuned_matmul(path, j["device"].get<std::string>(), tuning_model_key(file), matmul_limits(gpu_context()));
     REQUIRE(saved);
     CHECK(saved->name() == j["best"].get<std::string>());
     CHECK(j["device"] == tuning_device_key(gpu_context()));
+}
+
+TEST_CASE("generate ignores a tuned workgroup the device cannot run and prints the untuned text", "[kernel-tuning][cli]") {
+    auto& ctx = gpu_context();
+    const uint32_t sub = ctx.info().subgroup_size;
+    for (const char* model : {"stories260K.bin", "gguf/llama2xs-q4_0.gguf"}) {
+        CAPTURE(model);
+        test::TempDir dir("medusa-kernel-tuning-generate");
+        const std::string path = (dir.path / "kernel-tuning.json").string();
+        const std::string env = "MEDUSA_CACHE=" + dir.path.string();
+        const std::string args = "generate -m " + model_path(model) + " -p 'Once upon a time' -n 60 --temp 0";
+        const auto untuned = test::run_medusa(args, env);
+        REQUIRE(untuned.exit_code == 0);
+        REQUIRE(untuned.err.find("warning") == std::string::npos);
+        // Every workgroup below the subgroup size (1, 2 and 4 on lavapipe's 8 lanes), and a valid-looking
+        // one tuned under twice the device's subgroup size.
+        std::vector<std::pair<nlohmann::json, std::string>> entries;
+        for (uint32_t wg = 1; wg < sub; wg *= 2)
+            entries.push_back({{{"texel", true}, {"workgroup", wg}}, "workgroup " + std::to_string(wg) + " is not"});
+        entries.push_back({{{"texel", true}, {"workgroup", 2 * sub}, {"subgroup", 2 * sub}},
+                           "tuned for subgroups of " + std::to_string(2 * sub) + " lanes"});
+        for (const auto& [entry, why] : entries) {
+            CAPTURE(entry.dump());
+            nlohmann::json file;
+            file[tuning_device_key(ctx)][tuning_model_key(load_model(model_path(model)))] = entry;
+            write_text(path, file.dump());
+            const auto r = test::run_medusa(args, env);
+            INFO(r.err);
+            CHECK(r.exit_code == 0);
+            CHECK(r.out == untuned.out);
+            const size_t at = r.err.find("warning: ");
+            REQUIRE(at != std::string::npos);
+            CHECK(r.err.find("warning: ", at + 1) == std::string::npos);  // one line
+            const std::string line = r.err.substr(at, r.err.find('\n', at) - at);
+            CHECK_THAT(line, Catch::Contains(path) && Catch::Contains(why) && Catch::Contains("ignored"));
+        }
+    }
 }

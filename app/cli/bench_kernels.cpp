@@ -104,7 +104,7 @@ int run_kernel_tuning(const Args& args) {
                                     {"block_tokens", block}, {"default_decode_ms_per_token", untuned->decode_ms}};
     const std::string path = args.str("--tune-out", kernel_tuning_path());
     if (!path.empty()) {
-        save_tuned_matmul(path, device_key, model_key, best->config, details);
+        save_tuned_matmul(path, device_key, model_key, best->config, gpu->info().subgroup_size, details);
         std::printf("kept %s for %s on %s in %s\n", best->config.name().c_str(), model_key.c_str(), device_key.c_str(),
                     path.c_str());
     }

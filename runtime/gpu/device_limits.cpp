@@ -36,6 +36,8 @@ DeviceLimits query_device_limits(VkPhysicalDevice physical) {
             l.heap_bytes = std::max<uint64_t>(l.heap_bytes, memory.memoryHeaps[i].size);
     l.storage_range = props.properties.limits.maxStorageBufferRange;
     l.texel_elements = props.properties.limits.maxTexelBufferElements;
+    l.max_workgroup_size = std::min(props.properties.limits.maxComputeWorkGroupSize[0],
+                                    props.properties.limits.maxComputeWorkGroupInvocations);
     l.max_allocation = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : UINT64_MAX;
     return l;
 }

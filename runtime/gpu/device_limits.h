@@ -17,6 +17,9 @@ struct DeviceLimits {
     uint64_t storage_range = 0;   // maxStorageBufferRange
     uint64_t max_allocation = 0;  // maxMemoryAllocationSize (Vulkan 1.1 / maintenance3)
     uint64_t texel_elements = 0;  // maxTexelBufferElements: texels one buffer view may span
+    // Invocations one workgroup of a 1-D dispatch may have (maxComputeWorkGroupSize[0], at most
+    // maxComputeWorkGroupInvocations).
+    uint32_t max_workgroup_size = 0;
 };
 
 DeviceLimits query_device_limits(VkPhysicalDevice physical);

@@ -49,7 +49,8 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (options_.matmul) {
         matmul = *options_.matmul;
         matmul_source_ = "given";
-    } else if (auto tuned = load_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx), tuning_model_key(file))) {
+    } else if (auto tuned = load_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx),
+                                                tuning_model_key(file), matmul_limits(ctx))) {
         matmul = *tuned;
         matmul_source_ = "tuned";
     }

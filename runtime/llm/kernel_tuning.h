@@ -1,7 +1,8 @@
 // The matrix-kernel configuration measured fastest on a device for a model's shapes, kept in a
 // JSON file (`bench --tune-kernels` writes it, every GpuModel reads it), as the tuned tree is:
 //   { "<device> | <driver>": { "<weights> <dim>x<hidden>x<layers> v<vocab>": {config, timings} } }
-// Without an entry the defaults below apply.
+// The config: "texel", "workgroup", "rows" and the "subgroup" size it was tuned under (one driver
+// may run either of two: RADV's wave32 and wave64). Without an entry the defaults below apply.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -21,18 +22,41 @@ std::string tuning_device_key(const gpu::Context& ctx);
 std::string tuning_model_key(const ModelFile& file);
 
 // What the tuner times: texel views or storage loads, times the workgroup sizes the device allows
-// (multiples of its subgroup size, 32 to 256 invocations).
+// (multiples of its subgroup size, 32 to 256 invocations, at most its largest workgroup).
 std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx, bool cpu_layouts);
 // Untuned: texel views with the CPU layouts (lavapipe: faster at every model size measured),
 // storage loads with the GPU layouts; 64 invocations (or the subgroup size, if larger).
 MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts);
 
-// The entry for this device and model in the file at `path`; nothing when there is none. A file
-// that is unreadable or malformed throws FormatError naming it.
+// What the matrix kernels need of a configuration on a device: a workgroup of whole subgroups
+// (matmul.comp's rows are per lane or per subgroup, its shuffles and sums span a subgroup) that
+// the device can run.
+struct MatmulLimits {
+    uint32_t subgroup_size = 0;
+    uint32_t max_workgroup_size = 0;
+};
+MatmulLimits matmul_limits(const gpu::Context& ctx);
+// Why `config` cannot run under `limits`, or "" when it can: the workgroup must be a power of two,
+// a multiple of the subgroup size and at most the device's largest; rows 1 to kMatmulMaxRows.
+std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits& limits);
+
+// The entry for this device and model in the file at `path`; nothing when there is none. An
+// entry that is malformed, was tuned under another subgroup size or cannot run under `limits`
+// is never used: one warning (runtime_warning) names the file, the entry and the value. An
+// entry without "subgroup" (files written before it was kept) is used when it fits `limits`:
+// that alone makes its output right. A file that is unreadable or not JSON throws FormatError
+// naming it.
 std::optional<MatmulConfig> load_tuned_matmul(const std::string& path, const std::string& device_key,
-                                              const std::string& model_key);
+                                              const std::string& model_key, const MatmulLimits& limits);
+// The same for the file's JSON, read already (`path` names it in the warning).
+std::optional<MatmulConfig> tuned_matmul(const nlohmann::json& tuning, const std::string& path,
+                                         const std::string& device_key, const std::string& model_key,
+                                         const MatmulLimits& limits);
 // Adds or replaces the entry (with `details`, e.g. the timings), keeping the others; atomic.
+// with_tuned_matmul: the same for the file's JSON.
+nlohmann::json with_tuned_matmul(nlohmann::json tuning, const std::string& device_key, const std::string& model_key,
+                                 const MatmulConfig& config, uint32_t subgroup_size, const nlohmann::json& details);
 void save_tuned_matmul(const std::string& path, const std::string& device_key, const std::string& model_key,
-                       const MatmulConfig& config, const nlohmann::json& details);
+                       const MatmulConfig& config, uint32_t subgroup_size, const nlohmann::json& details);
 
 }  // namespace medusa
