@@ -55,6 +55,10 @@ def main():
         head[0].linear.weight.data = value((DIM, DIM), k, 0, torch.bfloat16)
         head[0].linear.bias.data = value((DIM,), k, 0, torch.bfloat16)
     torch.save(legacy.state_dict(), os.path.join(OUT, "legacy_medusa_lm_head.pt"))
+    # Heads whose weights were saved as integers (int64): refused, naming the type.
+    torch.save({"0.0.linear.weight": (value((DIM, DIM), 0, 0, torch.float32) * 64).to(torch.int64),
+                "0.0.linear.bias": value((DIM,), 0, 0, torch.float32)},
+               os.path.join(OUT, "int64_medusa_lm_head.pt"))
     # A checkpoint that would run a command when unpickled by Python: the reader must refuse it.
     class Evil:
         def __reduce__(self):

@@ -100,3 +100,87 @@ TEST_CASE("heads that do not fit the tree, or hold NaN, are named", "[cli-messag
     CHECK((at == 0 || r.err[at - 1] == '\n'));
     CHECK(r.err.find(warning, at + 1) == std::string::npos);
 }
+
+TEST_CASE("a file that is not heads, given as --heads, is named for what it is", "[cli-messages]") {
+    struct Case {
+        std::string file, says;
+    };
+    const Case cases[] = {
+        {model_path("gguf/llama2xs-q4_0.gguf"), ": a GGUF model (architecture 'llama'), not Medusa heads: --heads takes"},
+        {MEDUSA_SHARED_DIR "/testdata/eagle3/stories260K-eagle3-llamacpp-f16.gguf",
+         ": an EAGLE-3 draft layer (GGUF), not Medusa heads: give it to --eagle"},
+        {model_path("llama2xs.bin"), ": neither a safetensors file nor a PyTorch checkpoint, so not Medusa heads"},
+        {model_path("tok512.model"), ": neither a safetensors file nor a PyTorch checkpoint, so not Medusa heads"},
+        {std::string(MEDUSA_SOURCE_DIR) + "/tests/data/torch/int64_medusa_lm_head.pt",
+         ": tensor '0.0.linear.weight' holds int64 values; Medusa heads' weights are floating point"},
+    };
+    for (const Case& c : cases) {
+        CAPTURE(c.file);
+        const auto r = medusa::test::run_medusa_limited({"generate", "-m", model_path("stories260K.bin"), "--tokenizer",
+                                                         model_path("tok512.model"), "-p", "Once", "-n", "2", "--heads",
+                                                         c.file});
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains(c.file + c.says));
+        CHECK(lines(r.err) == 1);
+    }
+}
+
+TEST_CASE("safetensors heads with integer weights are refused naming the type", "[cli-messages]") {
+    TempDir dir("medusa-int-heads");
+    // One I64 matrix under Medusa's first key, written by hand: 64 x 64 zeros.
+    const std::string header = R"({"0.0.linear.weight":{"dtype":"I64","shape":[64,64],"data_offsets":[0,32768]}})";
+    std::string file(8, '\0');
+    const uint64_t n = header.size();
+    std::memcpy(file.data(), &n, 8);
+    file += header + std::string(32768, '\0');
+    const fs::path heads = dir.path / "medusa_lm_head.safetensors";
+    write_text(heads, file);
+    const auto r = medusa::test::run_medusa(generate("--heads " + heads.string()));
+    CHECK(r.exit_code == 1);
+    CHECK_THAT(r.err, Catch::Contains(heads.string() + ": tensor '0.0.linear.weight' holds int64 values"));
+}
+
+TEST_CASE("messages name the flag as typed, help and --version answer briefly, chat templates are all listed",
+          "[cli-messages]") {
+    const auto n = medusa::test::run_medusa(generate("-n abc"));
+    CHECK(n.exit_code == 2);
+    CHECK_THAT(n.err, Catch::Contains("-n expects an integer, got 'abc'") && !Catch::Contains("--n-predict"));
+    const auto help = medusa::test::run_medusa("help generate");
+    CHECK(help.exit_code == 0);
+    CHECK_THAT(help.out, Catch::Contains("  generate -m MODEL") && !Catch::Contains("  train-heads"));
+    const auto version = medusa::test::run_medusa("--version");
+    CHECK(version.exit_code == 0);
+    CHECK(version.out == "medusa " MEDUSA_VERSION "\n");
+    const auto unknown = medusa::test::run_medusa("help nosuch");
+    CHECK(unknown.exit_code == 2);
+    CHECK(lines(unknown.err) == 1);
+    const auto command = medusa::test::run_medusa("nosuch");
+    CHECK(command.exit_code == 2);
+    CHECK(lines(command.err) == 1);
+    const auto tmpl = medusa::test::run_medusa(generate("--chat-template nosuch"));
+    CHECK(tmpl.exit_code == 2);
+    CHECK_THAT(tmpl.err, Catch::Contains("llama3") && Catch::Contains("chatml") && Catch::Contains("none"));
+    // Every name listed is one --chat-template takes.
+    for (const char* name : {"vicuna_v1.1", "llama2_chat", "zephyr", "chatml", "llama3", "none"}) {
+        CAPTURE(name);
+        CHECK_THAT(tmpl.err, Catch::Contains(name));
+        CHECK(medusa::test::run_medusa(generate(std::string("-n 1 --chat-template ") + name)).exit_code == 0);
+    }
+}
+
+TEST_CASE("a drafter the step controller never used is reported as such, not as 0.00 accepted", "[cli-messages]") {
+    const std::string draft = " --draft-model " + model_path("stories260K_q80.bin");
+    const auto controlled = medusa::test::run_medusa(generate("-n 8" + draft));
+    REQUIRE(controlled.exit_code == 0);
+    INFO(controlled.err);
+    // On lavapipe the controller decodes stories260K plainly; either way the line says what happened.
+    const bool plain = controlled.err.find("nothing drafted: the step controller decoded plainly on all ") != std::string::npos;
+    const bool drafted = controlled.err.find("of drafted accepted") != std::string::npos &&
+                         controlled.err.find("drafted on ") != std::string::npos;
+    CHECK(plain != drafted);
+    CHECK((controlled.err.find("0.00 of drafted accepted") == std::string::npos || drafted));
+    const auto fixed = medusa::test::run_medusa(generate("-n 8 --fixed-shape" + draft));
+    REQUIRE(fixed.exit_code == 0);
+    CHECK_THAT(fixed.err, Catch::Contains("drafted on ") && Catch::Contains(" steps, ") &&
+                              Catch::Contains("of drafted accepted"));
+}

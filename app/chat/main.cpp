@@ -48,6 +48,11 @@ struct Options {
     bool scripted() const { return smoke || !screenshot.empty(); }
 };
 
+// A flag the app cannot take: exit code 2, as the command line's usage errors.
+struct FlagError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // A whole number within [lo, hi], or an error naming the flag and what it got.
 int whole_number(const std::string& flag, const std::string& v, int lo, int hi) {
     size_t used = 0;
@@ -58,7 +63,7 @@ int whole_number(const std::string& flag, const std::string& v, int lo, int hi) 
         used = 0;
     }
     if (used != v.size() || v.empty() || n < lo || n > hi)
-        throw std::runtime_error(flag + " expects a whole number from " + std::to_string(lo) + " to " +
+        throw FlagError(flag + " expects a whole number from " + std::to_string(lo) + " to " +
                                  std::to_string(hi) + ", got '" + v + "'");
     return n;
 }
@@ -66,7 +71,7 @@ int whole_number(const std::string& flag, const std::string& v, int lo, int hi) 
 float real_number(const std::string& flag, const std::string& v, float lo, float hi) {
     const std::optional<float> x = parse_finite_float(v);
     if (!x || *x < lo || *x > hi)
-        throw std::runtime_error(flag + " expects a number from " + std::to_string(lo).substr(0, 4) + " to " +
+        throw FlagError(flag + " expects a number from " + std::to_string(lo).substr(0, 4) + " to " +
                                  std::to_string(hi).substr(0, 4) + ", got '" + v + "'");
     return *x;
 }
@@ -77,7 +82,7 @@ Options parse(int argc, char** argv, const Options& start) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+            if (i + 1 >= argc) throw FlagError(a + " needs a value");
             return argv[++i];
         };
         DecodeSettings& s = o.settings;
@@ -88,7 +93,7 @@ Options parse(int argc, char** argv, const Options& start) {
         else if (a == "--size") {
             const std::string v = value();
             const size_t x = v.find('x');
-            if (x == std::string::npos) throw std::runtime_error("--size expects WIDTHxHEIGHT, got '" + v + "'");
+            if (x == std::string::npos) throw FlagError("--size expects WIDTHxHEIGHT, got '" + v + "'");
             o.width = whole_number("--size", v.substr(0, x), 320, 8192);
             o.height = whole_number("--size", v.substr(x + 1), 240, 8192);
             o.size_chosen = true;
@@ -149,9 +154,18 @@ Options parse(int argc, char** argv, const Options& start) {
                       "Chats are saved after every reply in ${MEDUSA_CHATS:-${XDG_DATA_HOME:-~/.local/share}/medusa-vk/chats};\n"
                       "the Chats button reopens them.");
             std::exit(0);
-        } else throw std::runtime_error("unknown argument " + a + " (see --help)");
+        } else if (a == "--version") {
+            std::printf("medusa-chat %s\n", MEDUSA_VERSION);
+            std::exit(0);
+        } else throw FlagError("unknown argument " + a + " (see --help)");
     }
-    if (!o.accept.empty()) o.settings.rule = parse_accept_rule(o.accept);
+    if (!o.accept.empty()) {
+        try {
+            o.settings.rule = parse_accept_rule(o.accept);
+        } catch (const std::invalid_argument& e) {
+            throw FlagError(std::string("--accept: ") + e.what());
+        }
+    }
     return o;
 }
 
@@ -431,6 +445,9 @@ int main(int argc, char** argv) {
         glfwDestroyWindow(window);
         glfwTerminate();
         return rc;
+    } catch (const FlagError& e) {
+        std::fprintf(stderr, "medusa-chat: %s\n", terminal_safe(e.what()).c_str());
+        return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "medusa-chat: %s\n", terminal_safe(e.what()).c_str());
         return 1;

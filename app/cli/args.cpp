@@ -48,6 +48,7 @@ Args::Args(int argc, char** argv, int first, const std::set<std::string>& flags,
             continue;
         }
         const std::string name = canonical(a);
+        spelling_[name] = a;
         if (flags.count(name)) {
             values_[name] = "1";
         } else if (options.count(name)) {
@@ -57,6 +58,11 @@ Args::Args(int argc, char** argv, int first, const std::set<std::string>& flags,
             throw UsageError("unknown option " + a + suggestion(a, flags, options));
         }
     }
+}
+
+std::string Args::spelled(const std::string& name) const {
+    const auto it = spelling_.find(name);
+    return it == spelling_.end() ? name : it->second;
 }
 
 std::string Args::str(const std::string& name, const std::string& fallback) const {
@@ -72,14 +78,14 @@ int Args::integer(const std::string& name, int fallback) const {
         if (used != str(name).size()) throw std::invalid_argument("");
         return v;
     } catch (const std::exception&) {
-        throw UsageError(name + " expects an integer, got '" + str(name) + "'");
+        throw UsageError(spelled(name) + " expects an integer, got '" + str(name) + "'");
     }
 }
 
 float Args::number(const std::string& name, float fallback) const {
     if (!has(name)) return fallback;
     if (const auto v = parse_finite_float(str(name))) return *v;
-    throw UsageError(name + " expects a finite number, got '" + str(name) + "'");
+    throw UsageError(spelled(name) + " expects a finite number, got '" + str(name) + "'");
 }
 
 }  // namespace medusa::cli

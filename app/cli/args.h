@@ -30,7 +30,10 @@ public:
     void set(const std::string& name, const std::string& value) { values_[name] = value; }
 
 private:
+    // The option as the user typed it (-n for --n-predict): messages name what was written.
+    std::string spelled(const std::string& name) const;
     std::map<std::string, std::string> values_;
+    std::map<std::string, std::string> spelling_;
     std::vector<std::string> positional_;
 };
 

@@ -11,8 +11,8 @@ ChatSetup setup_chat(const Args& args, const ModelFile& file, const Tokenizer& t
     std::string why;
     if (args.has("--chat-template")) {
         const auto t = parse_chat_template(args.str("--chat-template"));
-        if (!t) throw UsageError("unknown --chat-template '" + args.str("--chat-template") +
-                                 "' (known: vicuna_v1.1, llama2_chat, zephyr, chatml, none)");
+        if (!t) throw UsageError("unknown --chat-template '" + args.str("--chat-template") + "' (known: " +
+                                 chat_template_names(", ") + ")");
         s.kind = *t;
         why = "--chat-template";
     } else if (chat) {
@@ -24,8 +24,8 @@ ChatSetup setup_chat(const Args& args, const ModelFile& file, const Tokenizer& t
         if (chat)
             std::fprintf(stderr,
                          "note: no chat template (%s); continuing the prompt as plain text. Force one with "
-                         "--chat-template vicuna_v1.1|llama2_chat|zephyr|chatml\n",
-                         why.c_str());
+                         "--chat-template %s\n",
+                         why.c_str(), chat_template_names("|").c_str());
         s.shown = prompt;
         s.tokens = tok.encode(prompt, true);
         return s;

@@ -113,9 +113,25 @@ std::string command_usage(const std::string& cmd) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+        (argc == 2 && !std::strcmp(argv[1], "help"))) {
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "version")) {
+        std::printf("medusa %s\n", MEDUSA_VERSION);
+        return 0;
+    }
+    // `medusa help COMMAND`, as `medusa COMMAND --help`.
+    if (!std::strcmp(argv[1], "help")) {
+        const std::string usage = command_usage(argv[2]);
+        if (usage.empty()) {
+            std::fprintf(stderr, "medusa help: no command '%s' (medusa --help lists them)\n",
+                         medusa::terminal_safe(argv[2]).c_str());
+            return 2;
+        }
+        std::fputs(("usage: medusa\n" + usage).c_str(), stdout);
+        return 0;
     }
     const std::string cmd = argv[1];
     // `medusa COMMAND --help`: that command's part of the usage.
@@ -145,7 +161,8 @@ int main(int argc, char** argv) {
         if (cmd == "tokenize") return medusa::cli::run_tokenize(argc, argv);
         if (cmd == "export-heads") return medusa::cli::run_export_heads(argc, argv);
         if (cmd == "export-gguf") return medusa::cli::run_export_gguf(argc, argv);
-        std::fprintf(stderr, "medusa: unknown command '%s'\n\n%s", medusa::terminal_safe(cmd).c_str(), kUsage);
+        std::fprintf(stderr, "medusa: unknown command '%s' (medusa --help lists the commands)\n",
+                     medusa::terminal_safe(cmd).c_str());
         return 2;
     } catch (const medusa::cli::UsageError& e) {
         std::fprintf(stderr, "medusa %s: %s\n", cmd.c_str(), medusa::terminal_safe(e.what()).c_str());

@@ -127,6 +127,7 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
         ++stats.steps;
         stats.submits += tr.submits;
         stats.drafted += tree.max_depth();
+        stats.drafted_steps += tree.max_depth() > 0;
         stats.accepted += tr.accepted;
         const bool go_on = keep_step_tokens(tr.emitted, options_, stats);
         sequence.insert(sequence.end(), tr.emitted.begin(), tr.emitted.end());

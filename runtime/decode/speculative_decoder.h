@@ -31,6 +31,7 @@ struct GenerationStats {
     int new_tokens = 0;
     int steps = 0;        // verify passes of the target, the first token's included
     long drafted = 0;     // depth of each proposed tree, summed: tokens the drafter could have given
+    int drafted_steps = 0;  // steps that verified a draft (the step controller may decode plainly)
     long accepted = 0;    // drafted tokens accepted
     long submits = 0;     // queue submits while decoding (verify passes and the drafter's own)
     double prefill_ms = 0;

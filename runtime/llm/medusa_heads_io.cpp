@@ -1,6 +1,8 @@
 #include "llm/medusa_heads_io.h"
 
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <list>
 #include <map>
@@ -9,6 +11,7 @@
 #include "model/atomic_file.h"
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
+#include "model/gguf_metadata.h"
 #include "model/json_file.h"
 #include "model/safetensors_file.h"
 #include "model/torch_checkpoint.h"
@@ -43,7 +46,36 @@ std::string without_prefix(const std::string& key) {
     return key;
 }
 
+// PyTorch's storage class as the element type people know ("LongStorage": int64).
+std::string storage_element_name(const std::string& storage) {
+    static const std::map<std::string, std::string> names = {
+        {"LongStorage", "int64"}, {"IntStorage", "int32"},  {"ShortStorage", "int16"}, {"CharStorage", "int8"},
+        {"ByteStorage", "uint8"}, {"BoolStorage", "bool"}, {"DoubleStorage", "float64"}};
+    const auto it = names.find(storage);
+    return it == names.end() ? storage : it->second;
+}
+
+bool is_gguf(const uint8_t* data, size_t size) { return size >= 4 && std::memcmp(data, "GGUF", 4) == 0; }
+
+// A GGUF is never heads: named for what it is (a model, or an EAGLE-3 layer), from its header.
+[[noreturn]] void refuse_gguf(const std::string& path, const GgufHeader* header) {
+    const std::string arch = header ? header->meta.text("general.architecture") : "";
+    if (arch == "eagle3")
+        throw FormatError(path + ": an EAGLE-3 draft layer (GGUF), not Medusa heads: give it to --eagle");
+    throw FormatError(path + ": a GGUF model" + (arch.empty() ? "" : " (architecture '" + arch + "')") +
+                      ", not Medusa heads: --heads takes medusa_lm_head.safetensors, a PyTorch checkpoint of the "
+                      "heads, or a folder holding one");
+}
+
 HeadFile open_head_file(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& path) {
+    if (is_gguf(bytes->data(), bytes->size())) {
+        std::optional<GgufHeader> header;
+        try {
+            header = read_gguf_header(*bytes, path);
+        } catch (const std::exception&) {
+        }
+        refuse_gguf(path, header ? &*header : nullptr);
+    }
     HeadFile h;
     h.path = path;
     auto add = [&](const std::string& key, const Tensor& t) {
@@ -53,10 +85,20 @@ HeadFile open_head_file(std::shared_ptr<const std::vector<uint8_t>> bytes, const
     if (looks_like_zip(*bytes)) {
         const TorchCheckpoint c = read_torch_checkpoint(bytes, h.path);
         for (const auto& [key, t] : c.tensors) add(key, t);
-        for (const auto& [key, type] : c.others) h.unsupported[without_prefix(key)] = type;
+        for (const auto& [key, type] : c.others) h.unsupported[without_prefix(key)] = storage_element_name(type);
     } else {
+        // A safetensors file opens with its header's length; more than the file holds is something
+        // else altogether (a llama2.c model, a tokenizer), named as such rather than as a bad header.
+        uint64_t header_len = 0;
+        if (bytes->size() >= 8) std::memcpy(&header_len, bytes->data(), 8);
+        if (bytes->size() < 8 || header_len > bytes->size() - 8)
+            throw FormatError(h.path + ": neither a safetensors file nor a PyTorch checkpoint, so not Medusa heads: "
+                                       "--heads takes medusa_lm_head.safetensors, a PyTorch checkpoint of the heads, "
+                                       "or a folder holding one");
         auto f = std::make_shared<SafetensorsFile>(SafetensorsFile::from_memory(bytes, h.path));
         for (const Tensor& t : f->tensors()) add(t.name, t);
+        static const char* const kIndexTypes[] = {"int64", "int32", "bool"};
+        for (const IndexTensor& t : f->index_tensors()) h.unsupported[without_prefix(t.name)] = kIndexTypes[int(t.type)];
         h.keep = f;
     }
     if (!h.keep) h.keep = bytes;
@@ -135,6 +177,19 @@ fs::path find_head_file(const std::string& path) {
 
 MedusaHeads load_medusa_heads(const std::string& path, const LlamaConfig& model) {
     const fs::path file = find_head_file(path);
+    // Before reading it whole: a model of gigabytes given as heads is named from its header.
+    if (std::ifstream in(file, std::ios::binary); in) {
+        char magic[4] = {};
+        in.read(magic, 4);
+        if (is_gguf(reinterpret_cast<const uint8_t*>(magic), size_t(in.gcount()))) {
+            std::optional<GgufHeader> header;
+            try {
+                header = read_gguf_header_of_file(file.string());
+            } catch (const std::exception&) {
+            }
+            refuse_gguf(file.string(), header ? &*header : nullptr);
+        }
+    }
     // No more than the most heads this reads could take, as f32: a file of 50 GB is refused by its
     // size, not by the allocation that would hold it.
     const uint64_t d = uint64_t(model.dim), v = uint64_t(model.vocab_size);
@@ -156,6 +211,10 @@ MedusaHeads load_medusa_heads_from_parts(std::shared_ptr<const std::vector<uint8
 
     const bool vllm = f.find(kVllm.w1(0, 0)) != nullptr;
     const Layout& lay = vllm ? kVllm : kMedusa;
+    for (const std::string& key : {kMedusa.w1(0, 0), kVllm.w1(0, 0)})
+        if (const auto it = f.unsupported.find(key); !f.find(lay.w1(0, 0)) && it != f.unsupported.end())
+            throw FormatError(name + ": tensor '" + key + "' holds " + it->second +
+                              " values; Medusa heads' weights are floating point (F32, F16 or BF16)");
     if (!f.find(lay.w1(0, 0)))
         throw FormatError(name + ": no Medusa heads in it (neither '0.0.linear.weight' nor vLLM's "
                                  "'blocks.0.layers.0.weight')");

@@ -195,6 +195,14 @@ const char* chat_template_name(ChatTemplate t) {
     return "?";
 }
 
+std::string chat_template_names(const std::string& separator) {
+    std::string out;
+    for (ChatTemplate t : {ChatTemplate::VicunaV11, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr, ChatTemplate::ChatML,
+                           ChatTemplate::Llama3, ChatTemplate::None})
+        out += (out.empty() ? "" : separator) + chat_template_name(t);
+    return out;
+}
+
 std::optional<ChatTemplate> parse_chat_template(const std::string& name) {
     const std::string n = lower(name);
     if (n == "none") return ChatTemplate::None;

@@ -29,6 +29,9 @@ enum class ChatTemplate {
 const char* chat_template_name(ChatTemplate t);
 // Accepts the names above and a few spellings ("vicuna", "llama2", "llama-2", "tinyllama", "chat-ml").
 std::optional<ChatTemplate> parse_chat_template(const std::string& name);
+// Every template's name, the formats first and "none" last, joined by `separator`: what
+// --chat-template takes, for its help and its errors.
+std::string chat_template_names(const std::string& separator);
 
 // Recognises a family from a Jinja chat template by its markers: "<|start_header_id|>" (Llama 3),
 // "<|im_start|>" (ChatML),

@@ -40,6 +40,7 @@ public:
     const std::vector<Tensor>& tensors() const { return tensors_; }
     const Tensor* find(const std::string& name) const;
     const IndexTensor* find_index(const std::string& name) const;
+    const std::vector<IndexTensor>& index_tensors() const { return index_tensors_; }
     const Tensor& get(const std::string& name) const;  // throws FormatError naming the file
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
     // Keeps the bytes behind every Tensor::data alive.
