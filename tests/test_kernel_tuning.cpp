@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "cache_env.h"
+#include "captured_warnings.h"
 #include "cli_runner.h"
 #include "greedy_reference.h"
 #include "gpu_fixture.h"
@@ -12,7 +14,6 @@
 #include "llm/gpu_model.h"
 #include "llm/kernel_params.h"
 #include "llm/kernel_tuning.h"
-#include "model/runtime_warning.h"
 #include "temp_dir.h"
 #include "test_paths.h"
 
@@ -27,32 +28,10 @@ void write_text(const std::filesystem::path& p, const std::string& text) {
     f << text;
 }
 
-// MEDUSA_CACHE pointed at a folder for the scope, then put back.
-struct CacheDir {
-    std::string old;
-    bool had = false;
-    explicit CacheDir(const std::string& dir) {
-        if (const char* c = std::getenv("MEDUSA_CACHE")) old = c, had = true;
-        setenv("MEDUSA_CACHE", dir.c_str(), 1);
-    }
-    ~CacheDir() {
-        if (had) setenv("MEDUSA_CACHE", old.c_str(), 1);
-        else unsetenv("MEDUSA_CACHE");
-    }
-};
-
-}  // namespace
-
-// Warnings raised while in scope, in order.
-struct CapturedWarnings {
-    std::vector<std::string> lines;
-    WarningSink previous;
-    CapturedWarnings() : previous(set_warning_sink([this](const std::string& w) { lines.push_back(w); })) {}
-    ~CapturedWarnings() { set_warning_sink(previous); }
-};
-
 // A device whose subgroups have 32 lanes and whose workgroups at most 1024.
 constexpr MatmulLimits kWave32{32, 1024};
+
+}  // namespace
 
 TEST_CASE("a saved kernel configuration is loaded back and other entries are kept", "[kernel-tuning]") {
     test::TempDir dir("medusa-kernel-tuning");
@@ -105,7 +84,7 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
     for (const auto& [entry, why] : cases) {
         CAPTURE(entry);
         write_text(path, std::string("{\"dev\": {\"m\": ") + entry + ", \"other\": {\"texel\": true}}}");
-        CapturedWarnings warnings;
+        test::CapturedWarnings warnings;
         CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", kWave32));
         CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", kWave32));  // the same entry: said once
         REQUIRE(warnings.lines.size() == 1);
@@ -115,7 +94,7 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
     }
     // Entries written before the subgroup size was kept are used where the device can run them.
     write_text(path, "{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64, \"rows\": 2}}}");
-    CapturedWarnings warnings;
+    test::CapturedWarnings warnings;
     CHECK(load_tuned_matmul(path.string(), "dev", "m", kWave32) == MatmulConfig{true, 64, 2});
     CHECK(load_tuned_matmul(path.string(), "dev", "m", {64, 1024}) == MatmulConfig{true, 64, 2});
     CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", {128, 1024}));
@@ -142,7 +121,7 @@ TEST_CASE("the tuner's candidates fit the device and include the default", "[ker
 TEST_CASE("a model uses the tuned configuration for its device and shapes, with the same tokens", "[kernel-tuning]") {
     test::ValidationGuard guard;
     test::TempDir dir("medusa-kernel-tuning-model");
-    CacheDir cache(dir.path.string());
+    test::ScopedCacheDir cache(dir.path.string());
     ModelFile file = load_model(model_path("stories260K.bin"));
     auto& ctx = gpu_context();
     // A configuration the default never is: the other read path, the largest workgroup.

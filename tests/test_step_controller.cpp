@@ -9,7 +9,6 @@
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
 #include "decoding/cost_measurement.h"
-#include "file_text.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
@@ -163,7 +162,7 @@ TEST_CASE("a cost model round-trips through its JSON and a malformed one is name
         Catch::Contains("increase"));
 }
 
-TEST_CASE("a malformed cost model cache is named, and a missing entry is measured and kept", "[controller]") {
+TEST_CASE("a missing cost model entry is measured and kept", "[controller]") {
     const medusa::test::TempDir dir("cost-cache");
     ::setenv("MEDUSA_CACHE", dir.path.c_str(), 1);
     const ModelFile file = load_model(model_path("stories260K.bin"));
@@ -179,12 +178,5 @@ TEST_CASE("a malformed cost model cache is named, and a missing entry is measure
     CHECK(cached.verify.at(8) == measured.verify.at(8));
     CHECK(drafter_cost_ms(target, "test", [] { return 1.25; }) == 1.25);
     CHECK(drafter_cost_ms(target, "test", [] { return 9.0; }) == 1.25);  // kept from the first call
-    // An entry that is not a cost model, and a file that is not an object, are refused by name.
-    nlohmann::json bad = nlohmann::json::parse(read_text(cost_model_path()));
-    bad[cost_device_key(target)][cost_model_key(target)] = {{"verify_ms", "fast"}};
-    write_text(cost_model_path(), bad.dump());
-    CHECK_THROWS_WITH(target_costs(target), Catch::Contains(cost_model_path()) && Catch::Contains("verify_ms"));
-    write_text(cost_model_path(), "[1, 2]");
-    CHECK_THROWS_WITH(target_costs(target), Catch::Contains(cost_model_path()) && Catch::Contains("JSON object"));
     ::unsetenv("MEDUSA_CACHE");
 }

@@ -4,13 +4,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <optional>
 
+#include "decoding/cost_cache.h"
 #include "decoding/trained_files.h"
 #include "llm/kernel_tuning.h"
-#include "model/atomic_file.h"
-#include "model/json_file.h"
 
 namespace medusa {
 
@@ -19,8 +16,6 @@ using nlohmann::json;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-json read_cache(const std::string& path) { return read_cache_object(path, "the cost model cache"); }
 
 }  // namespace
 
@@ -125,32 +120,6 @@ double eagle_level_ms(EagleRunner& eagle, int width) {
     });
 }
 
-namespace {
-
-// The cache's entry for this device and `key`, or null.
-std::optional<json> cached_entry(const std::string& path, const std::string& device, const std::string& key) {
-    const json cache = read_cache(path);
-    if (cache.contains(device) && cache[device].is_object() && cache[device].contains(key)) return cache[device][key];
-    return std::nullopt;
-}
-
-// Adds or replaces the entry, keeping the others; a cache that cannot be written is only reported.
-void save_entry(const std::string& path, const std::string& device, const std::string& key, const json& entry,
-                const Progress& progress) {
-    if (path.empty()) return;
-    try {
-        json cache = read_cache(path);
-        if (!cache.contains(device) || !cache[device].is_object()) cache[device] = json::object();
-        cache[device][key] = entry;
-        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-        write_file_atomically(path, json_text(cache));
-    } catch (const std::exception& e) {
-        if (progress) progress(std::string("the cost model was not saved: ") + e.what());
-    }
-}
-
-}  // namespace
-
 double stage_ms(TreeRunner& runner, const DraftStage& stage, int tokens) {
     tokens = std::clamp(tokens, 1, stage.nodes());
     const TokenBlock block = TokenBlock::causal(0, std::vector<int>(static_cast<size_t>(tokens), 1));
@@ -163,28 +132,23 @@ double stage_ms(TreeRunner& runner, const DraftStage& stage, int tokens) {
 }
 
 CostModel target_costs(const DraftingTarget& target, CostRefresh refresh, const Progress& progress) {
-    const std::string path = cost_model_path();
+    CostCache cache(cost_model_path());
     const std::string device = cost_device_key(target), model = cost_model_key(target);
     if (refresh == CostRefresh::UseCache)
-        if (const auto entry = cached_entry(path, device, model)) return CostModel::from_json(*entry, path);
+        if (const json* entry = cache.find(device, model)) return CostModel::from_json(*entry, cache.path());
     CostModel m = measure_costs(target.runner, TokenBlock::kMaxTokens / 2, progress);
-    save_entry(path, device, model, m.to_json(), progress);
+    cache.put(device, model, m.to_json());
     return m;
 }
 
 double drafter_cost_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
                         CostRefresh refresh) {
-    const std::string path = cost_model_path(), device = cost_device_key(target), entry_key = "drafter " + key;
-    if (refresh == CostRefresh::UseCache) {
-        if (const auto entry = cached_entry(path, device, entry_key)) {
-            if (!entry->is_object() || !entry->contains("level_ms") || !(*entry)["level_ms"].is_number() ||
-                !((*entry)["level_ms"].get<double>() >= 0))
-                throw FormatError(path + ": entry '" + entry_key + "' needs \"level_ms\" (a number of ms, >= 0)");
-            return (*entry)["level_ms"].get<double>();
-        }
-    }
+    CostCache cache(cost_model_path());
+    const std::string device = cost_device_key(target), entry_key = "drafter " + key;
+    if (refresh == CostRefresh::UseCache)
+        if (const json* entry = cache.find(device, entry_key)) return (*entry)["level_ms"].get<double>();
     const double ms = measure();
-    save_entry(path, device, entry_key, json{{"level_ms", ms}}, {});
+    cache.put(device, entry_key, json{{"level_ms", ms}});
     return ms;
 }
 

@@ -39,8 +39,9 @@ enum class CostRefresh { UseCache, Remeasure };
 // 64x172x5 v512 heads 4 top-2"); `measure` makes it when missing.
 double drafter_cost_ms(const DraftingTarget& target, const std::string& key, const std::function<double()>& measure,
                         CostRefresh refresh = CostRefresh::UseCache);
-// The cached entry for the target, else a new measurement, which is saved. A cache file that is
-// malformed throws FormatError naming it; one that cannot be written is only reported.
+// The cached entry for the target, else a new measurement, which is saved. A cache file that
+// cannot be read is set aside and one that cannot be written left as it is, each with a warning
+// (decoding/cost_cache.h): the run goes on.
 CostModel target_costs(const DraftingTarget& target, CostRefresh refresh = CostRefresh::UseCache,
                        const Progress& progress = {});
 
