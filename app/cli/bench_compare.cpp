@@ -10,6 +10,7 @@
 #include "decode/depth_acceptance.h"
 #include "decoding/cost_measurement.h"
 #include "decoding_setup.h"
+#include "model/encode_in_pieces.h"
 #include "prompts_file.h"
 #include "session.h"
 
@@ -188,9 +189,12 @@ std::pair<std::string, std::vector<std::vector<int>>> user_prompt_set(const Args
     const std::string path = args.str("--prompts");
     const auto tok = try_open_tokenizer(args, file);
     if (!tok) throw UsageError("--prompts needs the model's tokenizer (--tokenizer FILE)");
+    const std::vector<std::string> texts = read_prompts_file(path);
+    check_prompt_bytes(texts, path, *tok, ctx, n_tokens + TokenBlock::kMaxTokens,
+                       "with " + std::to_string(n_tokens) + " new tokens and a verified block (--tokens, -c)");
     std::vector<std::vector<int>> set;
-    for (const std::string& text : read_prompts_file(path)) {
-        set.push_back(tok->encode(text, true));
+    for (const std::string& text : texts) {
+        set.push_back(encode_in_pieces(*tok, text, true, false, path + ": prompt " + std::to_string(set.size() + 1)));
         const int need = int(set.back().size()) + n_tokens + TokenBlock::kMaxTokens;
         if (need > ctx)
             throw UsageError(path + ": prompt " + std::to_string(set.size()) + " has " +

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "model/encode_in_pieces.h"
 #include "model/file_bytes.h"
 #include "session.h"
 
@@ -40,10 +41,19 @@ int run_tokenize(int argc, char** argv) {
         text.assign(bytes->begin(), bytes->end());
     }
     const Tokenizer tok = tokenizer_for(args);
-    const std::vector<int> ids = tok.encode(text, args.has("--bos"), args.has("--parse-special"));
-    std::string out = "[";
-    for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
-    std::printf("%s]\n", out.c_str());
+    // In pieces, printed as they come: memory is the text and one piece's tokenizing.
+    bool first = true;
+    std::fputs("[", stdout);
+    encode_in_pieces(
+        tok, text, args.has("--bos"), args.has("--parse-special"),
+        [&](const std::vector<int>& ids) {
+            std::string out;
+            for (int id : ids) out += (first ? "" : ", ") + std::to_string(id), first = false;
+            std::fwrite(out.data(), 1, out.size(), stdout);
+            return true;
+        },
+        args.has("--file") ? args.str("--file") : "--prompt");
+    std::fputs("]\n", stdout);
     return 0;
 }
 

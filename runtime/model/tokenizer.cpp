@@ -2,6 +2,7 @@
 
 #include <sentencepiece_processor.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -214,6 +215,13 @@ std::string Tokenizer::piece_text(int prev, int token) const {
     }
     if (prev == bos_id() && !out.empty() && out[0] == ' ') out.erase(0, 1);
     return out;
+}
+
+size_t Tokenizer::longest_token_bytes() const {
+    size_t longest = 1;
+    for (int id = 0; id < vocab_size(); ++id)
+        longest = std::max(longest, bpe_ ? bpe_->token_bytes(id).size() : sp_->IdToPiece(id).size());
+    return longest;
 }
 
 int Tokenizer::vocab_size() const { return bpe_ ? int(bpe_->vocab().tokens.size()) : sp_->GetPieceSize(); }

@@ -45,6 +45,11 @@ public:
     // writing the vocabulary out; byte-level BPE tokens score 0.
     float score(int id) const;
     int32_t token_type(int id) const;
+    // The most bytes of text one token stands for: its spelling in the vocabulary (a
+    // sentencepiece "▁" counts its 3 bytes for the 1 of a space). A text of more than
+    // n * longest_token_bytes() bytes has more than n tokens, unless the tokenizer's normalizer
+    // drops text (collapsed spaces): what callers bound a prompt by before tokenizing it.
+    size_t longest_token_bytes() const;
     int vocab_size() const;
     int bos_id() const;
     int eos_id() const;
