@@ -404,3 +404,41 @@ write(t, "deepseek-coder.json", tokenizer_json({"type": "Sequence", "pretokenize
 for name, regex in [("nested-alternation", "(?:a|aa){1,21}(?=b)|a"), ("nested-plus", "(a+)+$|\\s|."),
                     ("words-star", "(\\w+\\s?)*$|\\S"), ("lookbehind", "(?<=\\p{L}{3})\\p{L}+|(?:\\s|\\S)")]:
     write(t, name + ".json", tokenizer_json({"type": "Sequence", "pretokenizers": [split(regex), byte_level]}))
+
+# --- fuzz_cost_model: cost-model.json, whole caches and single entries.
+t = "fuzz_cost_model"
+curve = [{"tokens": n, "ms": round(0.5 + 0.14 * n, 3)} for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64)]
+device = "llvmpipe (LLVM 15.0.6, 256 bits) | llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"
+write(t, "entry.json", json.dumps({"verify_ms": curve, "position": 58}))
+write(t, "cache.json", json.dumps({device: {
+    "f32 64x172x5 v512": {"verify_ms": curve, "position": 128, "saved": 3},
+    "drafter eagle f32 64x172x5 v512 top-8": {"level_ms": 0.41, "saved": 2},
+    "drafter draft q8_0 64x172x5 v512": {"level_ms": 0.22, "saved": 1}}}))
+write(t, "old-cache.json", json.dumps({device: {"f32 64x172x5 v512": {"verify_ms": curve, "position": 128}},
+                                       "cpu reference": {"drafter test": {"level_ms": 1.25}}}, indent=2))
+write(t, "many-entries.json", json.dumps({"dev %d" % d: {"model %d" % e: {"verify_ms": curve[:1], "saved": d * 80 + e}
+                                                         for e in range(70)} for d in range(10)}))
+write(t, "huge-entry.json", json.dumps({device: {"m": {"verify_ms": [{"tokens": n, "ms": n} for n in range(1, 400)]},
+                                                 "drafter x": {"level_ms": 1, "saved": 7}}}))
+write(t, "long-key.json", json.dumps({"d" * 1100: {"m": {"verify_ms": curve[:1]}}, device: {"m": {"verify_ms": curve}}}))
+write(t, "bad-saved.json", json.dumps({device: {"drafter x": {"level_ms": 1, "saved": -1}}}))
+write(t, "wrong-shape.json", json.dumps({device: {"f32": {"verify_ms": "fast"}}, "x": 3}))
+write(t, "deep.json", DEEP_OBJ)
+write(t, "truncated.json", '{"dev": {"m": {"verify_ms": [{"tokens": 1, "ms"')
+
+# --- fuzz_kernel_tuning: kernel-tuning.json.
+t = "fuzz_kernel_tuning"
+model = "f32 64x172x5 v512"
+write(t, "tuned.json", json.dumps({device: {model: {"texel": True, "workgroup": 64, "rows": 1, "subgroup": 8,
+                                                    "decode_ms_per_token": 0.41}}}, indent=2))
+write(t, "old.json", json.dumps({device: {model: {"texel": False, "workgroup": 256, "rows": 4}}}))
+write(t, "below-subgroup.json", json.dumps({device: {model: {"texel": True, "workgroup": w}
+                                                     for w in (1, 2, 4)} | {"q8_0": {"texel": True, "workgroup": 4}}}))
+write(t, "other-subgroup.json", json.dumps({"radv | RADV": {model: {"texel": False, "workgroup": 32, "subgroup": 32},
+                                                            "q4_0": {"texel": False, "workgroup": 64, "subgroup": 64}}}))
+write(t, "hostile.json", json.dumps({device: {"a": {"texel": True, "workgroup": 2 ** 40}, "b": {"texel": 1, "workgroup": 64},
+                                              "c": {"texel": True, "workgroup": 96}, "d": {"texel": True, "workgroup": 64,
+                                              "rows": 9}, "e": {"texel": True, "workgroup": 64, "subgroup": "8"},
+                                              "f": [], "g": {"texel": True, "workgroup": 8192}}}))
+write(t, "deep.json", DEEP_OBJ)
+write(t, "truncated.json", '{"dev": {"m": {"texel": true, "workgroup"')
