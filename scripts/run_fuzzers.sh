@@ -18,7 +18,7 @@ build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
          fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown fuzz_chat_file
-         fuzz_eagle3_gguf fuzz_kernel_tuning fuzz_chart_file)
+         fuzz_eagle3_gguf fuzz_kernel_tuning)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
@@ -56,7 +56,7 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 }
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
-seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf "$shared"/testdata/eagle3/*.gguf
+seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
 mkdir -p "$work/fuzz_cost_model"
 printf '{"position": 58, "verify_ms": [{"tokens": 1, "ms": 0.5}, {"tokens": 2, "ms": 0.6}, {"tokens": 64, "ms": 9.5}]}' \
@@ -177,13 +177,9 @@ run_one() {
         fuzz_sentencepiece_charsmap) asan="${asan:+$asan:}quarantine_size_mb=16" ;;
         # Regexes split within a budget of backtracking steps (pretokenizer.cpp): no input needs seconds.
         fuzz_tokenizer_json) bounds=(-timeout=5 -rss_limit_mb=2048) ;;
-        # A message of 1 MiB lays out in about 2 s and under 500 MB here (ASan), showing at most 16
-        # bytes per byte (the target checks it); a layout that grows faster than the text fails the
-        # check on a short input, or runs out of these bounds on a long one.
-        fuzz_markdown) bounds=(-timeout=10 -rss_limit_mb=1024) ;;
     esac
     # Configuration files: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
-    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template | fuzz_cost_model | fuzz_kernel_tuning | fuzz_chart_file) len=() ;; esac
+    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template | fuzz_cost_model | fuzz_kernel_tuning) len=() ;; esac
     if [ -n "$runs" ]; then
         limit=(-runs="$runs" -max_total_time="$max_time")  # 0: no time limit
         rm -rf "$build/corpus/$t"
