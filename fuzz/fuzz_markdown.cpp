@@ -1,7 +1,8 @@
 // libFuzzer target: chat messages shown as markdown (app/chat/markdown_text.h, md4c underneath).
-// Any text lays out; every piece from the source lies within it, and split into tokens at
-// arbitrary points, every shown run lies within its token and the runs show the same text as the
-// whole message does.
+// Any text lays out, showing at most 16 bytes per byte of it (linear: the layout once indented
+// every level of a nested list, and padded every table row to the header's width); every piece
+// from the source lies within it, and split into tokens at arbitrary points, every shown run lies
+// within its token and the runs show the same text as the whole message does.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 using medusa::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    if (size > 1 << 16) return 0;
+    if (size > 1 << 20) return 0;  // a reply as long as a context's worth of tokens
     const std::string text(reinterpret_cast<const char*>(data), size);
     std::string whole;
     for (const auto& p : medusa::chat::markdown_pieces(text)) {
@@ -23,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             whole += p.added;
         }
     }
+    check(whole.size() <= 16 * size + 64);
     // Tokens cut where the input says (a byte divisible by 7 ends a token).
     std::vector<std::string> tokens(1);
     for (char c : text) {

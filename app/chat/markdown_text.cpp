@@ -8,10 +8,24 @@ namespace medusa::chat {
 
 namespace {
 
+// Nested lists indent two spaces a level down to this depth; deeper items line up with it. Every
+// item's mark is then at most 2·kMaxListIndent + 12 bytes: an indent per level of depth would make
+// a text of nested lists ("- - - - ...") show bytes in the square of its length.
+constexpr size_t kMaxListIndent = 8;
+
+// Markdown as people write it makes a few callbacks per byte: a nested list item four per two
+// bytes, a table row three per cell.
+constexpr size_t kCallsPerByte = 32;
+
 // md4c's callbacks build the pieces: spans set style flags, blocks ask for line breaks before
 // whatever is shown next, list items add their bullet or number.
 struct Builder {
     std::string_view src;
+    // Callbacks md4c may still make (kCallsPerByte per byte of text): it pads every table row to
+    // the header's width, so a wide header over many short rows calls back in the square of the
+    // text's length. A text that runs out is shown as written.
+    size_t calls_left = 0;
+    bool spend() { return calls_left > 0 ? (--calls_left, true) : false; }
     std::vector<MarkdownPiece> pieces;
     int strong = 0, emphasis = 0, code = 0, link = 0, strike = 0, quote = 0;
     bool code_block = false, heading = false;
@@ -22,6 +36,10 @@ struct Builder {
     };
     std::vector<List> lists;
     int cell = 0;  // table cells so far in this row
+    // Bars owed between cells, shown before the next cell's text: md4c pads every row to the
+    // header's width, and a short row's empty cells show nothing (bars for them would make a table
+    // of many columns and short rows show far more than its text).
+    int bars = 0;
 
     uint8_t style() const {
         uint8_t s = kMdPlain;
@@ -41,12 +59,15 @@ struct Builder {
             for (int i = 0; i < breaks; ++i) pieces.push_back({0, 0, "\n", kMdPlain});
         breaks = 0;
     }
+    void flush_bars() {
+        for (; bars > 0; --bars) pieces.push_back({0, 0, " | ", kMdQuote});
+    }
     void add(std::string text, uint8_t s) {
-        flush_breaks();
+        flush_breaks(), flush_bars();
         pieces.push_back({0, 0, std::move(text), s});
     }
     void show(const char* text, size_t size) {
-        flush_breaks();
+        flush_breaks(), flush_bars();
         const uint8_t s = style();
         // Most text points into the source; entities and some newlines may not.
         if (text >= src.data() && text + size <= src.data() + src.size()) {
@@ -63,6 +84,7 @@ struct Builder {
 
 int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     Builder& b = *static_cast<Builder*>(user);
+    if (!b.spend()) return 1;
     switch (type) {
         case MD_BLOCK_UL: b.owe(b.lists.empty() ? 2 : 1), b.lists.push_back({false, 0}); break;
         case MD_BLOCK_OL:
@@ -71,7 +93,7 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
             break;
         case MD_BLOCK_LI: {
             b.owe(1);
-            std::string mark(2 * (b.lists.size() - 1), ' ');
+            std::string mark(2 * std::min(b.lists.size() - 1, kMaxListIndent), ' ');
             if (!b.lists.empty() && b.lists.back().ordered) mark += std::to_string(b.lists.back().next++) + ". ";
             else mark += "\xE2\x80\xA2 ";  // a bullet
             b.add(mark, kMdPlain);
@@ -86,7 +108,7 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
         case MD_BLOCK_TR: b.owe(1), b.cell = 0; break;
         case MD_BLOCK_TH:
         case MD_BLOCK_TD:
-            if (b.cell++ > 0) b.add(" | ", kMdQuote);
+            if (b.cell++ > 0) ++b.bars;
             if (type == MD_BLOCK_TH) ++b.strong;
             break;
         default: break;
@@ -96,6 +118,7 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
 
 int leave_block(MD_BLOCKTYPE type, void*, void* user) {
     Builder& b = *static_cast<Builder*>(user);
+    if (!b.spend()) return 1;
     switch (type) {
         case MD_BLOCK_UL:
         case MD_BLOCK_OL:
@@ -113,6 +136,7 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
             b.code_block = false, b.owe(2);
             break;
         case MD_BLOCK_QUOTE: --b.quote, b.owe(2); break;
+        case MD_BLOCK_TR: b.bars = 0; break;  // the row's trailing empty cells
         case MD_BLOCK_TH: --b.strong; break;
         case MD_BLOCK_P: b.owe(b.lists.empty() ? 2 : 1); break;
         default: break;
@@ -133,17 +157,22 @@ int* span_depth(Builder& b, MD_SPANTYPE type) {
 }
 
 int enter_span(MD_SPANTYPE type, void*, void* user) {
-    if (int* depth = span_depth(*static_cast<Builder*>(user), type)) ++*depth;
+    Builder& b = *static_cast<Builder*>(user);
+    if (!b.spend()) return 1;
+    if (int* depth = span_depth(b, type)) ++*depth;
     return 0;
 }
 
 int leave_span(MD_SPANTYPE type, void*, void* user) {
-    if (int* depth = span_depth(*static_cast<Builder*>(user), type)) --*depth;
+    Builder& b = *static_cast<Builder*>(user);
+    if (!b.spend()) return 1;
+    if (int* depth = span_depth(b, type)) --*depth;
     return 0;
 }
 
 int text(MD_TEXTTYPE type, const MD_CHAR* t, MD_SIZE size, void* user) {
     Builder& b = *static_cast<Builder*>(user);
+    if (!b.spend()) return 1;
     switch (type) {
         case MD_TEXT_NULLCHAR: b.add("\xEF\xBF\xBD", b.style()); break;  // U+FFFD, as CommonMark says
         // A model's single newlines are meant as lines: shown as such, not joined into one.
@@ -158,6 +187,7 @@ int text(MD_TEXTTYPE type, const MD_CHAR* t, MD_SIZE size, void* user) {
 
 std::vector<MarkdownPiece> markdown_pieces(std::string_view source) {
     Builder b{source};
+    b.calls_left = kCallsPerByte * source.size() + 4096;
     MD_PARSER parser{};
     parser.flags = MD_FLAG_TABLES | MD_FLAG_STRIKETHROUGH | MD_FLAG_PERMISSIVEAUTOLINKS | MD_FLAG_NOHTML;
     parser.enter_block = enter_block;
@@ -165,7 +195,7 @@ std::vector<MarkdownPiece> markdown_pieces(std::string_view source) {
     parser.enter_span = enter_span;
     parser.leave_span = leave_span;
     parser.text = text;
-    if (md_parse(source.data(), MD_SIZE(source.size()), &parser, &b) != 0)  // (never: no callback stops it)
+    if (md_parse(source.data(), MD_SIZE(source.size()), &parser, &b) != 0)  // over its budget of callbacks
         return {{0, source.size(), "", kMdPlain}};
     return b.pieces;
 }

@@ -35,6 +35,12 @@ std::string shown(const std::string& text) {
     return out;
 }
 
+size_t shown_bytes(const std::string& text) {
+    size_t n = 0;
+    for (const MarkdownPiece& p : markdown_pieces(text)) n += p.from_source() ? p.end - p.begin : p.added.size();
+    return n;
+}
+
 }  // namespace
 
 TEST_CASE("markdown: emphasis, code and links lose their markup and keep their style", "[chat][markdown]") {
@@ -84,4 +90,38 @@ TEST_CASE("markdown: an unfinished reply (mid-stream) and hostile text still lay
     for (int i = 0; i < 2000; ++i) nested += std::string(size_t(2 * i), ' ') + "- a\n";
     CHECK_NOTHROW(markdown_pieces(nested));
     CHECK(shown(std::string("a\0b", 3)) == "a\xEF\xBF\xBD" "b");
+}
+
+TEST_CASE("markdown: nested lists and wide tables show bytes linear in their text", "[chat][markdown]") {
+    // A list item costs at least two source bytes ("- ") and shows at most its mark (16 spaces of
+    // indent and a bullet or a number) and a line break: 16 shown bytes per source byte bound it.
+    const size_t per_byte = 16;
+    // Small enough that a layout indenting every level (quadratic) still finishes: 4 KB of
+    // "- - - ..." showed 4 MB.
+    std::string nested;
+    while (nested.size() < 4000) nested += "- ";
+    nested += "x";
+    REQUIRE(shown_bytes(nested) <= per_byte * nested.size());
+    // md4c pads every row to the header's width: 500 columns over short rows showed 300 times the
+    // text, in as many callbacks. Past its budget of callbacks a text is shown as written.
+    std::string table = "|";
+    for (int i = 0; i < 500; ++i) table += "a|";
+    table += "\n|";
+    for (int i = 0; i < 500; ++i) table += "---|";
+    table += "\n";
+    for (int i = 0; i < 1000; ++i) table += "|b\n";
+    REQUIRE(shown_bytes(table) <= per_byte * table.size());
+    CHECK(shown(table) == table);
+    // A short row's empty cells show nothing; an empty cell before a full one keeps its bar.
+    CHECK(shown("| a | b | c |\n|---|---|---|\n| 1 |\n| | 2 |") == "[S]a[Q] | [S]b[Q] | [S]c\n1\n[Q] | 2");
+    // Deep levels line up with the eighth.
+    std::string expected;
+    for (size_t level = 0; level < 12; ++level)
+        expected += (level ? "\n" : "") + std::string(2 * std::min<size_t>(level, 8), ' ') + "\xE2\x80\xA2 ";
+    CHECK(shown("- - - - - - - - - - - - x") == expected + "x");
+    // The size of reply that ended the app (200 KB), and a mix of both.
+    std::string big;
+    while (big.size() < 200000) big += big.size() % 3000 < 2000 ? "- " : "1. a\n";
+    CHECK(shown_bytes(big) <= per_byte * big.size());
+    CHECK(shown_bytes(table + nested + big) <= per_byte * (table.size() + nested.size() + big.size()));
 }
