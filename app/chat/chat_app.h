@@ -15,6 +15,7 @@
 #include "file_kind.h"
 #include "step_log.h"
 #include "teaching_phase.h"
+#include "transcript.h"
 
 namespace medusa::chat {
 
@@ -86,6 +87,7 @@ struct ChatApp {
     TreeAuditCounts tree_audit;
     // The transcript's runs of text drawn last frame, per set of MarkdownStyle flags.
     std::map<uint8_t, int> markdown_drawn;
+    Transcript transcript;  // the chat panel's text, kept laid out between frames
     // The conversation's file (chat_file.h), saved after each finished turn: "" until the first.
     std::string chat_path;
     bool keep_chats = true;  // off for --screenshot runs, which are not conversations

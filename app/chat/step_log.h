@@ -99,6 +99,9 @@ public:
     bool poll(const StepLog& log);
     const std::vector<StepRecord>& steps() const { return steps_; }
     const std::vector<TurnRecord>& turns() const { return turns_; }
+    // Changes whenever turns are cleared, restored or dropped: within one epoch a turn's prompt
+    // never changes and steps are only appended.
+    uint64_t epoch() const { return epoch_; }
 
 private:
     uint64_t epoch_ = 0;

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "chat_app.h"
-#include "chat_fonts.h"
+#include "headless_frame.h"
 #include "markdown_text.h"
 #include "tiny_gguf.h"
 #include "worker_fixture.h"
@@ -15,29 +15,9 @@
 using namespace medusa;
 using namespace medusa::chat;
 using medusa::chat::test::context;
+using medusa::chat::test::HeadlessFrames;
 
 namespace {
-
-// One frame of the chat panel, drawn without a window.
-void draw_panel_once(ChatApp& app) {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1280, 720);
-    io.DeltaTime = 1.0f / 30;
-    load_chat_fonts(15);
-    unsigned char* pixels;
-    int w, h;
-    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas
-    ImGui::NewFrame();
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(io.DisplaySize);
-    ImGui::Begin("chat");
-    draw_chat_panel(app);
-    ImGui::End();
-    ImGui::Render();
-    ImGui::DestroyContext();
-}
 
 int runs_with(const ChatApp& app, uint8_t flag) {
     int n = 0;
@@ -62,7 +42,7 @@ TEST_CASE("a chat model's messages are drawn as markdown, a story model's as wri
         app.poll();
         REQUIRE(app.reader.turns().size() == 1);
         REQUIRE(app.reader.turns()[0].chat);
-        draw_panel_once(app);
+        HeadlessFrames().chat_panel(app);
         CHECK(runs_with(app, kMdHeading) >= 1);
         CHECK(runs_with(app, kMdStrong) >= 2);  // the heading is bold too
         CHECK(runs_with(app, kMdEmphasis) >= 1);
@@ -76,7 +56,7 @@ TEST_CASE("a chat model's messages are drawn as markdown, a story model's as wri
     REQUIRE(story.send("Tom had **two** cats"));
     story.worker.wait_idle();
     story.poll();
-    draw_panel_once(story);
+    HeadlessFrames().chat_panel(story);
     CHECK(runs_with(story, kMdStrong) == 0);
     CHECK(story.markdown_drawn.count(kMdPlain));
 }
