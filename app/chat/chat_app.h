@@ -88,6 +88,11 @@ struct ChatApp {
     // The transcript's runs of text drawn last frame, per set of MarkdownStyle flags.
     std::map<uint8_t, int> markdown_drawn;
     Transcript transcript;  // the chat panel's text, kept laid out between frames
+    // The message box takes the keyboard when the window opens and when the worker goes idle.
+    struct MessageFocus {
+        bool worker_was_busy = true;  // at the last frame (true at first: the window just opened)
+        bool cursor_to_end = false;   // requested: put the cursor after the text once the box has it
+    } message_focus;
     // The conversation's file (chat_file.h), saved after each finished turn: "" until the first.
     std::string chat_path;
     bool keep_chats = true;  // off for --screenshot runs, which are not conversations

@@ -66,6 +66,13 @@ void legend(const LegendKinds& k) {
     ImGui::PopTextWrapPos();
 }
 
+// Given the keyboard, the message box puts its cursor after the text (ImGui would put it first).
+int cursor_to_end(ImGuiInputTextCallbackData* d) {
+    bool& pending = *static_cast<bool*>(d->UserData);
+    if (pending) d->CursorPos = d->SelectionStart = d->SelectionEnd = d->BufTextLen, pending = false;
+    return 0;
+}
+
 // The conversation as plain text: each prompt, then its reply.
 std::string conversation_text(const ChatApp& app) {
     std::string out;
@@ -186,15 +193,21 @@ void draw_chat_panel(ChatApp& app) {
     ImGui::EndChild();
 
     const bool busy = app.worker.busy();
-    // Several lines: Enter sends, Shift+Enter or Ctrl+Enter starts a new line (ImGui knows only
-    // Ctrl+Enter for that, so Shift+Enter is passed on as it).
-    ImGuiIO& io = ImGui::GetIO();
-    const bool ctrl = io.KeyCtrl;
-    if (io.KeyShift && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) io.KeyCtrl = true;
+    // The box takes the keyboard when the window opens and when the worker goes idle (a reply
+    // ended, a model loaded), unless another field has it.
+    const bool focus = app.message_focus.worker_was_busy && !busy && !ImGui::IsAnyItemActive();
+    app.message_focus.worker_was_busy = busy;
+    if (focus) ImGui::SetKeyboardFocusHere(), app.message_focus.cursor_to_end = true;
+    // Several lines: Enter sends, Shift+Enter or Ctrl+Enter starts a new line. ImGui has one key
+    // for a new line, Ctrl+Enter with CtrlEnterForNewLine and Enter without, so the flag follows
+    // the modifier held (the keys' state is never changed: ImGui checks it).
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackAlways;
+    if (!io.KeyShift || io.KeyCtrl) flags |= ImGuiInputTextFlags_CtrlEnterForNewLine;
     const ImVec2 box = ImGui::GetCursorScreenPos();
-    bool enter = ImGui::InputTextMultiline("##prompt", &app.input, ImVec2(-1, kInputLines * ImGui::GetTextLineHeight() + 8),
-                                           ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
-    io.KeyCtrl = ctrl;
+    const bool enter = ImGui::InputTextMultiline("##prompt", &app.input, ImVec2(-1, kInputLines * ImGui::GetTextLineHeight() + 8),
+                                                 flags, cursor_to_end, &app.message_focus.cursor_to_end);
+    if (!focus) app.message_focus.cursor_to_end = false;  // taken the frame after the request, or not at all
     if (app.input.empty())  // InputTextMultiline has no hint of its own: drawn over the empty box
         ImGui::GetWindowDrawList()->AddText(
             ImVec2(box.x + ImGui::GetStyle().FramePadding.x, box.y + ImGui::GetStyle().FramePadding.y),
