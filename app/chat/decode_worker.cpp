@@ -309,6 +309,13 @@ namespace {
 std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokenizer& tok, const StepLog& log, int turn,
                                const std::string& text, const DecodeSettings& s) {
     const int max_new_tokens = s.max_new_tokens;
+    // More bytes than the context could spell in its longest tokens cannot fit: refused before any
+    // tokenizing, which takes a hundred bytes and more per byte (a pasted 20 MB took gigabytes).
+    const size_t most_bytes = size_t(context) * tok.longest_token_bytes();
+    if (text.size() > most_bytes)
+        throw std::invalid_argument("the message is " + std::to_string(text.size()) + " bytes: more than the " +
+                                    std::to_string(context) + "-token context can hold (at most " +
+                                    std::to_string(most_bytes) + " bytes)");
     const ChatTemplate chat = detect_chat_template(file).kind;
     if (chat == ChatTemplate::None) return tok.encode(text, true);
     Conversation conv;
@@ -327,6 +334,14 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
         std::string a = reply.reply();
         a.erase(0, a.find_first_not_of(' '));  // FastChat stores replies stripped
         conv.history.push_back({t.prompt, a});
+    }
+    // Turns beyond what the context could spell are dropped unread: a reopened chat of megabytes
+    // is not tokenized whole, turn after turn.
+    size_t bytes = text.size() + conv.system.size();
+    for (const ChatTurn& h : conv.history) bytes += h.user.size() + h.assistant.size();
+    while (!conv.history.empty() && bytes > most_bytes) {
+        bytes -= conv.history.front().user.size() + conv.history.front().assistant.size();
+        conv.history.erase(conv.history.begin());
     }
     std::vector<int> ids = encode_chat(render_chat(chat, conv), tok);
     while (!conv.history.empty() && int(ids.size()) + max_new_tokens > context) {
