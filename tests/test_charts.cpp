@@ -244,6 +244,8 @@ TEST_CASE("chart files of the wrong shape are refused or drawn with gaps, naming
     REQUIRE(budget.size() == 3);
     CHECK(budget[0].labels == std::vector<std::string>{"4"});
     CHECK(budget[0].highlight == -1);
+    CHECK_THROWS_WITH(charts_from_json(json::parse(R"({"medusa_choices": [], "table": []})"), "empty.json"),
+                      Catch::StartsWith("empty.json: a tuned tree with nothing to chart"));
     // More modes than bars fit: refused in one line naming the file.
     json many;
     for (int i = 0; i < 65; ++i) many["compare"]["prompt_sets"]["stories"]["draft:m" + std::to_string(i)]["tau"] = 1;

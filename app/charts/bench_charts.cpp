@@ -200,7 +200,11 @@ std::vector<Chart> tree_budget_charts(const json& tree) {
 
 std::vector<Chart> charts_from_json(const json& j, const std::string& source) {
     try {
-        if (j.is_object() && j.contains("table") && j.contains("medusa_choices")) return tree_budget_charts(j);
+        if (j.is_object() && j.contains("table") && j.contains("medusa_choices")) {
+            std::vector<Chart> c = tree_budget_charts(j);
+            if (c.empty()) throw std::runtime_error("a tuned tree with nothing to chart (no budgets in its table)");
+            return c;
+        }
         if (j.is_object() && (j.contains("compare") || j.contains("vulkan"))) {
             std::vector<Chart> c = bench_charts(j);
             if (c.empty()) throw std::runtime_error("a bench result with nothing to chart (no modes compared, no block latencies)");
@@ -209,7 +213,7 @@ std::vector<Chart> charts_from_json(const json& j, const std::string& source) {
     } catch (const std::exception& e) {
         throw FormatError(source + ": " + e.what());
     }
-    throw std::runtime_error(source + ": neither `medusa bench --json` output nor a tune-tree tree.json with its table");
+    throw FormatError(source + ": neither `medusa bench --json` output nor a tune-tree tree.json with its table");
 }
 
 std::vector<Chart> charts_from_file(const std::string& path) {

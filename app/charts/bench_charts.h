@@ -14,7 +14,8 @@ namespace medusa::charts {
 std::vector<Chart> bench_charts(const nlohmann::json& bench);
 std::vector<Chart> tree_budget_charts(const nlohmann::json& tree);
 
-// Either kind, told apart by their keys; throws naming `source` when it is neither.
+// Either kind, told apart by their keys; throws FormatError naming `source` when it is neither or
+// cannot be charted.
 std::vector<Chart> charts_from_json(const nlohmann::json& j, const std::string& source);
 std::vector<Chart> charts_from_file(const std::string& path);
 
