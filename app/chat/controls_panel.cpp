@@ -256,6 +256,7 @@ void draw_files_and_status(ChatApp& app, DecodeSettings& s, bool busy) {
     ImGui::PushTextWrapPos(0);
     if (!status.empty()) ImGui::TextUnformatted(status.c_str());
     if (!app.drop_note.empty()) ImGui::TextDisabled("%s", app.drop_note.c_str());
+    for (const std::string& w : app.worker.warnings()) ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.3f, 1.0f), "warning: %s", w.c_str());
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
         ImGui::TextUnformatted(error.c_str());

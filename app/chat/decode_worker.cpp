@@ -181,6 +181,19 @@ std::vector<DroppedFile> DecodeWorker::take_dropped() {
     return std::exchange(dropped_, {});
 }
 
+void DecodeWorker::add_warning(const std::string& text) {
+    {
+        std::lock_guard lock(mutex_);
+        warnings_.push_back(text);
+    }
+    changed();
+}
+
+std::vector<std::string> DecodeWorker::warnings() const {
+    std::lock_guard lock(mutex_);
+    return warnings_;
+}
+
 std::string DecodeWorker::status() const {
     std::lock_guard lock(mutex_);
     return status_;

@@ -81,6 +81,10 @@ public:
     // once each: the UI drops them from its settings too.
     std::vector<DroppedFile> take_dropped();
     std::string last_error() const;  // empty when the last job succeeded
+    // Warnings the runtime raised while loading or decoding (a tuning entry or cache file set
+    // aside), each once, for the status area: from any thread.
+    void add_warning(const std::string& text);
+    std::vector<std::string> warnings() const;
 
 private:
     enum class JobKind { Generate, Load, Measure };
@@ -114,6 +118,7 @@ private:
     std::string status_, error_;
     std::optional<EagleReads> eagle_reads_;
     std::vector<DroppedFile> dropped_;
+    std::vector<std::string> warnings_;
     std::function<void()> on_change_;
     std::chrono::steady_clock::time_point last_notice_;  // the worker thread's last step notice
     std::atomic<bool> chat_model_{false};

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "chat_app.h"
+#include "model/runtime_warning.h"
 #include "interrupt.h"
 #include "number_text.h"
 #include "terminal_text.h"
@@ -378,6 +379,17 @@ int main(int argc, char** argv) {
             WindowRenderer renderer(ctx, window, 15.0f);
             {
                 ChatApp app(ctx);
+                // The runtime's warnings (a tuning entry or a cache file set aside) show in the
+                // status area too, not only on a terminal the user may not have.
+                struct WarningsShown {
+                    explicit WarningsShown(DecodeWorker& w) {
+                        set_warning_sink([&w](const std::string& text) {
+                            std::fprintf(stderr, "medusa-chat: warning: %s\n", terminal_safe(text).c_str());
+                            w.add_warning(text);
+                        });
+                    }
+                    ~WarningsShown() { set_warning_sink({}); }  // before the worker goes
+                } warnings_shown(app.worker);
                 app.settings = o.settings;
                 app.keep_chats = !o.scripted();  // a screenshot or smoke run is not a conversation
                 app.tree_all = o.all_nodes;

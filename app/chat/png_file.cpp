@@ -31,7 +31,8 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
                      {"steps", app.reader.steps().size()},
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode},
-                     {"status", app.worker.status()}};  // what is loaded: the model, its drafter's files
+                     {"status", app.worker.status()},  // what is loaded: the model, its drafter's files
+                     {"warnings", app.worker.warnings()}};
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
     const TreeAuditCounts& a = app.tree_audit;
     j["tree_audit"] = {{"boxes", a.boxes},       {"labels", a.labels},
