@@ -56,7 +56,7 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
 }
 seed fuzz_llama2c "$shared"/models/*.bin
 seed fuzz_gguf "$shared"/models/gguf/*.gguf
-seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf
+seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf "$shared"/testdata/eagle3/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
 mkdir -p "$work/fuzz_cost_model"
 printf '{"position": 58, "verify_ms": [{"tokens": 1, "ms": 0.5}, {"tokens": 2, "ms": 0.6}, {"tokens": 64, "ms": 9.5}]}' \

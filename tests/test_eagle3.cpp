@@ -1,7 +1,8 @@
 // EAGLE-3 checkpoints in the published layout (tests/data/eagle3, written by
 // scripts/make_eagle3_fixture.py with SafeAILab's own cnets.py as the reference): the first draft
 // chain equals the reference's on the GPU and on the C++ reference, with SafeAILab's layer rule
-// (one layer, fc skipped) and with eagle_aux_hidden_state_layer_ids (three layers through fc);
+// (one layer, fc skipped) and with eagle_aux_hidden_state_layer_ids (three layers through fc), in
+// llama.cpp's GGUF files too (one written by its own converter);
 // the GPU layer predicts what the CPU layer does; greedy EAGLE-3 gives plain greedy text to the
 // end of the context; and broken files are refused with one line naming the file.
 #include <catch2/catch.hpp>
@@ -33,6 +34,9 @@ using nlohmann::json;
 namespace {
 
 const std::string kFixtures = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/";
+// Written by llama.cpp's own converter (shared/testdata/eagle3/README.md); its expected chain is
+// scripts/make_eagle3_gguf_fixture.py --llamacpp's.
+const std::string kConverted = testdata_path("eagle3/stories260K-eagle3-llamacpp-f16.gguf");
 
 json read_json_file(const std::string& path) {
     std::ifstream f(path);
@@ -69,19 +73,23 @@ TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and 
     // gguf/: llama.cpp's EAGLE-3 files (scripts/make_eagle3_gguf_fixture.py): layers-0-2-4 converted
     // (F32, and F16 matrices), and the default checkpoint as llama.cpp's converter writes it (layer 2
     // three times through fc). llama3-rope: Llama 3's RoPE scaling (scripts/make_eagle3_rope_fixture.py),
-    // as config.json's rope_scaling and as the GGUF's rope_freqs.
+    // as config.json's rope_scaling and as the GGUF's rope_freqs. norm-before-fc: llama.cpp's RMSNorm
+    // over the three inputs before fc. And the file llama.cpp's converter wrote (layer 2 three times,
+    // F16, a draft vocabulary of 200).
     for (const auto& [name, expected_file] : std::vector<std::pair<std::string, std::string>>{
-             {"default", "default/expected.json"},
-             {"layers-0-2-4", "layers-0-2-4/expected.json"},
-             {"layers-0-2-4-torch", "layers-0-2-4-torch/expected.json"},
-             {"gguf/layers-0-2-4.gguf", "gguf/layers-0-2-4.expected.json"},
-             {"gguf/layers-0-2-4-f16.gguf", "gguf/layers-0-2-4-f16.expected.json"},
-             {"gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"},
-             {"layers-0-2-4-llama3-rope", "layers-0-2-4-llama3-rope/expected.json"},
-             {"gguf/layers-0-2-4-llama3-rope.gguf", "gguf/layers-0-2-4-llama3-rope.expected.json"}}) {
+             {kFixtures + "default", "default/expected.json"},
+             {kFixtures + "layers-0-2-4", "layers-0-2-4/expected.json"},
+             {kFixtures + "layers-0-2-4-torch", "layers-0-2-4-torch/expected.json"},
+             {kFixtures + "gguf/layers-0-2-4.gguf", "gguf/layers-0-2-4.expected.json"},
+             {kFixtures + "gguf/layers-0-2-4-f16.gguf", "gguf/layers-0-2-4-f16.expected.json"},
+             {kFixtures + "gguf/llama-cpp-rule.gguf", "gguf/llama-cpp-rule.expected.json"},
+             {kFixtures + "layers-0-2-4-llama3-rope", "layers-0-2-4-llama3-rope/expected.json"},
+             {kFixtures + "gguf/layers-0-2-4-llama3-rope.gguf", "gguf/layers-0-2-4-llama3-rope.expected.json"},
+             {kFixtures + "gguf/norm-before-fc.gguf", "gguf/norm-before-fc.expected.json"},
+             {kConverted, "gguf/stories260K-eagle3-llamacpp-f16.expected.json"}}) {
         CAPTURE(name);
         const json want = read_json_file(kFixtures + expected_file);
-        const EagleLayer layer = load_eagle_layer(kFixtures + name, target.config);
+        const EagleLayer layer = load_eagle_layer(name, target.config);
         CHECK(layer.eagle3());
         CHECK(layer.target_layers == want["layers"].get<std::vector<int>>());
         CHECK(layer.fuses() == want["fc_applied"].get<bool>());
@@ -89,7 +97,7 @@ TEST_CASE("an EAGLE-3 checkpoint drafts SafeAILab's first chain, on the GPU and 
             CAPTURE(engine);
             const std::string trace = (fs::temp_directory_path() / ("medusa_eagle3_trace_" + std::to_string(getpid()))).string();
             const auto r = run_medusa("generate " + engine + "-m " + model_path("stories260K.bin") + " --tokenizer " +
-                                      model_path("tok512.model") + " --eagle " + kFixtures + name +
+                                      model_path("tok512.model") + " --eagle " + name +
                                       " --eagle-topk 1 --eagle-depth 6 --temp 0 -n 16 --fixed-shape -p '" +
                                       want["prompt"].get<std::string>() + "' --trace " + trace);
             INFO(r.err);
@@ -120,9 +128,10 @@ TEST_CASE("the GPU EAGLE-3 layer predicts what the CPU layer predicts, from fuse
     GpuTarget gpu("stories260K.bin");
     CpuReferenceModel cpu_model(gpu.file);
     CpuTreeRunner cpu(cpu_model);
-    for (const std::string name : {"default", "layers-0-2-4"}) {
+    for (const std::string& name : {kFixtures + "default", kFixtures + "layers-0-2-4", kFixtures + "gguf/norm-before-fc.gguf",
+                                    kConverted}) {
         CAPTURE(name);
-        const EagleLayer layer = load_eagle_layer(kFixtures + name, gpu.file.config);
+        const EagleLayer layer = load_eagle_layer(name, gpu.file.config);
         auto g = gpu.runner.eagle_runner(gpu.file, layer), c = cpu.eagle_runner(gpu.file, layer);
         const std::vector<int> prompt = {1, 403, 407, 261, 378, 30, 99};
         gpu.runner.prefill(0, prompt);  // after the runners: their target layers' inputs are kept
@@ -159,8 +168,9 @@ TEST_CASE("greedy EAGLE-3 gives plain greedy text to the end of the context, on 
     const auto& prompt = kStoryPrompts[0];
     const auto expected = greedy_ar(gpu.model, prompt, 100000);
     REQUIRE(int(expected.size()) == gpu.file.config.seq_len - int(prompt.size()) + 1);
-    for (const std::string name : {"default", "layers-0-2-4", "gguf/llama-cpp-rule.gguf"}) {
-        const EagleLayer layer = load_eagle_layer(kFixtures + name, gpu.file.config);
+    for (const std::string& name : {kFixtures + "default", kFixtures + "layers-0-2-4", kFixtures + "gguf/llama-cpp-rule.gguf",
+                                    kFixtures + "gguf/norm-before-fc.gguf", kConverted}) {
+        const EagleLayer layer = load_eagle_layer(name, gpu.file.config);
         for (TreeRunner* runner : std::initializer_list<TreeRunner*>{&gpu.runner, &cpu}) {
             CAPTURE(name, runner == &cpu);
             auto eagle_runner = runner->eagle_runner(gpu.file, layer);

@@ -17,6 +17,27 @@ namespace {
 
 constexpr uint32_t kGgmlI64 = 27;  // GGML_TYPE_I64, d2t's type
 constexpr int kExtractedLayers = 3;  // llama.cpp's eagle3 fuses exactly three
+const std::string kFeatureNorm = "enc.output_norm.weight";  // norm_before_fc's gains
+
+bool is_integer_type(uint32_t t) {
+    return t == U8 || t == I8 || t == U16 || t == I16 || t == U32 || t == I32 || t == U64 || t == I64;
+}
+
+const char* value_type_name(uint32_t t) {
+    switch (t) {
+        case BOOL: return "BOOL";
+        case F32: return "FLOAT32";
+        case F64: return "FLOAT64";
+        case STRING: return "STRING";
+        default: return "an unknown type";
+    }
+}
+
+std::string layers_text(const std::vector<int>& layers) {
+    std::string s;
+    for (int l : layers) s += (s.empty() ? "" : ", ") + std::to_string(l);
+    return s;
+}
 
 // The parsed file: its bytes, header and tensors by name.
 struct GgufDraft {
@@ -96,17 +117,23 @@ EagleLayer layer_of_metadata(const GgufDraft& g, const LlamaConfig& target) {
     return e;
 }
 
-// eagle3.extract_layers: three target layers, each inside the target.
-std::vector<int> extracted_layers(const GgufDraft& g, const LlamaConfig& target) {
-    const std::string key = "eagle3.extract_layers";
+// The three target layers, each inside the target: eagle3.target_layers, as llama.cpp's converter
+// writes them now, or eagle3.extract_layers, the name older converters gave them.
+std::vector<int> listed_layers(const GgufDraft& g, const LlamaConfig& target) {
+    std::string key = "eagle3.target_layers";
+    if (!g.header.meta.has(key) && g.header.meta.has("eagle3.extract_layers")) key = "eagle3.extract_layers";
     const GgufValue* ids = g.header.meta.array(key, I32);
     if (!ids) throw FormatError(g.file + ": metadata key '" + key + "' is missing (the target layers the draft reads)");
+    // BOOL and float items would read as numbers: true, false as layers 1, 0.
+    if (!is_integer_type(ids->item_type))
+        throw FormatError(g.file + ": metadata key '" + key + "' is an array of " + value_type_name(ids->item_type) +
+                          ", not of integers (the target layers the draft reads)");
     if (ids->numbers.size() != size_t(kExtractedLayers))
         throw FormatError(g.file + ": " + key + " lists " + std::to_string(ids->numbers.size()) + " layers, not 3");
     std::vector<int> layers;
     for (double v : ids->numbers) {
-        if (!(v >= 0 && v < target.n_layers) || v != double(int(v))) {
-            const std::string shown = std::fabs(v) < 1e15 && v == std::floor(v) ? std::to_string(int64_t(v)) : std::to_string(v);
+        if (!(v >= 0 && v < target.n_layers)) {
+            const std::string shown = std::fabs(v) < 1e15 ? std::to_string(int64_t(v)) : std::to_string(v);
             throw FormatError(g.file + ": " + key + " names layer " + shown + ", but the target model has layers 0 to " +
                               std::to_string(target.n_layers - 1));
         }
@@ -116,8 +143,12 @@ std::vector<int> extracted_layers(const GgufDraft& g, const LlamaConfig& target)
 }
 
 // fc over the listed layers, (dim, 3 dim), as fc over each distinct layer once: the column blocks
-// of a repeated layer added up. Fills e.target_layers and e.fc_w.
-void fold_repeated_layers(EagleLayer& e, const std::vector<int>& listed, const std::vector<float>& fc) {
+// of a repeated layer added up. Fills e.target_layers and e.fc_w. `norm`: llama.cpp's
+// norm_before_fc gains over the three inputs (3 dim), or empty. Normalising is linear in the gains,
+// so a repeated layer's gains go into its fc columns and the norm keeps unit gains; the norm's
+// mean over 3 dim is then the mean over the distinct layers only when each is listed equally often.
+void fold_repeated_layers(EagleLayer& e, const std::vector<int>& listed, std::vector<float> fc,
+                          const std::vector<float>& norm, const std::string& file) {
     const size_t d = size_t(e.dim), n = listed.size();
     e.target_layers.clear();
     std::vector<size_t> slot(n);
@@ -128,6 +159,20 @@ void fold_repeated_layers(EagleLayer& e, const std::vector<int>& listed, const s
     }
     const size_t u = e.target_layers.size();
     e.applies_fc = true;  // llama.cpp always applies fc, to the three inputs side by side
+    if (!norm.empty()) {
+        if (n % u != 0 || std::any_of(e.target_layers.begin(), e.target_layers.end(), [&](int l) {
+                return size_t(std::count(listed.begin(), listed.end(), l)) != n / u;
+            }))
+            throw FormatError(file + ": eagle3.norm_before_fc over target layers listed unequally often (" +
+                              layers_text(listed) + ") is not supported");
+        if (u == n) {
+            e.feature_norm = norm;
+        } else {
+            for (size_t r = 0; r < d; ++r)
+                for (size_t c = 0; c < n * d; ++c) fc[r * n * d + c] *= norm[c];
+            e.feature_norm.assign(u * d, 1.0f);
+        }
+    }
     e.fc_w.assign(d * u * d, 0.0f);
     for (size_t r = 0; r < d; ++r)
         for (size_t i = 0; i < n; ++i)
@@ -185,10 +230,14 @@ EagleLayer load_eagle3_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, c
     GgufDraft g{.file = name, .bytes = bytes, .header = read_gguf_header(*bytes, name), .tensors = {}};
     for (const GgufTensorInfo& info : g.header.tensors) g.tensors[info.name] = &info;
     EagleLayer e = layer_of_metadata(g, target);
-    const std::vector<int> listed = extracted_layers(g, target);
+    const std::vector<int> listed = listed_layers(g, target);
 
-    const int64_t dd = e.dim, kv = e.kv_dim(), hd = e.hidden_dim, in = 2 * dd;
-    fold_repeated_layers(e, listed, g.read("fc.weight", {dd, kExtractedLayers * dd}));
+    const int64_t dd = e.dim, kv = e.kv_dim(), hd = e.hidden_dim, in = 2 * dd, wide = kExtractedLayers * dd;
+    // norm_before_fc: an RMSNorm over the three inputs side by side, with gains of its own, before fc.
+    const std::vector<float> norm = g.header.meta.boolean("eagle3.norm_before_fc", false)
+                                        ? g.read(kFeatureNorm, {wide})
+                                        : std::vector<float>{};
+    fold_repeated_layers(e, listed, g.read("fc.weight", {dd, wide}), norm, name);
     const std::string b = "blk.0.";
     e.input_norm = g.read(b + "attn_norm.weight", {dd});
     e.hidden_norm = g.read(b + "attn_norm_2.weight", {dd});

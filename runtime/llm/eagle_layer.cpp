@@ -136,6 +136,7 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
             drafted_by[to] = int(i);
         }
         sizes = sizes && fc_w.size() == (fuses() ? d * size_t(feature_dim()) : 0) &&
+                feature_norm.size() == (norms_feature() && fuses() ? size_t(feature_dim()) : 0) &&
                 (fuses() || target_layers.size() == 1) && fc_b.empty() &&
                 input_norm.size() == d && hidden_norm.size() == d && final_norm.size() == d &&
                 draft_head.size() == size_t(draft_vocab()) * d;
@@ -214,8 +215,15 @@ std::span<const float> CpuEagleModel::output(int t) const {
 void CpuEagleModel::fuse(std::span<const float> feature, float* row) const {
     const EagleLayer& L = layer_;
     if (feature.size() != size_t(L.feature_dim())) throw std::invalid_argument("an EAGLE feature of the wrong width");
-    if (L.fuses()) matvec(row, feature.data(), L.fc_w.data(), L.feature_dim(), L.dim);
-    else std::copy_n(feature.data(), L.dim, row);
+    if (!L.fuses()) {
+        std::copy_n(feature.data(), L.dim, row);
+    } else if (L.norms_feature()) {
+        std::vector<float> normed(feature.size());
+        rmsnorm(normed.data(), feature.data(), L.feature_norm.data(), L.feature_dim(), L.rms_eps);
+        matvec(row, normed.data(), L.fc_w.data(), L.feature_dim(), L.dim);
+    } else {
+        matvec(row, feature.data(), L.fc_w.data(), L.feature_dim(), L.dim);
+    }
 }
 
 std::span<const float> CpuEagleModel::logits(int t) {

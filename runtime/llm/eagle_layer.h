@@ -48,6 +48,9 @@ struct EagleLayer {
     // EAGLE-3 only. fc_w is (dim, n·dim) when it fuses() (see applies_fc), else empty; fc_b is
     // empty; wq, wk and wv read 2 dim columns.
     std::vector<int> target_layers;          // the layers whose inputs are the feature, in its order
+    // Gains of an RMSNorm over the whole feature before fc (feature_dim(); llama.cpp's
+    // norm_before_fc), or empty: the feature goes into fc as it is.
+    std::vector<float> feature_norm;
     std::vector<float> input_norm, hidden_norm, final_norm;  // (dim) each
     std::vector<float> draft_head;           // (draft vocabulary, dim)
     std::vector<int> draft_to_target;        // target token id of each draft id
@@ -63,6 +66,7 @@ struct EagleLayer {
     // EAGLE-3 applies fc: several layers fused, or (llama.cpp's files on small targets) one layer
     // listed several times, whose fc blocks were added up. SafeAILab's single layer has no fc.
     bool fuses() const { return eagle3() && applies_fc; }
+    bool norms_feature() const { return !feature_norm.empty(); }
     int draft_vocab() const { return int(draft_to_target.size()); }
 
     int head_dim() const { return dim / n_heads; }
@@ -95,8 +99,8 @@ public:
     // into cache slot block.base + t (the mask and window as for the target). `features` holds
     // block.size() rows of dim floats.
     void forward(const TokenBlock& block, std::span<const float> features);
-    // A target feature (feature_dim() floats) as the layer's input row (dim floats): EAGLE-3's fc,
-    // or the feature itself.
+    // A target feature (feature_dim() floats) as the layer's input row (dim floats): EAGLE-3's fc
+    // (after its feature norm where it has one), or the feature itself.
     void fuse(std::span<const float> target_feature, float* row) const;
     std::span<const float> output(int t) const;  // the predicted feature of block token t
     // The target's LM head on it; EAGLE-3: its own head over the draft vocabulary, placed at the

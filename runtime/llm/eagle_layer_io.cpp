@@ -365,6 +365,8 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
     // Layers trained here rotate by rope_theta alone; a loaded layer's scaling would be lost.
     if (e.scales_rope())
         throw std::invalid_argument("writing an EAGLE layer with RoPE scaling is not supported");
+    if (e.norms_feature())  // SafeAILab's layout has no norm before fc
+        throw std::invalid_argument("writing an EAGLE-3 layer with a norm before fc is not supported");
     fs::create_directories(folder);
     if (e.eagle3()) return save_eagle3_layer(e, folder, base_model);
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;

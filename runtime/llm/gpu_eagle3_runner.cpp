@@ -33,6 +33,7 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::fun
         const Tensor fc = view(e.fc_w, d, feature_dim_);
         fc_ = upload_matrix(ctx, {&fc});
     }
+    if (e.norms_feature()) feature_norm_ = upload_floats(ctx, e.feature_norm);
     const Tensor wq = view(e.wq, d, in), wk = view(e.wk, kv, in), wv = view(e.wv, kv, in), wo = view(e.wo, d, d),
                  gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h),
                  head = view(e.draft_head, draft_vocab_, d);
@@ -55,6 +56,7 @@ GpuEagle3Runner::GpuEagle3Runner(GpuModel& target, const EagleLayer& e, std::fun
     inputs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::EagleInputs), gpu::MemoryKind::Host);
     emb_ = device(T * d);
     gathered_ = device(T * size_t(feature_dim_));
+    if (feature_norm_) normed_feature_ = device(T * size_t(feature_dim_));
     x_ = device(T * d);
     x_in_ = device(T * in);
     qkv_ = device(T * (d + 2 * kv));
@@ -98,9 +100,16 @@ gpu::CommandSequence& GpuEagle3Runner::sequence(int T, bool from_target) {
     gpu::Buffer& gathered = from_target && fuses_ ? *gathered_ : *x_;
     seq->dispatch(*gather_kernel_, {target_.kv_cache().features(), *store_, *inputs_, *params_, gathered},
                   RowPush{width}, div_up(width, 64), uint32_t(T));
-    if (from_target && fuses_)
-        matmuls_->record(*seq, {.w = &fc_, .x = gathered_.get(), .y = x_.get(), .out_rows = int(d), .tokens = T,
+    if (from_target && fuses_) {
+        gpu::Buffer* into_fc = gathered_.get();
+        if (feature_norm_) {  // (store_features 0: the store binding is a placeholder)
+            seq->dispatch(*rmsnorm_kernel_, {*gathered_, *feature_norm_, *normed_feature_, *store_, *params_},
+                          RmsnormPush{width, uint32_t(T), eps_, 0u}, subgroup_item_groups(target_.context(), uint32_t(T)));
+            into_fc = normed_feature_.get();
+        }
+        matmuls_->record(*seq, {.w = &fc_, .x = into_fc, .y = x_.get(), .out_rows = int(d), .tokens = T,
                                 .x_stride = width, .y_stride = d});
+    }
     seq->dispatch(*input_kernel_, {*emb_, *x_, *input_norm_, *hidden_norm_, *x_in_},
                   RmsnormPush{d, uint32_t(T), eps_, 0u}, subgroup_item_groups(target_.context(), uint32_t(T)));
     recorder_->record(*seq, layer_,

@@ -1,6 +1,7 @@
 // EAGLE-3's draft layer on the GPU (see llm/eagle_layer.h): each run is one recorded command
 // buffer and one submit. A block of target features gathers the fused layers' inputs from the
-// target's feature cache and applies fc (or takes a single layer as it is); a block of deeper
+// target's feature cache, normalises them where the layer says so, and applies fc (or takes a
+// single layer as it is); a block of deeper
 // levels gathers the layer's own earlier outputs. Then [input_norm(e) ; hidden_norm(h)] feeds
 // q|k|v over the layer's own KV cache, h is the residual, the outputs go to the output store,
 // and the draft head's logits over the draft vocabulary come back to the host, where logits()
@@ -50,6 +51,7 @@ private:
     GpuMatrix fc_, head_;
     DecoderLayerWeights layer_;
     std::unique_ptr<gpu::Buffer> input_norm_, hidden_norm_, final_norm_;
+    std::unique_ptr<gpu::Buffer> feature_norm_, normed_feature_;  // with a norm before fc only
     std::unique_ptr<KvCache> kv_;
     std::unique_ptr<MatmulRecorder> matmuls_;
     std::unique_ptr<DecoderLayerRecorder> recorder_;

@@ -30,6 +30,8 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
     if (!init.eagle3()) throw std::invalid_argument("training-time test trains EAGLE-3 layers");
     if (init.scales_rope())
         throw std::invalid_argument("training a layer with RoPE scaling is not supported: its RoPE is rope_theta's alone");
+    if (init.norms_feature())
+        throw std::invalid_argument("training a layer with a norm before fc is not supported: fc reads the feature as it is");
     if (sequences < 1 || seq_len < 1 || steps < 1) throw std::invalid_argument("EAGLE-3 training needs a sequence and a step");
     if (target_head.size() != size_t(init.draft_vocab()) * init.dim)
         throw std::invalid_argument("target head of the wrong size for the draft vocabulary");
