@@ -9,9 +9,12 @@
 
 namespace medusa {
 
+int eagle_deepest_level(int top_k) { return 2 + TokenBlock::kMaxTokens / std::max(top_k, 1); }
+
 EagleDrafter::EagleDrafter(EagleRunner& runner, EagleOptions options) : runner_(runner), options_(std::move(options)) {
     if (options_.top_k < 1 || options_.top_k > 32) throw std::invalid_argument("EAGLE's top-k must be 1..32");
     if (options_.depth < 1 || options_.depth > 16) throw std::invalid_argument("EAGLE's depth must be 1..16");
+    if (options_.choices.empty()) options_.depth = std::min(options_.depth, eagle_deepest_level(options_.top_k));
     if (options_.nodes < 1 || options_.nodes > TokenBlock::kMaxTokens - 1)
         throw std::invalid_argument("EAGLE's verified nodes must be 1.." + std::to_string(TokenBlock::kMaxTokens - 1));
     if (!options_.choices.empty()) options_.choices = make_tree(options_.choices, "eagle", {.topk = 32, .max_depth = 16}).choices;
@@ -95,7 +98,7 @@ void EagleDrafter::children(const DraftContext& c, int parent, int t_in_run, int
 
 bool EagleDrafter::run_level(const DraftContext& c, const std::vector<int>& level) {
     const int n = int(level.size()), first = c.base;  // tree slots start at the root's slot
-    if (n == 0 || next_slot_ + n > runner_.context()) return false;
+    if (n == 0 || next_slot_ + n > runner_.context() || next_slot_ - first > TokenBlock::kMaxTokens) return false;
     TokenBlock b;
     b.base = next_slot_;
     b.window = next_slot_ - first;

@@ -19,10 +19,16 @@ namespace medusa {
 
 struct EagleOptions {
     int top_k = 8;   // children per expanded node; EAGLE-2: also nodes expanded per level
-    int depth = 6;   // the deepest level drafted
+    int depth = 6;   // the deepest level drafted (EAGLE-2: at most eagle_deepest_level(top_k))
     int nodes = 59;  // EAGLE-2: candidates kept for verification (the root not counted)
     std::vector<std::vector<int>> choices;  // EAGLE-1's fixed tree; empty: EAGLE-2's dynamic one
 };
+
+// The deepest level EAGLE-2's dynamic tree of `top_k` reaches: the run giving level d's tokens
+// sees the d - 2 levels run before it, top_k slots each, through its block's window, which holds
+// at most TokenBlock::kMaxTokens slots (a mask bit each). EAGLE-1's trees never reach the limit:
+// what they run is at most the nodes they keep, fewer than a block holds.
+int eagle_deepest_level(int top_k);
 
 class EagleDrafter : public Drafter {
 public:

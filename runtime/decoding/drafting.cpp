@@ -89,6 +89,12 @@ std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& t
     o.depth = s.depth;
     o.nodes = s.nodes;
     if (s.tree != "dynamic") o.choices = load_tree(s.tree, {.topk = 32, .max_depth = 16}).choices;
+    if (o.choices.empty() && o.depth > eagle_deepest_level(o.top_k)) {
+        o.depth = eagle_deepest_level(o.top_k);
+        d.warnings.push_back("EAGLE drafts " + std::to_string(o.depth) + " levels, not " + std::to_string(s.depth) +
+                             ": with top-k " + std::to_string(s.top_k) + ", a deeper level would look back on more than " +
+                             std::to_string(TokenBlock::kMaxTokens) + " drafted tokens");
+    }
     d.eagle = target.runner.eagle_runner(target.file, layer);
     d.eagle_reads = EagleReads{layer.version, layer.target_layers, layer.fuses(), layer.draft_vocab(),
                                target.file.config.vocab_size};
