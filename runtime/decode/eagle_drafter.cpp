@@ -78,7 +78,12 @@ void EagleDrafter::children(const DraftContext& c, int parent, int t_in_run, int
     // Ranked by the draft's own probabilities (temperature 1 when decoding greedily).
     SamplingParams p = c.sampler->params();
     if (c.sampler->greedy()) p.temperature = 1.0f, p.top_k = 0, p.top_p = 1.0f, p.min_p = 0.0f;
-    const std::vector<float> q = Sampler(p).distribution(runner_.logits(t_in_run), context);
+    std::vector<float> q;
+    try {
+        q = Sampler(p).distribution(runner_.logits(t_in_run), context);
+    } catch (const NonFiniteLogits&) {
+        return;  // the layer's own NaN (finite weights that overflow): no drafts, not the target's error
+    }
     std::vector<int> order(q.size());
     std::iota(order.begin(), order.end(), 0);
     count = std::min(count, int(q.size()));

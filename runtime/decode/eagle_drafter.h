@@ -7,7 +7,8 @@
 //   probability) are expanded, and the `nodes` likeliest of all are verified.
 // - EAGLE-1 (static): a fixed tree of rank paths (medusa_choices), every listed node drafted.
 // Drafts are chosen deterministically, as EAGLE does; lossless sampling verifies them in the
-// point-mass form, so every acceptance rule works.
+// point-mass form, so every acceptance rule works. A node whose draft distribution is NaN (the
+// layer's own overflow) gets no children: it is not the target's error.
 #pragma once
 #include <map>
 #include <vector>

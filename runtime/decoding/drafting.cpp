@@ -82,8 +82,15 @@ std::unique_ptr<Drafter> build_draft_model(const DraftModelSpec& s, const Drafti
     return std::make_unique<DraftModelDrafter>(d.draft->model(), o);
 }
 
+// A layer whose drafts would be NaN gives plain decoding, with a warning naming its file: NaN
+// drafts would read as the target's NaN logits.
 std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& target, Drafting& d) {
     const EagleLayer layer = load_eagle_layer(s.layer, target.file.config);
+    if (const std::string note = layer.non_finite_note(); !note.empty()) {
+        d.warnings.push_back(note + ": decoding goes on without it");
+        d.summary = "plain decoding (the EAGLE layer " + layer.source + " is unusable)";
+        return std::make_unique<NoDrafter>();
+    }
     EagleOptions o;
     o.top_k = s.top_k;
     o.depth = s.depth;
@@ -135,7 +142,9 @@ void build_auto(const AutoSpec& a, const DraftingTarget& target, const Drafting*
     d.members.push_back(build_ngram(a.ngram, d));
     parts.push_back(d.summary);
     if (a.medusa) d.members.push_back(build_medusa(*a.medusa, target, reuse, d)), parts.push_back(d.summary);
-    if (a.eagle) d.members.push_back(build_eagle(*a.eagle, target, d)), parts.push_back(d.summary);
+    if (a.eagle)
+        if (auto eagle = build_eagle(*a.eagle, target, d); eagle->kind() == DrafterKind::Eagle)
+            d.members.push_back(std::move(eagle)), parts.push_back(d.summary);
     if (a.draft) d.members.push_back(build_draft_model(*a.draft, target, reuse, d, progress)), parts.push_back(d.summary);
     d.summary = "auto: ";
     for (size_t i = 0; i < parts.size(); ++i) d.summary += (i ? " + " : "") + parts[i];
@@ -187,7 +196,7 @@ Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, c
                           [&](const EagleSpec& s) { one = build_eagle(s, target, d); },
                           [&](const AutoSpec& a) { build_auto(a, target, reuse, d, progress); }},
                d.spec);
-    if (one && shaping == StepShaping::Fixed) d.drafter = std::move(one);
+    if (one && (shaping == StepShaping::Fixed || one->kind() == DrafterKind::Plain)) d.drafter = std::move(one);
     else if (one) d.members.push_back(std::move(one));
     if (!d.members.empty()) {
         std::vector<Drafter*> members;

@@ -146,6 +146,14 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
     if (!sizes) throw FormatError(source + ": the EAGLE layer's tensors do not match its configuration");
 }
 
+std::string EagleLayer::non_finite_note() const {
+    for (const std::vector<float>* w : {&fc_w, &fc_b, &wq, &wk, &wv, &wo, &post_norm, &w_gate, &w_up, &w_down,
+                                        &feature_norm, &input_norm, &hidden_norm, &final_norm, &draft_head, &rope_freqs})
+        if (!std::all_of(w->begin(), w->end(), [](float x) { return std::isfinite(x); }))
+            return source + ": the EAGLE layer holds NaN or infinite weights";
+    return "";
+}
+
 CpuEagleModel::CpuEagleModel(const EagleLayer& layer, const ModelFile& target, int context)
     : layer_(layer), context_(context) {
     layer_.check_fits(target.config);

@@ -83,6 +83,9 @@ struct EagleLayer {
                                   std::span<const float> final_norm, std::span<const float> classifier, uint64_t seed);
     // Throws FormatError naming `source` when the layer does not fit the target model.
     void check_fits(const LlamaConfig& target) const;
+    // "SOURCE: the EAGLE layer holds NaN or infinite weights" when any weight is not finite (its
+    // drafts would be NaN), else "".
+    std::string non_finite_note() const;
 };
 
 // SafeAILab's choice of the layers EAGLE-3 fuses: 2, L/2 and L-3 of an L-layer target, each once,
