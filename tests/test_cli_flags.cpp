@@ -43,7 +43,7 @@ TEST_CASE("medusa-chat refuses a word or NaN where a number goes", "[cli-errors]
                           Case{"--top-p", "nan"}, Case{"--repeat-penalty", "inf"}, Case{"--gamma", ""}}) {
         CAPTURE(c.flag, c.value);
         const auto r = medusa::test::run_limited(chat.string(), {c.flag, c.value, "--screenshot", "/nonexistent/x.png"});
-        CHECK(r.exit_code == 1);
+        CHECK(r.exit_code == 2);  // a usage error, as medusa's
         CHECK(r.err.find(std::string(c.flag) + " expects") != std::string::npos);
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
