@@ -4,8 +4,9 @@
 #
 #   scripts/device_bundle.sh pack [DIR]     (here, after scripts/build.sh) writes DIR (default .dev/):
 #       the CLI and test binaries with ctest's files, the shared libraries they load (all but the C and
-#       C++ runtimes), Debian's validation layer, ../shared (models, test data) and the trained
-#       files of stories260K from the cache.
+#       C++ runtimes), Debian's validation layer and GL dispatch libraries, ../shared (models, test
+#       data, llama.cpp's llama-bench kit, unpacked to /tmp/llama.cpp there) and the trained files of
+#       stories260K from the cache.
 #   source scripts/device_bundle.sh unpack [DIR]   (there, in the checkout's root) puts each back where
 #       the build and the tests look for it and exports the library and layer paths.
 #
@@ -29,6 +30,11 @@ bundle_pack() {
     rm -rf "$work"
     (cd "$dir/deb" && apt-get download vulkan-validationlayers >/dev/null 2>&1) ||
         echo "device_bundle: could not download vulkan-validationlayers; validation will be unavailable there" >&2
+    # The GL dispatch libraries an NVIDIA driver's Vulkan ICD loads (libGLX_nvidia needs them): without
+    # them a headless image's loader finds no device and every figure is the CPU's (../shared/peers/README.md).
+    mkdir -p "$dir/gl"
+    (cd "$dir/gl" && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 libgles2 >/dev/null 2>&1) ||
+        echo "device_bundle: could not download the GL dispatch libraries; an NVIDIA machine may show no device" >&2
     echo "$PWD" >"$dir/root"
     git rev-parse HEAD >"$dir/commit"
     tar -C "$shared/.." -cJf "$dir/shared.txz" "$(basename "$shared")"  # xz: the limit on what travels is tight
@@ -56,6 +62,14 @@ bundle_unpack() {
     if [[ -f $dir/cache.tgz ]]; then mkdir -p "$cache" && tar -C "$cache" -xzf "$dir/cache.tgz"; fi
     local deb
     for deb in "$dir"/deb/*.deb; do [[ -f $deb ]] && dpkg -x "$deb" /tmp/medusa-bundle/layer; done
+    # Where the system lacks them, the GL dispatch libraries go where the driver's ICD finds them.
+    if [[ -w / ]] && ! ldconfig -p | grep -q libGLdispatch.so.0; then
+        for deb in "$dir"/gl/*.deb; do [[ -f $deb ]] && dpkg -x "$deb" /; done
+        ldconfig
+    fi
+    # llama.cpp's llama-bench (in ../shared/peers), the yardstick scripts/compare_llama_cpp.sh runs.
+    local kit=$root/../shared/peers/llama.cpp-de3ff81-kit.txz
+    if [[ -f $kit ]]; then mkdir -p /tmp/llama.cpp && tar -C /tmp/llama.cpp -xJf "$kit"; fi
     export LD_LIBRARY_PATH=/tmp/medusa-bundle/lib:/tmp/medusa-bundle/layer/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     MEDUSA_REPORT_COMMIT=$(cat "$dir/commit")
     export MEDUSA_REPORT_COMMIT

@@ -3,6 +3,7 @@
 # test suite with the Vulkan validation layer, then measures decode speed and weight bandwidth at
 # 1.1B and 7B shapes (synthetic weights of those shapes, labelled so) for f16, q8_0, q4_0 and q4_k,
 # the verify cost forward(T)/forward(1), every matrix-kernel configuration (the tuner's table), the
+# same shapes against llama.cpp's Vulkan backend on the same GGUF files (decode, prefill, verify), the
 # step controller's cost model, and every decoding mode (EAGLE-2 beside EAGLE-3 where trained) and
 # `auto` side by side on the shipped models (built-in prompt sets and a copy-heavy prompt file).
 # Writes OUT/report.md (each command with what it printed) and OUT/report.json (every result).
@@ -16,6 +17,10 @@
 #                                           and steps that find nothing left are listed as skipped
 #   MEDUSA_REPORT_TEST_SECONDS=N            a time limit for the test suite alone
 #   MEDUSA_REPORT_COMMIT=REV                the commit to name where the checkout has no .git
+#   MEDUSA_REPORT_LLAMA_BENCH=PATH          llama.cpp's llama-bench for the side-by-side section (default:
+#                                           /tmp/llama.cpp/vulkan/llama-bench, where device_bundle.sh unpacks it)
+#   MEDUSA_REPORT_COMPARE_DTYPES="q4_0 f16" the weight types compared with llama.cpp (default q4_0 q8_0 q4_k f16)
+#   MEDUSA_REPORT_COMPARE_ROUNDS=N          alternating rounds per file (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-device-report}
@@ -128,6 +133,27 @@ for shape in $shapes; do
         --json "$out/kernels-$shape.json"
     json_parts+=("\"kernels-$shape\": $(cat "$out/kernels-$shape.json" 2>/dev/null || echo null)")
 done
+
+# Beside llama.cpp's own Vulkan backend on the very same files: each shape exported as a GGUF per
+# weight type, then both engines timed in alternating rounds (scripts/compare_llama_cpp.sh).
+llama_bench=${MEDUSA_REPORT_LLAMA_BENCH:-/tmp/llama.cpp/vulkan/llama-bench}
+# (not on a CPU driver unless asked: a 512-token prompt at 1.1B there takes hours)
+if [[ -x $llama_bench && ($cpu_driver == 0 || -n ${MEDUSA_REPORT_LLAMA_BENCH:-}) ]]; then
+    for shape in $shapes; do
+        for dtype in ${MEDUSA_REPORT_COMPARE_DTYPES:-q4_0 q8_0 q4_k f16}; do
+            gguf="$out/$shape-$dtype.gguf"
+            section "Export $shape ($dtype) as GGUF for llama.cpp" \
+                $bin export-gguf --synthetic "$shape" --dtype "$dtype" --tokenizer "$models/llama2-tokenizer.model" --out "$gguf"
+            section "Against llama.cpp's Vulkan backend: $shape $dtype (decode 128, prefill 512, verify 8)" \
+                scripts/compare_llama_cpp.sh --llama-bench "$llama_bench" --rounds "${MEDUSA_REPORT_COMPARE_ROUNDS:-2}" \
+                --json "$out/llama-cpp-$shape-$dtype.json" "$gguf"
+            json_parts+=("\"llama-cpp-$shape-$dtype\": $(cat "$out/llama-cpp-$shape-$dtype.json" 2>/dev/null || echo null)")
+            rm -f "$gguf"  # gigabytes at 7B: one file at a time
+        done
+    done
+else
+    progress "against llama.cpp (skipped: no llama-bench at $llama_bench)"
+fi
 
 # Every drafter this checkout has: trained heads, tree and EAGLE layers come from
 # scripts/train_default_heads.sh's cache; without them Medusa runs with initialised heads.
