@@ -10,6 +10,7 @@
 #include "bench_compare.h"
 #include "bench_dtypes.h"
 #include "bench_kernels.h"
+#include "bench_prompt.h"
 #include "prompts_file.h"
 #include "commands.h"
 #include "context_size.h"
@@ -102,9 +103,8 @@ BenchPlan plan_runs(const Args& args, const LlamaConfig& c) {
     BenchPlan p;
     p.runs = std::max(1, args.integer("--runs", 5));
     p.n_decode = std::max(1, args.integer("--tokens", 128));
-    p.n_prompt = std::clamp(args.integer("--prompt-tokens", 32), 1, TokenBlock::kMaxTokens);
-    p.prompt = {1};
-    for (int i = 1; i < p.n_prompt; ++i) p.prompt.push_back((i * 7919 + 3) % c.vocab_size);
+    p.n_prompt = std::clamp(args.integer("--prompt-tokens", kBenchPromptTokens), 1, TokenBlock::kMaxTokens);
+    p.prompt = bench_prompt(c.vocab_size, p.n_prompt);
     return p;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench_prompt.h"
 #include "context_size.h"
 #include "gpu/bandwidth_probe.h"
 #include "llm/gpu_model.h"
@@ -36,12 +37,17 @@ DtypeTiming time_dtype(const Args& args, gpu::Context& gpu, const std::string& s
     DtypeTiming t{dtype, model.weight_bytes(), 1e30,
                   model.weight_variants() + "; matmul " + model.matmuls().config().name() + " (" +
                       model.matmul_config_source() + ")"};
+    // After the same prompt as bench -m: attention at the same cache depth.
+    const std::vector<int> prompt = bench_prompt(file.config.vocab_size);
+    const int start_position = int(prompt.size());
     for (int r = 0; r < runs; ++r) {
-        model.forward(TokenBlock::causal(0, {1}));  // warms the recorded command buffer
-        int token = model.argmax(0);
+        model.forward(TokenBlock::causal(0, prompt));
+        int token = model.argmax(start_position - 1);
+        model.forward(TokenBlock::causal(start_position, {token}));  // warms the single-token command buffers
+        token = model.argmax(0);
         const auto start = std::chrono::steady_clock::now();
-        for (int i = 0; i < tokens; ++i) {
-            model.forward(TokenBlock::causal(1 + i, {token}));
+        for (int i = 1; i <= tokens; ++i) {
+            model.forward(TokenBlock::causal(start_position + i, {token}));
             token = model.argmax(0);
         }
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
