@@ -5,12 +5,11 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "decode/elapsed.h"
+
 namespace medusa {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 constexpr double kLearnRate = 0.2;  // weight of the newest timing in a running average
 constexpr double kExploreShare = 0.03;  // of the time decoding, at most, spent re-measuring idle drafters (all of them)
@@ -149,6 +148,13 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     trace_.reason = best > 0 ? ControlReason::Pays
                     : trace_.weighed.size() > 1 ? ControlReason::NothingPays
                                                 : ControlReason::NothingDrafted;
+    if (options_.always_draft && trace_.reason == ControlReason::NothingPays) {
+        best = 1;
+        for (int o = 2; o < int(trace_.weighed.size()); ++o)
+            if (trace_.weighed[o].tokens_per_ms() > trace_.weighed[best].tokens_per_ms()) best = o;
+        trace_.chosen = best;
+        trace_.reason = ControlReason::DraftedAnyway;
+    }
     // A drafter left idle drafts one level now and then, so that its costs and acceptance are
     // measured again: as often as keeps that under kExploreShare of the time (host-drafted cheap
     // proposals are scored without being verified, and need no such turn).

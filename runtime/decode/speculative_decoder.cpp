@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "decode/elapsed.h"
+
 namespace medusa {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 // Keeps `emitted` up to the first stop token (which ends the generation and is not emitted)
 // and within the budget; returns false when a stop token ended it.

@@ -1,5 +1,7 @@
 #include "gpu/buffer.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <memory>
 
@@ -144,6 +146,12 @@ void Buffer::fill_zero() {
         return;
     }
     run_one_shot(ctx_, [&](VkCommandBuffer cb) { vkCmdFillBuffer(cb, buffer_, 0, VK_WHOLE_SIZE, 0); });
+}
+
+std::unique_ptr<Buffer> zeroed_floats(Context& ctx, size_t floats, MemoryKind kind) {
+    auto b = std::make_unique<Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
+    b->fill_zero();
+    return b;
 }
 
 }  // namespace medusa::gpu

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace medusa::gpu {
@@ -52,5 +53,8 @@ private:
     mutable std::array<VkBufferView, kTexelFormats> views_{};
     mutable std::array<bool, kTexelFormats> view_tried_{};
 };
+
+// `floats` zeroed floats (at least one: Vulkan has no empty buffers): training state and scratch.
+std::unique_ptr<Buffer> zeroed_floats(Context& ctx, size_t floats, MemoryKind kind = MemoryKind::Device);
 
 }  // namespace medusa::gpu

@@ -11,16 +11,11 @@ using namespace layout;
 namespace {
 constexpr size_t kSliceAlign = 64;  // floats: 256 bytes
 
-std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
-    b->fill_zero();
-    return b;
-}
 }  // namespace
 
 StepSlices::StepSlices(gpu::Context& ctx, int steps, size_t n, gpu::MemoryKind kind)
     : floats(n), stride((n + kSliceAlign - 1) / kSliceAlign * kSliceAlign) {
-    buf = buffer(ctx, stride * size_t(steps), kind);
+    buf = gpu::zeroed_floats(ctx, stride * size_t(steps), kind);
 }
 
 GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& target_head,
@@ -45,9 +40,9 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
     auto slices = [&](int n, size_t floats, MemoryKind kind = MemoryKind::Device) {
         return std::make_unique<StepSlices>(ctx, n, floats, kind);
     };
-    target_head_ = buffer(ctx, V * d, MemoryKind::Device);
+    target_head_ = gpu::zeroed_floats(ctx, V * d, MemoryKind::Device);
     target_head_->upload(target_head.data(), target_head.size() * 4);
-    features_ = buffer(ctx, R * F, MemoryKind::Host);
+    features_ = gpu::zeroed_floats(ctx, R * F, MemoryKind::Host);
     emb_ = slices(steps, R * d, MemoryKind::Host);
     target_ = slices(steps, R * d, MemoryKind::Host);
     pos_ = slices(steps, R, MemoryKind::Host);
@@ -68,18 +63,18 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
     rstd_ = slices(steps, R);
     gu_ = slices(steps, R * 2 * hid);
     a_ = slices(steps, R * hid);
-    fn_ = buffer(ctx, R * d, MemoryKind::Device);
-    rf_ = buffer(ctx, R, MemoryKind::Device);
-    logits_ = buffer(ctx, R * V, MemoryKind::Device);
-    target_logits_ = buffer(ctx, R * V, MemoryKind::Device);
-    d_fn_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_a_ = buffer(ctx, R * hid, MemoryKind::Device);
-    d_gu_ = buffer(ctx, R * 2 * hid, MemoryKind::Device);
-    d_normed_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_h_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_att_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_ne_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_nh_ = buffer(ctx, R * d, MemoryKind::Device);
+    fn_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    rf_ = gpu::zeroed_floats(ctx, R, MemoryKind::Device);
+    logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
+    target_logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
+    d_fn_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
+    d_gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
+    d_normed_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_h_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_att_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_ne_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_nh_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
                                             [this](gpu::CommandSequence& s, bool backward, bool update) {
                                                 record(s, backward, update);

@@ -8,14 +8,6 @@ namespace medusa::train {
 
 using namespace layout;
 
-namespace {
-std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
-    b->fill_zero();
-    return b;
-}
-}  // namespace
-
 GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head,
                                  int vocab, int sequences, int seq_len, const EagleLossWeights& weights,
                                  TrainMatmul matmul)
@@ -30,33 +22,33 @@ GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, cons
         t->clear();  // only the sizes are kept on the CPU
     const size_t R = rows_, d = init.dim, kv = init.kv_dim(), hid = init.hidden_dim, V = vocab;
     using gpu::MemoryKind;
-    lm_head_ = buffer(ctx, V * d, MemoryKind::Device);
+    lm_head_ = gpu::zeroed_floats(ctx, V * d, MemoryKind::Device);
     lm_head_->upload(lm_head.data(), lm_head.size() * 4);
-    input_ = buffer(ctx, R * 2 * d, MemoryKind::Host);
-    target_ = buffer(ctx, R * d, MemoryKind::Host);
-    positions_ = buffer(ctx, R, MemoryKind::Host);
-    row_w_ = buffer(ctx, R, MemoryKind::Host);
-    stats_ = buffer(ctx, 3 * R, MemoryKind::Host);
-    x_ = buffer(ctx, R * d, MemoryKind::Device);
-    qkv_ = buffer(ctx, R * (d + 2 * kv), MemoryKind::Device);
-    att_ = buffer(ctx, R * d, MemoryKind::Device);
-    lse_ = buffer(ctx, R * init.n_heads, MemoryKind::Device);
-    h_ = buffer(ctx, R * d, MemoryKind::Device);
-    normed_ = buffer(ctx, R * d, MemoryKind::Device);
-    rstd_ = buffer(ctx, R, MemoryKind::Device);
-    gu_ = buffer(ctx, R * 2 * hid, MemoryKind::Device);
-    a_ = buffer(ctx, R * hid, MemoryKind::Device);
-    out_ = buffer(ctx, R * d, MemoryKind::Device);
-    logits_ = buffer(ctx, R * V, MemoryKind::Device);
-    target_logits_ = buffer(ctx, R * V, MemoryKind::Device);
-    d_out_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_a_ = buffer(ctx, R * hid, MemoryKind::Device);
-    d_gu_ = buffer(ctx, R * 2 * hid, MemoryKind::Device);
-    d_normed_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_h_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_att_ = buffer(ctx, R * d, MemoryKind::Device);
-    d_qkv_ = buffer(ctx, R * (d + 2 * kv), MemoryKind::Device);
-    d_x_ = buffer(ctx, R * d, MemoryKind::Device);
+    input_ = gpu::zeroed_floats(ctx, R * 2 * d, MemoryKind::Host);
+    target_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Host);
+    positions_ = gpu::zeroed_floats(ctx, R, MemoryKind::Host);
+    row_w_ = gpu::zeroed_floats(ctx, R, MemoryKind::Host);
+    stats_ = gpu::zeroed_floats(ctx, 3 * R, MemoryKind::Host);
+    x_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    qkv_ = gpu::zeroed_floats(ctx, R * (d + 2 * kv), MemoryKind::Device);
+    att_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    lse_ = gpu::zeroed_floats(ctx, R * init.n_heads, MemoryKind::Device);
+    h_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    normed_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    rstd_ = gpu::zeroed_floats(ctx, R, MemoryKind::Device);
+    gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
+    a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
+    out_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
+    target_logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
+    d_out_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
+    d_gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
+    d_normed_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_h_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_att_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
+    d_qkv_ = gpu::zeroed_floats(ctx, R * (d + 2 * kv), MemoryKind::Device);
+    d_x_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
                                             [this](gpu::CommandSequence& s, bool backward, bool update) {
                                                 record(s, backward, update);

@@ -7,18 +7,6 @@
 
 namespace medusa::train {
 
-namespace {
-
-constexpr int kScaleIndex = OptimizerState::kFirstExtra;  // step parameters: AdamW's, then one loss scale per head
-
-std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
-    b->fill_zero();
-    return b;
-}
-
-}  // namespace
-
 GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int batch_rows,
                                TrainMatmul matmul)
     : shape_(init), k_(init.count()), dim_(init.dim), vocab_(init.vocab), layers_(init.layers), rows_(batch_rows),
@@ -29,9 +17,9 @@ GpuHeadTrainer::GpuHeadTrainer(gpu::Context& ctx, const MedusaHeads& init, int b
     for (auto& h : shape_.heads) h = MedusaHead{};  // only the sizes are kept on the CPU
     if (opt_.size() != pass_.size()) throw std::invalid_argument("Medusa heads of inconsistent sizes");
     using gpu::MemoryKind;
-    h_ = buffer(ctx, size_t(rows_) * dim_, MemoryKind::Host);
-    targets_ = buffer(ctx, size_t(k_) * rows_, MemoryKind::Host);
-    stats_ = buffer(ctx, size_t(k_) * rows_ * 2, MemoryKind::Host);
+    h_ = gpu::zeroed_floats(ctx, size_t(rows_) * dim_, MemoryKind::Host);
+    targets_ = gpu::zeroed_floats(ctx, size_t(k_) * rows_, MemoryKind::Host);
+    stats_ = gpu::zeroed_floats(ctx, size_t(k_) * rows_ * 2, MemoryKind::Host);
     seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/false,
                                             [this](gpu::CommandSequence& s, bool backward, bool update) {
                                                 record(s, backward, update);
@@ -42,7 +30,7 @@ GpuHeadTrainer::~GpuHeadTrainer() = default;
 
 void GpuHeadTrainer::record(gpu::CommandSequence& seq, bool backward, bool update) {
     seq.begin();
-    pass_.record(seq, kernels_, opt_.params(), opt_.grads(), opt_.step_params(), kScaleIndex, *h_, *targets_,
+    pass_.record(seq, kernels_, opt_.params(), opt_.grads(), opt_.step_params(), kHeadLossScales, *h_, *targets_,
                  *stats_, backward);
     if (backward) opt_.record_update(seq, kernels_, update);
     seq.end();

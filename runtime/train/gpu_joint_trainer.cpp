@@ -8,14 +8,6 @@ using namespace layout;
 
 namespace {
 
-constexpr uint32_t kScaleIndex = OptimizerState::kFirstExtra;  // heads' step parameters: AdamW's, then the scales
-
-std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats, gpu::MemoryKind kind = gpu::MemoryKind::Device) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, kind);
-    b->fill_zero();
-    return b;
-}
-
 Mat whole(const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; }
 
 }  // namespace
@@ -52,32 +44,32 @@ GpuJointTrainer::GpuJointTrainer(gpu::Context& ctx, const BackboneWeights& base,
     }
     off_.norm = put({&base.norm});
     off_.classifier = put({&base.classifier()});
-    base_ = buffer(ctx, w.size());
+    base_ = gpu::zeroed_floats(ctx, w.size());
     base_->upload(w.data(), w.size() * 4);
 
     const size_t R = rows_, D = cfg_.dim, KV = cfg_.kv_dim(), H = cfg_.hidden_dim, V = cfg_.vocab_size;
     const size_t K = heads_init.count(), r = lc.rank;
     using gpu::MemoryKind;
-    positions_ = buffer(ctx, R, MemoryKind::Host);
-    row_w_ = buffer(ctx, R, MemoryKind::Host);
-    targets_ = buffer(ctx, K * R, MemoryKind::Host);
-    stats_ = buffer(ctx, 4 * R, MemoryKind::Host);
-    head_stats_ = buffer(ctx, K * R * 2, MemoryKind::Host);
+    positions_ = gpu::zeroed_floats(ctx, R, MemoryKind::Host);
+    row_w_ = gpu::zeroed_floats(ctx, R, MemoryKind::Host);
+    targets_ = gpu::zeroed_floats(ctx, K * R, MemoryKind::Host);
+    stats_ = gpu::zeroed_floats(ctx, 4 * R, MemoryKind::Host);
+    head_stats_ = gpu::zeroed_floats(ctx, K * R * 2, MemoryKind::Host);
     for (int l = 0; l < cfg_.n_layers; ++l) {
         LayerActs a;
-        a.x = buffer(ctx, R * D, l == 0 ? MemoryKind::Host : MemoryKind::Device);  // layer 0's: the embeddings
-        a.n1 = buffer(ctx, R * D), a.r1 = buffer(ctx, R), a.qkv = buffer(ctx, R * (D + 2 * KV));
-        a.att = buffer(ctx, R * D), a.lse = buffer(ctx, R * cfg_.n_heads), a.h = buffer(ctx, R * D);
-        a.n2 = buffer(ctx, R * D), a.r2 = buffer(ctx, R), a.gu = buffer(ctx, R * 2 * H), a.a = buffer(ctx, R * H);
+        a.x = gpu::zeroed_floats(ctx, R * D, l == 0 ? MemoryKind::Host : MemoryKind::Device);  // layer 0's: the embeddings
+        a.n1 = gpu::zeroed_floats(ctx, R * D), a.r1 = gpu::zeroed_floats(ctx, R), a.qkv = gpu::zeroed_floats(ctx, R * (D + 2 * KV));
+        a.att = gpu::zeroed_floats(ctx, R * D), a.lse = gpu::zeroed_floats(ctx, R * cfg_.n_heads), a.h = gpu::zeroed_floats(ctx, R * D);
+        a.n2 = gpu::zeroed_floats(ctx, R * D), a.r2 = gpu::zeroed_floats(ctx, R), a.gu = gpu::zeroed_floats(ctx, R * 2 * H), a.a = gpu::zeroed_floats(ctx, R * H);
         acts_.push_back(std::move(a));
     }
-    x_final_ = buffer(ctx, R * D), nf_ = buffer(ctx, R * D), rf_ = buffer(ctx, R);
-    logits_ = buffer(ctx, R * V), base_logits_ = buffer(ctx, R * V), self_logits_ = buffer(ctx, R * V);
-    lora_u_ = buffer(ctx, size_t(cfg_.n_layers) * kLoraTargets * R * r);
-    lora_t_ = buffer(ctx, R * r), lora_du_ = buffer(ctx, R * r), lora_dt_ = buffer(ctx, R * r);
-    d_x_ = buffer(ctx, R * D), d_h_ = buffer(ctx, R * D), d_a_ = buffer(ctx, R * H), d_gu_ = buffer(ctx, R * 2 * H);
-    d_n_ = buffer(ctx, R * D), d_att_ = buffer(ctx, R * D), d_qkv_ = buffer(ctx, R * (D + 2 * KV));
-    d_nf_ = buffer(ctx, R * D);
+    x_final_ = gpu::zeroed_floats(ctx, R * D), nf_ = gpu::zeroed_floats(ctx, R * D), rf_ = gpu::zeroed_floats(ctx, R);
+    logits_ = gpu::zeroed_floats(ctx, R * V), base_logits_ = gpu::zeroed_floats(ctx, R * V), self_logits_ = gpu::zeroed_floats(ctx, R * V);
+    lora_u_ = gpu::zeroed_floats(ctx, size_t(cfg_.n_layers) * kLoraTargets * R * r);
+    lora_t_ = gpu::zeroed_floats(ctx, R * r), lora_du_ = gpu::zeroed_floats(ctx, R * r), lora_dt_ = gpu::zeroed_floats(ctx, R * r);
+    d_x_ = gpu::zeroed_floats(ctx, R * D), d_h_ = gpu::zeroed_floats(ctx, R * D), d_a_ = gpu::zeroed_floats(ctx, R * H), d_gu_ = gpu::zeroed_floats(ctx, R * 2 * H);
+    d_n_ = gpu::zeroed_floats(ctx, R * D), d_att_ = gpu::zeroed_floats(ctx, R * D), d_qkv_ = gpu::zeroed_floats(ctx, R * (D + 2 * KV));
+    d_nf_ = gpu::zeroed_floats(ctx, R * D);
     seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
                                             [this](gpu::CommandSequence& s, bool backward, bool update) {
                                                 record(s, backward, update);
@@ -191,7 +183,7 @@ void GpuJointTrainer::record(gpu::CommandSequence& s, bool backward_pass, bool u
     if (!backward_pass) s.copy(*logits_, 0, *self_logits_, 0, size_t(R) * V * 4);  // keep the logits readable
     k_.soft_cross_entropy(s, backward_pass ? *logits_ : *self_logits_, *base_logits_, *row_w_, *stats_, R,
                           {V, 0, R, 1.0f});
-    head_pass_.record(s, k_, heads_.params(), heads_.grads(), heads_.step_params(), kScaleIndex, *nf_, *targets_,
+    head_pass_.record(s, k_, heads_.params(), heads_.grads(), heads_.step_params(), kHeadLossScales, *nf_, *targets_,
                       *head_stats_, backward_pass, backward_pass ? d_nf_.get() : nullptr);
     if (backward_pass) {
         s.stage("backward");

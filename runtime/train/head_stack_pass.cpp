@@ -12,12 +12,6 @@ using CePush = layout::TrainSoftmaxCePush;
 
 uint32_t div_up(size_t a, uint32_t b) { return uint32_t((a + b - 1) / b); }
 
-std::unique_ptr<gpu::Buffer> buffer(gpu::Context& ctx, size_t floats) {
-    auto b = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(floats, 1) * 4, gpu::MemoryKind::Device);
-    b->fill_zero();
-    return b;
-}
-
 }  // namespace
 
 std::vector<float> pack_heads(const MedusaHeads& heads) {
@@ -51,12 +45,12 @@ std::vector<MedusaHead> unpack_heads(const std::vector<float>& p, int K, int L, 
 HeadStackPass::HeadStackPass(gpu::Context& ctx, int heads, int dim, int vocab, int layers, int rows)
     : k_(heads), dim_(dim), vocab_(vocab), layers_(layers), rows_(rows) {
     head_size_ = size_t(layers_) * (dim_ * dim_ + dim_) + size_t(vocab_) * dim_;
-    logits_ = buffer(ctx, size_t(rows_) * vocab_);
-    dx_ = buffer(ctx, size_t(rows_) * dim_);
-    dz_ = buffer(ctx, size_t(rows_) * dim_);
+    logits_ = gpu::zeroed_floats(ctx, size_t(rows_) * vocab_);
+    dx_ = gpu::zeroed_floats(ctx, size_t(rows_) * dim_);
+    dz_ = gpu::zeroed_floats(ctx, size_t(rows_) * dim_);
     for (int i = 0; i < k_ * layers_; ++i) {
-        z_.push_back(buffer(ctx, size_t(rows_) * dim_));
-        x_.push_back(buffer(ctx, size_t(rows_) * dim_));
+        z_.push_back(gpu::zeroed_floats(ctx, size_t(rows_) * dim_));
+        x_.push_back(gpu::zeroed_floats(ctx, size_t(rows_) * dim_));
     }
     res_fwd_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::train_resblock_fwd, 4, sizeof(ResPush));
     res_bwd_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::train_resblock_bwd, 4, sizeof(ResPush));

@@ -11,6 +11,7 @@
 #include "gpu/context.h"
 #include "gpu/kernel.h"
 #include "llm/medusa_heads.h"
+#include "train/optimizer_state.h"
 #include "train/train_kernels.h"
 
 namespace medusa::train {
@@ -18,6 +19,9 @@ namespace medusa::train {
 // The heads' parameters in flat order: per head, each layer's w1 and b1, then w2.
 std::vector<float> pack_heads(const MedusaHeads& heads);
 std::vector<MedusaHead> unpack_heads(const std::vector<float>& flat, int K, int layers, int dim, int vocab);
+
+// Where the heads' loss scales sit in an optimizer's step parameters: after AdamW's, one a head.
+constexpr uint32_t kHeadLossScales = OptimizerState::kFirstExtra;
 
 class HeadStackPass {
 public:
