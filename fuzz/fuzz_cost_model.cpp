@@ -58,14 +58,9 @@ void check_entry(const json& j) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const char* text = reinterpret_cast<const char*>(data);
-    json j;
-    try {
-        j = medusa::parse_json_text(text, text + size, "fuzz.json");
-    } catch (const medusa::FormatError&) {
-        return 0;
-    }
-    check_cache_round_trip(j);
-    check_entry(j);
+    const std::optional<json> j = medusa::fuzz::json_input(data, size);
+    if (!j) return 0;
+    check_cache_round_trip(*j);
+    check_entry(*j);
     return 0;
 }

@@ -17,14 +17,9 @@ using medusa::fuzz::check;
 using nlohmann::json;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    const char* text = reinterpret_cast<const char*>(data);
-    json j;
-    try {
-        j = medusa::parse_json_text(text, text + size, "fuzz.json");
-    } catch (const medusa::FormatError&) {
-        return 0;
-    }
-    if (!j.is_object()) return 0;
+    const std::optional<json> parsed = medusa::fuzz::json_input(data, size);
+    if (!parsed || !parsed->is_object()) return 0;
+    const json& j = *parsed;
     static int warnings;  // (static: the sink outlives this call)
     warnings = 0;
     medusa::set_warning_sink([](const std::string&) { ++warnings; });  // also forgets the last input's

@@ -3,10 +3,13 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "model/json_file.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
 
@@ -23,6 +26,17 @@ inline LlamaConfig target_shape(int dim, int hidden_dim, int n_layers, int n_hea
 
 inline void check(bool ok) {
     if (!ok) __builtin_trap();
+}
+
+// The input as JSON the way the project's readers parse it (bounded depth and size); nullopt
+// when they would refuse it.
+inline std::optional<nlohmann::json> json_input(const uint8_t* data, size_t size) {
+    const char* text = reinterpret_cast<const char*>(data);
+    try {
+        return parse_json_text(text, text + size, "fuzz.json");
+    } catch (const FormatError&) {
+        return std::nullopt;
+    }
 }
 
 using Shapes = std::vector<std::pair<std::string, std::vector<int64_t>>>;
