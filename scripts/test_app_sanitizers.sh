@@ -19,10 +19,10 @@ export MEDUSA_VALIDATION=1
 
 echo "== ThreadSanitizer: StepLog hand-over, DecodeWorker with a polling UI thread"
 cmake -S . -B build-tsan "${flags[@]}" -DMEDUSA_TSAN=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target medusa_chat_tests
+cmake --build build-tsan -j"$jobs" --target medusa_chat_tsan_tests
 # exitcode: any report fails the run, after all of them are printed.
 TSAN_OPTIONS="halt_on_error=0 exitcode=66 second_deadlock_stack=1 suppressions=$root/scripts/tsan.supp" \
-    build-tsan/app/chat/medusa_chat_tests "[step_log],[worker]" --use-colour no
+    build-tsan/app/chat/medusa_chat_tsan_tests "[step_log],[worker]" --use-colour no
 
 echo "== AddressSanitizer + LeakSanitizer: medusa-chat --smoke"
 scripts/sanitizer_build.sh medusa-chat
