@@ -116,6 +116,28 @@ TEST_CASE("expensive verification and rejected drafts make the controller decode
     CHECK(c.acceptance(0).node(1, 4) < 0.5);  // down from the prior of 0.8
 }
 
+TEST_CASE("a controller that may not drop its drafter verifies the best drafted shape where plain would pay", "[controller]") {
+    // The same costs and rejections that make the controller above decode plainly.
+    NgramDrafter ngram({.max_tokens = 8});
+    ControlledDrafter c({&ngram}, synthetic_costs(1.0, 0.5), {.learn_timing = false, .always_draft = true});
+    Sampler s({0.0f, 1.0f, 0});
+    const int base = int(kRepeating.size()) - 1;
+    for (int i = 0; i < 30; ++i) {
+        const CandidateTree t = c.propose(context_of(kRepeating, s));
+        REQUIRE(t.size() > 1);  // every step drafts
+        c.verified(nothing_accepted(t, base));
+    }
+    const CandidateTree t = c.propose(context_of(kRepeating, s));
+    const ControlTrace& trace = *c.control();
+    CHECK(trace.reason == ControlReason::DraftedAnyway);
+    REQUIRE(trace.weighed.size() == 2);
+    CHECK(trace.chosen == 1);
+    CHECK(trace.weighed[1].tokens_per_ms() < trace.weighed[0].tokens_per_ms());  // plain was expected to pay better
+    // Shaped all the same: the rejections cut the eight-token continuation to its best prefix.
+    CHECK(t.size() == trace.choice().nodes);
+    CHECK(t.size() < 9);
+}
+
 TEST_CASE("auto goes to n-gram lookup on a copied passage and to the heads elsewhere", "[controller]") {
     const ModelFile file = load_model(model_path("stories260K.bin"));
     CpuReferenceModel cpu(file);

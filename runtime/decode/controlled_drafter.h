@@ -31,6 +31,10 @@ struct ControlOptions {
     // drafters; off, the controller decides by the cost model and the acceptance it learns alone
     // (tests on synthetic tables).
     bool learn_timing = true;
+    // Shape the drafter's proposal but never drop it for plain decoding: where plain decoding is
+    // expected to pay best, the best drafted shape is verified all the same (ControlReason::
+    // DraftedAnyway), so that a front end teaching a drafter shows its work every step.
+    bool always_draft = false;
 };
 
 class ControlledDrafter final : public Drafter {

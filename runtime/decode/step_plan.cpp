@@ -11,6 +11,7 @@ const char* control_reason_name(ControlReason r) {
         case ControlReason::Explore: return "explore";
         case ControlReason::NothingPays: return "nothing-pays";
         case ControlReason::NothingDrafted: return "nothing-drafted";
+        case ControlReason::DraftedAnyway: return "drafted-anyway";
     }
     return "?";
 }

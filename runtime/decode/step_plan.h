@@ -27,6 +27,9 @@ enum class ControlReason {
     Explore,      // a drafter not tried for a while drafts its smallest shape, to see if it pays now
     NothingPays,  // no drafted shape was expected to beat plain decoding
     NothingDrafted,  // no drafter had anything to propose (no match, no hidden state yet, no room)
+    // Plain decoding was expected to pay best, but the drafter may not be dropped (ControlOptions::
+    // always_draft): the best drafted shape instead.
+    DraftedAnyway,
 };
 const char* control_reason_name(ControlReason r);
 

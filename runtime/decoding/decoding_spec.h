@@ -79,7 +79,9 @@ using DrafterSpec = std::variant<PlainSpec, MedusaSpec, DraftModelSpec, NgramSpe
 // How each step's proposal is shaped: by the step controller, which weighs what each shape is
 // expected to gain on this device and text (controlled_drafter.h), or always as the drafter's
 // options say (--fixed-shape: the tree, gamma or n-gram length as given, whatever it costs).
-enum class StepShaping { Controlled, Fixed };
+// AlwaysDraft: the controller's shapes, but never plain decoding in place of the drafter (the
+// app's picked modes, which show the drafter's work; not with auto).
+enum class StepShaping { Controlled, Fixed, AlwaysDraft };
 
 struct DecodingSpec {
     DrafterSpec drafter;

@@ -201,8 +201,9 @@ Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, c
     if (!d.members.empty()) {
         std::vector<Drafter*> members;
         for (const auto& m : d.members) members.push_back(m.get());
-        auto controlled =
-            std::make_unique<ControlledDrafter>(std::move(members), target_costs(target, CostRefresh::UseCache, progress));
+        auto controlled = std::make_unique<ControlledDrafter>(
+            std::move(members), target_costs(target, CostRefresh::UseCache, progress),
+            ControlOptions{.always_draft = shaping == StepShaping::AlwaysDraft});
         // The model drafters' own cost per level, measured now rather than found out in a step.
         for (size_t i = 0; i < d.members.size(); ++i) {
             if (d.members[i]->kind() == DrafterKind::DraftModel)

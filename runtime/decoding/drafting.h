@@ -68,8 +68,8 @@ struct Drafting {
 // switch in the app reloads nothing it has). `progress` hears "loading ..." lines. Throws
 // std::invalid_argument or FormatError naming the file at fault (a heads file for another
 // hidden size, a draft model with another vocabulary, a tree deeper than the heads).
-// Under StepShaping::Controlled the drafter is the step controller over what the spec names,
-// with the target's cost model (cached, else measured: progress hears it).
+// Under StepShaping::Controlled (and AlwaysDraft) the drafter is the step controller over what the
+// spec names, with the target's cost model (cached, else measured: progress hears it).
 Drafting build_drafting(const DrafterSpec& spec, const DraftingTarget& target, const Drafting* reuse = nullptr,
                         const std::function<void(const std::string&)>& progress = {},
                         StepShaping shaping = StepShaping::Controlled);
