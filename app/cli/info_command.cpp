@@ -1,8 +1,13 @@
-// `medusa info`: the Vulkan devices, and with -m the model's configuration and tensors.
+// `medusa info`: the Vulkan devices, and with -m the model's configuration, tensors, tokenizer
+// and chat template.
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 #include "commands.h"
+#include "model/chat_template.h"
+#include "terminal_text.h"
 #include "session.h"
 
 namespace medusa::cli {
@@ -44,6 +49,25 @@ int run_info(int argc, char** argv) {
         std::printf("\n  tokenizer: embedded byte-level BPE, %zu tokens, %zu merges, pre-tokenizer %s\n", v.bpe->tokens.size(),
                     v.bpe->merges.size(), v.bpe->pre.c_str());
     else std::printf("\n  tokenizer: embedded sentencepiece vocabulary\n");
+    // The chat template: the format it is spoken to in (what `generate --chat` and the app use) and
+    // where that was found; a GGUF's own Jinja text below it, as the file holds it.
+    try {
+        const ChatTemplateDetection chat = detect_chat_template(m);
+        std::printf("  chat template: %s (%s)\n", chat_template_name(chat.kind), terminal_safe(chat.reason).c_str());
+    } catch (const std::exception& e) {  // a folder's tokenizer_config.json that does not read: the rest still shows
+        std::printf("  chat template: unknown (%s)\n", terminal_safe(e.what()).c_str());
+    }
+    if (!m.chat_template.empty()) {
+        constexpr size_t kShown = 4096;  // a template is a few hundred bytes; a hostile one is cut
+        std::printf("  tokenizer.chat_template (%zu bytes%s):\n", m.chat_template.size(),
+                    m.chat_template.size() > kShown ? ", the first 4096 shown" : "");
+        const std::string_view jinja = std::string_view(m.chat_template).substr(0, kShown);
+        for (size_t at = 0; at <= jinja.size();) {  // line by line, each made safe to print
+            const size_t end = std::min(jinja.find('\n', at), jinja.size());
+            std::printf("    %s\n", terminal_safe(jinja.substr(at, end - at)).c_str());
+            at = end + 1;
+        }
+    }
     return 0;
 }
 
