@@ -1,6 +1,9 @@
 #include "chat_file.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -39,8 +42,8 @@ double number_field(const json& o, const char* key, const std::string& name, con
 }  // namespace
 
 std::string SavedChat::title() const {
-    if (turns.empty()) return "(empty chat)";
-    std::string t = turns.front().prompt.substr(0, 200);
+    if (turns.empty() && name.empty()) return "(empty chat)";
+    std::string t = (name.empty() ? turns.front().prompt : name).substr(0, 200);
     std::replace(t.begin(), t.end(), '\n', ' ');
     t.erase(0, t.find_first_not_of(' '));
     if (t.size() > 48) {
@@ -73,10 +76,15 @@ std::string new_chat_path(const std::string& dir) {
 
 void save_chat(const std::string& path, const SavedChat& chat) {
     json turns = json::array();
-    for (const SavedTurn& t : chat.turns)
-        turns.push_back({{"prompt", t.prompt}, {"reply", t.reply}, {"mode", t.mode}, {"chat", t.chat},
-                         {"new_tokens", t.new_tokens}, {"steps", t.steps}, {"decode_ms", t.decode_ms}});
-    const json j = {{"medusa_chat", kFormat}, {"model", chat.model_path}, {"turns", turns}};
+    for (const SavedTurn& t : chat.turns) {
+        json turn = {{"prompt", t.prompt}, {"reply", t.reply}, {"mode", t.mode}, {"chat", t.chat},
+                     {"new_tokens", t.new_tokens}, {"steps", t.steps}, {"decode_ms", t.decode_ms}};
+        if (!t.other_replies.empty()) turn["other_replies"] = t.other_replies;
+        if (t.left_out) turn["left_out"] = true;
+        turns.push_back(std::move(turn));
+    }
+    json j = {{"medusa_chat", kFormat}, {"model", chat.model_path}, {"turns", turns}};
+    if (!chat.name.empty()) j["name"] = chat.name;
     fs::create_directories(fs::path(path).parent_path());
     write_file_atomically(path, json_text(j));
 }
@@ -92,6 +100,7 @@ SavedChat parse_chat(const std::string& text, const std::string& name) {
                           std::to_string(kFormat));
     SavedChat c;
     c.model_path = text_field(j, "model", name, "the chat");
+    if (j.contains("name")) c.name = text_field(j, "name", name, "the chat");
     const auto turns = j.find("turns");
     if (turns == j.end() || !turns->is_array()) throw FormatError(name + ": the chat needs \"turns\" as a list");
     if (turns->size() > kMaxTurns) throw FormatError(name + ": more than " + std::to_string(kMaxTurns) + " turns");
@@ -109,6 +118,18 @@ SavedChat parse_chat(const std::string& text, const std::string& name) {
         s.new_tokens = int(number_field(t, "new_tokens", name, where, 1e9));
         s.steps = int(number_field(t, "steps", name, where, 1e9));
         s.decode_ms = number_field(t, "decode_ms", name, where, 1e12);
+        if (const auto others = t.find("other_replies"); others != t.end()) {
+            if (!others->is_array() || others->size() > kMaxTurns)
+                throw FormatError(name + ": " + where + " needs \"other_replies\" as a list of texts");
+            for (const json& r : *others) {
+                if (!r.is_string()) throw FormatError(name + ": " + where + " needs \"other_replies\" as a list of texts");
+                s.other_replies.push_back(r.get<std::string>());
+            }
+        }
+        if (const auto left = t.find("left_out"); left != t.end()) {
+            if (!left->is_boolean()) throw FormatError(name + ": " + where + " needs \"left_out\" as true or false");
+            s.left_out = left->get<bool>();
+        }
         c.turns.push_back(std::move(s));
     }
     return c;
@@ -129,7 +150,17 @@ std::vector<ChatEntry> list_chats(const std::string& dir, int* skipped) {
         if (e.path().extension() != ".json" || !e.is_regular_file(ec)) continue;
         try {
             const SavedChat c = load_chat(e.path().string());
-            found.push_back({e.last_write_time(ec), {e.path().string(), c.title(), int(c.turns.size())}});
+            ChatEntry entry{e.path().string(), c.title(), int(c.turns.size()),
+                            fs::path(c.model_path).filename().string()};
+            struct stat st {};
+            if (::stat(entry.path.c_str(), &st) == 0) entry.saved = st.st_mtime;
+            entry.searched = entry.title + "\n" + entry.model;
+            for (const SavedTurn& t : c.turns) {
+                if (entry.searched.size() >= kSearchedBytes) break;
+                entry.searched += "\n" + t.prompt + "\n" + t.reply;
+            }
+            entry.searched.resize(std::min(entry.searched.size(), kSearchedBytes));
+            found.push_back({e.last_write_time(ec), std::move(entry)});
         } catch (const std::exception&) {
             if (skipped) ++*skipped;
         }
@@ -140,6 +171,41 @@ std::vector<ChatEntry> list_chats(const std::string& dir, int* skipped) {
     std::vector<ChatEntry> out;
     for (auto& [when, entry] : found) out.push_back(std::move(entry));
     return out;
+}
+
+}  // namespace medusa::chat
+
+namespace medusa::chat {
+
+bool chat_matches(const ChatEntry& e, const std::string& query) {
+    if (query.empty()) return true;
+    auto lower = [](unsigned char c) { return char(std::tolower(c)); };
+    const auto hit = std::search(e.searched.begin(), e.searched.end(), query.begin(), query.end(),
+                                 [&](char a, char b) { return lower(a) == lower(b); });
+    return hit != e.searched.end();
+}
+
+std::string saved_date(std::time_t t) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+    return buf;
+}
+
+void rename_chat(const std::string& path, const std::string& name) {
+    SavedChat c = load_chat(path);
+    c.name = name;
+    std::error_code ec;
+    const auto when = fs::last_write_time(path, ec);
+    save_chat(path, c);
+    if (!ec) fs::last_write_time(path, when, ec);  // a new name is no new message: the list keeps its order
+}
+
+void delete_chat(const std::string& path) {
+    load_chat(path);  // only a saved chat is removed
+    std::error_code ec;
+    if (!fs::remove(path, ec)) throw std::runtime_error(path + ": not removed" + (ec ? ": " + ec.message() : ""));
 }
 
 }  // namespace medusa::chat

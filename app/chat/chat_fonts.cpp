@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "markdown_text.h"
@@ -10,8 +11,11 @@ namespace medusa::chat {
 
 namespace {
 
+constexpr float kHeadingScale[] = {1.45f, 1.25f, 1.1f};  // levels 1, 2, 3; deeper ones are bold text
+
 struct Faces {
     ImFont *regular = nullptr, *bold = nullptr, *italic = nullptr, *bold_italic = nullptr, *mono = nullptr;
+    ImFont* heading[3] = {};
 };
 Faces faces;
 
@@ -38,11 +42,14 @@ void load_chat_fonts(float px) {
     faces.italic = add_face("DejaVuSans-Oblique.ttf", px, ranges.Data);
     faces.bold_italic = add_face("DejaVuSans-BoldOblique.ttf", px, ranges.Data);
     faces.mono = add_face("DejaVuSansMono.ttf", px, ranges.Data);
+    for (int level = 0; level < 3; ++level)
+        faces.heading[level] = add_face("DejaVuSans-Bold.ttf", std::round(px * kHeadingScale[level]), ranges.Data);
 }
 
-ImFont* font_for_style(uint8_t style) {
+ImFont* font_for_style(uint8_t style, uint8_t heading) {
     ImFont* f = nullptr;
-    if (style & (kMdCode | kMdCodeBlock)) f = faces.mono;
+    if (heading >= 1 && heading <= 3) f = faces.heading[heading - 1];
+    else if (style & (kMdCode | kMdCodeBlock)) f = faces.mono;
     else if ((style & kMdStrong) && (style & kMdEmphasis)) f = faces.bold_italic;
     else if (style & kMdStrong) f = faces.bold;
     else if (style & kMdEmphasis) f = faces.italic;

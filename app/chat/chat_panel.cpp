@@ -3,12 +3,16 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <cctype>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "chat_app.h"
 #include "chat_file.h"
+#include "chat_export.h"
 #include "dialog_keys.h"
+#include "flow_layout.h"
 #include "palette.h"
 #include "step_explain.h"
 #include "transcript.h"
@@ -73,16 +77,6 @@ int cursor_to_end(ImGuiInputTextCallbackData* d) {
     return 0;
 }
 
-// The conversation as plain text: each prompt, then its reply.
-std::string conversation_text(const ChatApp& app) {
-    std::string out;
-    for (const auto& turn : app.reader.turns()) {
-        if (!out.empty()) out += "\n\n";
-        out += turn.prompt + app.reply_of(turn.id);
-    }
-    return out;
-}
-
 // Tokens in the conversation's context after its last step (the prompt, what was emitted).
 int context_used(const ChatApp& app) {
     const auto& steps = app.reader.steps();
@@ -105,49 +99,115 @@ void message_menu(ChatApp& app, int& turn_index) {
     ImGui::EndPopup();
 }
 
-}  // namespace
-
-// The width of the row of buttons under the message box, with the saved chats' button.
-float button_row_width() {
-    const ImGuiStyle& style = ImGui::GetStyle();
-    float w = 0;
-    for (const char* label : {"Send", "Regenerate", "Edit", "Stop", "Copy", "Clear", "Chats"})
-        w += ImGui::CalcTextSize(label).x + 2 * style.FramePadding.x + style.ItemSpacing.x;
-    return w + 16;  // the mark of a failed save beside it
+// Where the conversation outgrew the model's context: said at its end, with what can be done.
+void context_notice(ChatApp& app) {
+    const auto full = app.worker.context_full();
+    if (!full || app.worker.busy()) return;
+    app.context_notice_drawn = true;
+    ImGui::Separator();
+    std::string why = full->message();
+    why[0] = char(std::toupper(static_cast<unsigned char>(why[0])));
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(1.0f, 0.7f, 0.3f, 1.0f), "The message was not sent. %s.", why.c_str());
+    ImGui::PopTextWrapPos();
+    if (ImGui::Button("New chat with this message")) app.new_chat_with_message();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("This conversation stays saved (Chats); a new one starts with the message.");
+    const std::string leave = "Leave the oldest " + std::to_string(full->turns_to_leave_out) +
+                              (full->turns_to_leave_out == 1 ? " turn" : " turns") + " out and send";
+    flow(button_width(leave.c_str()));
+    if (ImGui::Button(leave.c_str())) app.leave_out_oldest_and_send();
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("They stay in the chat, marked, but the model no longer reads them.");
 }
 
-// Saved chats (chat_file.h), most recent first: choosing one reopens it to read and go on with.
-void chats_menu(ChatApp& app, bool busy) {
-    static std::vector<ChatEntry> entries;
-    static int skipped = 0;
+// Earlier replies of the last message (Regenerate keeps them): flip between them.
+void reply_flipper(ChatApp& app, bool busy) {
+    if (app.reader.turns().empty()) return;
+    const TurnRecord& last = app.reader.turns().back();
+    const int count = int(last.other_replies.size()) + 1;
+    if (count < 2 || !last.done) return;
+    // Shown as 1..count: the earlier replies first, the turn's own last.
+    const int shown = last.shown_reply < 0 ? count : last.shown_reply + 1;
+    char label[32];
+    std::snprintf(label, sizeof label, "%d/%d", shown, count);
+    flow(2 * ImGui::GetFrameHeight() + ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().ItemSpacing.x);
+    ImGui::BeginDisabled(busy || shown <= 1);
+    if (ImGui::ArrowButton("##earlier reply", ImGuiDir_Left)) app.show_reply(shown - 2);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::TextUnformatted(label);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("The replies to the last message: the one shown goes on as the history.");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(busy || shown >= count);
+    if (ImGui::ArrowButton("##later reply", ImGuiDir_Right)) app.show_reply(shown == count - 1 ? -1 : shown);
+    ImGui::EndDisabled();
+}
+
+// Send and the other buttons, wrapping where the panel is narrow.
+void message_buttons(ChatApp& app, bool enter) {
+    const bool busy = app.worker.busy();
     ImGui::BeginDisabled(busy);
-    if (ImGui::Button("Chats")) {
-        entries = list_chats(chats_dir(), &skipped);
-        ImGui::OpenPopup("saved chats");
-    }
+    // A sent message leaves the box, so the next turn starts empty.
+    if ((ImGui::Button("Send") || (enter && !busy)) && !app.input.empty() && app.send(app.input)) app.input.clear();
+    ImGui::EndDisabled();
+    flow(button_width("Regenerate"));
+    ImGui::BeginDisabled(!app.can_regenerate());
+    if (ImGui::Button("Regenerate")) app.regenerate();
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("Conversations are saved after every reply (in %s); reopen one to read it and go on.",
+        ImGui::SetTooltip("A new reply to the last message (the next seed); the one before is kept to flip back to.");
+    reply_flipper(app, busy);
+    flow(button_width("Edit"));
+    ImGui::BeginDisabled(busy || app.reader.turns().empty());
+    if (ImGui::Button("Edit")) app.edit_last();
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("The last message back in the box to change and send again; its reply goes. Right-click "
+                          "any message to copy it or its reply.");
+    flow(button_width("Stop"));
+    ImGui::BeginDisabled(!busy);
+    if (ImGui::Button("Stop")) app.stop();
+    ImGui::EndDisabled();
+    flow(button_width("Copy"));
+    ImGui::BeginDisabled(app.reader.turns().empty());
+    if (ImGui::Button("Copy")) ImGui::SetClipboardText(conversation_text(app.saved_chat()).c_str());
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Copies the conversation as text: \"You:\" before each message and \"Assistant:\" before "
+                          "each reply (a story: its text and continuation).");
+    flow(button_width("Clear"));
+    if (ImGui::Button("Clear")) ImGui::OpenPopup("Clear the conversation?");
+    ImGui::EndDisabled();
+    flow(button_width("Chats"));
+    ImGui::BeginDisabled(busy);
+    if (ImGui::Button("Chats")) app.chats.open();
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Conversations are saved after every reply (in %s): reopen, search, rename, delete or "
+                          "export them.",
                           chats_dir().c_str());
-    if (ImGui::BeginPopup("saved chats")) {
-        if (entries.empty()) ImGui::TextDisabled("No saved chats yet.");
-        for (size_t i = 0; i < entries.size(); ++i) {
-            const ChatEntry& e = entries[i];
-            const std::string label = e.title + "  (" + std::to_string(e.turns) + (e.turns == 1 ? " turn" : " turns") +
-                                      ")##" + std::to_string(i);
-            if (ImGui::Selectable(label.c_str(), e.path == app.chat_path)) app.open_chat(e.path);
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.path.c_str());
-        }
-        if (skipped > 0) ImGui::TextDisabled("%d files in the folder are not saved chats.", skipped);
-        if (close_on_escape()) ImGui::CloseCurrentPopup();
+    if (ImGui::BeginPopupModal("Clear the conversation?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");
+        if (ImGui::Button("Clear")) app.clear(), ImGui::CloseCurrentPopup();
+        ImGui::SameLine();
+        if (ImGui::Button("Keep") || close_on_escape()) ImGui::CloseCurrentPopup();
         ImGui::EndPopup();
     }
-    if (!app.chats_note.empty()) {
-        ImGui::SameLine();
-        ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "!");
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", app.chats_note.c_str());
-    }
 }
+
+// Next to Send: why it was refused, the worker's error, files left out, a failed save.
+void send_notes(ChatApp& app) {
+    app.notes_drawn.clear();
+    ImGui::PushTextWrapPos(0);
+    for (const ChatApp::Note& n : app.send_notes()) {
+        if (n.error) ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.45f, 1.0f), "%s", n.text.c_str());
+        else ImGui::TextDisabled("%s", n.text.c_str());
+        app.notes_drawn.push_back(n.text);
+    }
+    ImGui::PopTextWrapPos();
+}
+
+}  // namespace
 
 void draw_chat_panel(ChatApp& app) {
     LegendKinds kinds;
@@ -155,11 +215,12 @@ void draw_chat_panel(ChatApp& app) {
     if (!kinds.any()) kinds.add(app.settings.mode);
     legend(kinds);
     ImGui::Separator();
-    // Below the history: the message box, the buttons, and a status line.
-    // (the buttons take two rows where the panel is too narrow for them in one)
-    const bool two_rows = button_row_width() > ImGui::GetContentRegionAvail().x;
-    const float input_h = kInputLines * ImGui::GetTextLineHeight() + 8 + ImGui::GetStyle().ItemSpacing.y +
-                          ImGui::GetFrameHeightWithSpacing() * (two_rows ? 2 : 1) + ImGui::GetTextLineHeightWithSpacing() + 8;
+    // Below the history: the message box, the buttons, the notes next to them and a status line,
+    // as tall as they were last frame (the buttons wrap, the notes vary).
+    const float input_h = app.chat_bottom_h > 0 ? app.chat_bottom_h
+                                                : kInputLines * ImGui::GetTextLineHeight() + 8 +
+                                                      2 * ImGui::GetFrameHeightWithSpacing() +
+                                                      ImGui::GetTextLineHeightWithSpacing() + 8;
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
     {
         const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -186,11 +247,15 @@ void draw_chat_panel(ChatApp& app) {
         ImGui::OpenPopup("message");
     }
     message_menu(app, menu_turn);
+    app.context_notice_drawn = false;
+    context_notice(app);
     if (app.scroll_chat) {
         ImGui::SetScrollHereY(1.0f);
         app.scroll_chat = false;
     }
+    app.audit_window();
     ImGui::EndChild();
+    const float bottom_top = ImGui::GetCursorPosY();
 
     const bool busy = app.worker.busy();
     // The box takes the keyboard when the window opens and when the worker goes idle (a reply
@@ -213,40 +278,8 @@ void draw_chat_panel(ChatApp& app) {
             ImVec2(box.x + ImGui::GetStyle().FramePadding.x, box.y + ImGui::GetStyle().FramePadding.y),
             IM_COL32(128, 128, 128, 255),
             app.worker.chat_model() ? "Message... (Shift+Enter: new line)" : "Start a story... (Shift+Enter: new line)");
-    ImGui::BeginDisabled(busy);
-    // A sent message leaves the box, so the next turn starts empty.
-    if ((ImGui::Button("Send") || (enter && !busy)) && !app.input.empty() && app.send(app.input)) app.input.clear();
-    ImGui::SameLine();
-    if (ImGui::Button("Regenerate")) app.regenerate();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(app.last_prompt.empty());
-    if (ImGui::Button("Edit")) app.edit_last();
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("The last message back in the box to change and send again; its reply goes. Right-click "
-                          "any message to copy it or its reply.");
-    ImGui::EndDisabled();
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(!busy);
-    if (ImGui::Button("Stop")) app.stop();
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(app.reader.turns().empty());
-    if (ImGui::Button("Copy")) ImGui::SetClipboardText(conversation_text(app).c_str());
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-        ImGui::SetTooltip("Copies the whole conversation (prompts and replies) as plain text.");
-    ImGui::SameLine();
-    if (ImGui::Button("Clear")) ImGui::OpenPopup("Clear the conversation?");
-    ImGui::EndDisabled();
-    if (!two_rows) ImGui::SameLine();  // beside the other buttons where the panel is wide enough
-    chats_menu(app, busy);
-    if (ImGui::BeginPopupModal("Clear the conversation?", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::TextUnformatted("Every turn, its steps and trees go; a chat model starts a new conversation.");
-        if (ImGui::Button("Clear")) app.clear(), ImGui::CloseCurrentPopup();
-        ImGui::SameLine();
-        if (ImGui::Button("Keep") || close_on_escape()) ImGui::CloseCurrentPopup();
-        ImGui::EndPopup();
-    }
+    message_buttons(app, enter);
+    send_notes(app);
     ImGui::TextDisabled(busy ? "generating..." : "idle");
     if (const int size = app.worker.context_size(); size > 0) {
         ImGui::SameLine();
@@ -258,6 +291,7 @@ void draw_chat_panel(ChatApp& app) {
             ImGui::SetTooltip("Tokens the conversation holds after its last step, of the positions the model's KV cache "
                               "has (-c/--ctx-size).");
     }
+    app.chat_bottom_h = ImGui::GetCursorPosY() - bottom_top + ImGui::GetStyle().ItemSpacing.y;
 }
 
 }  // namespace medusa::chat

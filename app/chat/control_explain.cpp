@@ -94,6 +94,13 @@ std::string control_sentence(const ControlTrace& c) {
                    plural(best->nodes, "node", "nodes") + ", " + theirs + " tokens/ms, against plain decoding's " +
                    plains + ".";
         }
+        case ControlReason::DraftedAnyway: {
+            const auto [mine, plains] = compared(chosen.tokens_per_ms(), plain.tokens_per_ms());
+            return std::string("The controller would have decoded plainly (plain decoding ") + plains +
+                   " tokens/ms, the best draft, " + drafter_phrase(chosen.drafter) + " with " +
+                   plural(chosen.nodes, "node", "nodes") + ", " + mine + "); it drafted that anyway, to show " +
+                   drafter_phrase(chosen.drafter) + "'s work.";
+        }
         case ControlReason::Explore:
             return std::string("Re-measuring ") + drafter_phrase(chosen.drafter) +
                    ", idle for a while: one level drafted to see whether it pays now.";

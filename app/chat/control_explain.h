@@ -33,6 +33,8 @@ std::vector<ShapeRow> shape_rows(const ControlTrace& control);
 // plain decoding's 4.1."
 // NothingDrafted: "Nothing to draft from (no earlier match, no hidden state yet, or no room): plain
 // decoding."
+// DraftedAnyway: "The controller would have decoded plainly (plain decoding 4.1 tokens/ms, the best
+// draft, Medusa with 3 nodes, 3.6); it drafted that anyway, to show Medusa's work."
 // Explore: "Re-measuring EAGLE, idle for a while: one level drafted to see whether it pays now."
 // Empty for a trace that weighed nothing.
 std::string control_sentence(const ControlTrace& control);

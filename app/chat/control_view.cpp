@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 
+#include "break_even.h"
 #include "control_explain.h"
 #include "palette.h"
 
@@ -31,6 +32,8 @@ void draw_control_view(ChatApp& app, const StepRecord& r) {
     const ControlTrace& c = *r.trace.control;
     ImGui::PushStyleColor(ImGuiCol_Text, kControlText);
     ImGui::TextWrapped("%s", control_sentence(c).c_str());
+    if (const std::string outcome = drafted_anyway_outcome(r.trace); !outcome.empty())
+        ImGui::TextWrapped("%s", outcome.c_str());
     ImGui::PopStyleColor();
     const std::vector<ShapeRow> rows = shape_rows(c);
     const ImVec2 top = ImGui::GetCursorScreenPos();

@@ -83,8 +83,9 @@ void draw_fixed_shape(DecodeSettings& s) {
         ImGui::TextUnformatted(
             "Draft the mode's own tree, gamma or n-gram length every step instead of the step controller's shape.\n\n"
             "Off (the default), the controller weighs before each step what each shape is expected to give per "
-            "millisecond on this device and text, drafts only as much as pays, and decodes plainly when nothing "
-            "does; the tree panel shows what it weighed.");
+            "millisecond on this device and text and drafts as much as pays best; it never drops the drafter: where "
+            "it would have decoded plainly, the tree panel says so and what drafting saved or lost (mode auto may "
+            "decode plainly).");
         if (!applies)
             ImGui::TextDisabled(s.mode == DrafterKind::Auto ? "(auto: the controller always shapes the steps)"
                                                              : "(plain decoding drafts nothing)");
@@ -213,6 +214,30 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
     }
 }
 
+// The chat template the model is spoken to in: its own (named once it is loaded), or one chosen for
+// this model where it has none or the wrong one; kept per model with the settings.
+void draw_chat_template(ChatApp& app, DecodeSettings& s) {
+    const auto chosen = s.chat_templates.find(s.model_path);
+    const ChatTemplateDetection own = app.worker.model_chat_template();
+    const std::string own_label = std::string("the model's (") + chat_template_name(own.kind) + ")";
+    const std::string shown = chosen == s.chat_templates.end() ? own_label : chosen->second;
+    if (ImGui::BeginCombo("template", shown.c_str())) {
+        if (ImGui::Selectable(own_label.c_str(), chosen == s.chat_templates.end())) s.chat_templates.erase(s.model_path);
+        for (ChatTemplate t : {ChatTemplate::ChatML, ChatTemplate::Llama3, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr,
+                               ChatTemplate::VicunaV11, ChatTemplate::None}) {
+            const char* name = chat_template_name(t);
+            if (ImGui::Selectable(t == ChatTemplate::None ? "none (continue the text)" : name,
+                                  chosen != s.chat_templates.end() && chosen->second == name))
+                s.chat_templates[s.model_path] = name;
+        }
+        ImGui::EndCombo();
+    }
+    help(("The chat template: how messages and replies are put to the model. The model's own: " + own.reason +
+          ". Choose one where the model has none or the wrong one (kept for this model); none continues the text "
+          "as a story. Applies from the next Send.")
+             .c_str());
+}
+
 // Pause, single steps, phases and slow motion.
 void draw_teaching_controls(ChatApp& app, bool busy) {
     ImGui::TextUnformatted("Teaching mode");
@@ -282,6 +307,7 @@ void draw_controls_panel(ChatApp& app) {
     ImGui::InputTextMultiline("system", &s.system_prompt, ImVec2(ImGui::CalcItemWidth(), ImGui::GetTextLineHeight() * 2.6f));
     help("Chat models only (their template has a system turn): replaces the model family's default system prompt. "
          "Story models continue the text as it is.");
+    draw_chat_template(app, s);
 
     ImGui::Separator();
     draw_teaching_controls(app, busy);

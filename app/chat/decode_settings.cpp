@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-
+#include <stdexcept>
 
 namespace medusa::chat {
 
@@ -44,7 +44,11 @@ DecodingSpec DecodeSettings::spec() const {
                                  .trained_cache = heads_path == "init" ? std::string() : cache_dir};
             break;
     }
-    d.shaping = fixed_shape && mode != DrafterKind::Auto ? StepShaping::Fixed : StepShaping::Controlled;
+    // A mode the user picked shows its drafter's work every step: the controller shapes the draft
+    // but never drops it for plain decoding (auto is the controller's own choice, plain included).
+    d.shaping = mode == DrafterKind::Auto ? StepShaping::Controlled
+                : fixed_shape             ? StepShaping::Fixed
+                                          : StepShaping::AlwaysDraft;
     d.rule = rule;
     // Greedy decoding is temperature 0; the penalty looks back 64 tokens, as llama.cpp's default.
     d.sampling = {rule == AcceptRule::Greedy ? 0.0f : temperature, top_p, seed, top_k, repeat_penalty, 64, min_p};
@@ -53,8 +57,17 @@ DecodingSpec DecodeSettings::spec() const {
     return d;
 }
 
+std::optional<ChatTemplate> DecodeSettings::chosen_chat_template() const {
+    const auto it = chat_templates.find(model_path);
+    if (it == chat_templates.end() || it->second.empty()) return std::nullopt;
+    if (const auto t = parse_chat_template(it->second)) return t;
+    throw std::invalid_argument("chat template '" + it->second + "' chosen for " + model_path + " is none of " +
+                                chat_template_names(", "));
+}
+
 DecodeSettings::DecoderKey DecodeSettings::decoder_key() const {
-    DecoderKey k{model_path, tokenizer_path, ctx_size, spec()};
+    const auto chosen = chat_templates.find(model_path);
+    DecoderKey k{model_path, tokenizer_path, ctx_size, chosen == chat_templates.end() ? "" : chosen->second, spec()};
     k.spec.sampling.seed = 0;
     return k;
 }

@@ -2,12 +2,15 @@
 // keeps the others'), of which spec() is what the worker decodes with.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "decode/decoding_kinds.h"
 #include "decoding/decoding_spec.h"
 #include "decoding/trained_files.h"
+#include "model/chat_template.h"
 
 namespace medusa::chat {
 
@@ -33,7 +36,9 @@ struct DecodeSettings {
     // EAGLE mode: the draft layer's folder (EAGLE's layout), and EAGLE-2's dynamic tree (expand the
     // top-k of each level, keep the likeliest `eagle_nodes`) or an EAGLE-1 tree spec.
     std::string eagle_path;
-    bool fixed_shape = false;  // the drafter's own shape every step, not the step controller's
+    // The drafter's own shape every step; off, the step controller shapes it (and in auto chooses
+    // the drafter, or plain decoding).
+    bool fixed_shape = false;
     std::string eagle_tree = "dynamic";
     int eagle_top_k = 8, eagle_depth = 6, eagle_nodes = 59;
     float temperature = 0.7f;  // typical and sample
@@ -47,6 +52,12 @@ struct DecodeSettings {
     int max_new_tokens = 200;
     int ctx_size = 0;  // positions of the KV cache; 0: the model's context up to kDefaultContext (--ctx-size)
     std::string system_prompt;  // chat models: empty means the family's default
+    // Chat templates chosen in the app for models with none or the wrong one, by model path (a name
+    // chat_template_names() lists, "none" included); a model not listed is spoken to in its own.
+    std::map<std::string, std::string> chat_templates;
+    // The one chosen for model_path (nullopt: the model's own); throws std::invalid_argument
+    // naming a name no template has.
+    std::optional<ChatTemplate> chosen_chat_template() const;
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
     std::string cache_dir = default_cache_dir();  // where files trained for a model are looked up (not saved)
 
@@ -57,6 +68,7 @@ struct DecodeSettings {
     struct DecoderKey {
         std::string model_path, tokenizer_path;
         int ctx_size = 0;
+        std::string chat_template;  // chosen for the model ("": its own)
         DecodingSpec spec;
         bool operator==(const DecoderKey&) const = default;
     };

@@ -25,9 +25,10 @@ struct TargetModel {
     std::unique_ptr<GpuTreeRunner> runner;
 };
 
-// Its tokenizer and the stop tokens that go with it.
+// Its tokenizer and the stop tokens that go with it and the chat template spoken in.
 struct TargetTokenizer {
     std::string path;  // empty: the model file's own vocabulary
+    ChatTemplate chat = ChatTemplate::None;
     std::optional<Tokenizer> tokenizer;
     std::vector<int> stop_tokens;
 };
@@ -77,16 +78,16 @@ std::shared_ptr<TargetModel> open_target(gpu::Context& ctx, const DecodeSettings
 }
 
 // Its tokenizer (the settings' file, else the model's own vocabulary) and the stop tokens: the
-// model's, and a chat template's end of turn (ChatML's <|im_end|>).
-std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const ModelFile& file) {
+// model's, and the chat template's end of turn (ChatML's <|im_end|>).
+std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const ModelFile& file, ChatTemplate chat) {
     auto t = std::make_shared<TargetTokenizer>();
     t->path = s.tokenizer_path;
+    t->chat = chat;
     t->tokenizer = s.tokenizer_path.empty() && !file.embedded_tokenizer.empty()
                        ? Tokenizer::from_serialized(file.embedded_tokenizer, s.model_path)
                        : Tokenizer::from_file(s.tokenizer_path);
     check_vocab_match(file, *t->tokenizer);
-    t->stop_tokens =
-        model_stop_tokens(file, *t->tokenizer, chat_stop_tokens(detect_chat_template(file).kind, *t->tokenizer));
+    t->stop_tokens = model_stop_tokens(file, *t->tokenizer, chat_stop_tokens(chat, *t->tokenizer));
     return t;
 }
 
@@ -199,6 +200,24 @@ std::string DecodeWorker::status() const {
     return status_;
 }
 
+std::optional<ContextFull> DecodeWorker::context_full() const {
+    std::lock_guard lock(mutex_);
+    return context_full_;
+}
+
+ChatTemplateDetection DecodeWorker::model_chat_template() const {
+    std::lock_guard lock(mutex_);
+    return model_chat_template_;
+}
+
+std::string ContextFull::message() const {
+    const std::string turns = std::to_string(turns_to_leave_out) + (turns_to_leave_out == 1 ? " turn" : " turns");
+    return (needed > 0 ? "the conversation needs " + std::to_string(needed) + " tokens with room for the reply"
+                       : std::string("the conversation is longer than")) +
+           (needed > 0 ? ", more than the " : " the ") + std::to_string(context) +
+           "-token context holds: start a new chat, or leave the oldest " + turns + " out of the model's context";
+}
+
 std::optional<EagleReads> DecodeWorker::eagle_reads() const {
     std::lock_guard lock(mutex_);
     return eagle_reads_;
@@ -241,10 +260,20 @@ void DecodeWorker::thread_main() {
         }
         stop_ = false;
         try {
+            {
+                std::lock_guard lock(mutex_);
+                context_full_.reset();
+            }
             set_error("");
             if (job.kind == JobKind::Generate) run(job);
             else if (job.kind == JobKind::Measure) measure(job);
             else ensure_loaded(job.settings);
+        } catch (const ContextFullError& e) {
+            {
+                std::lock_guard lock(mutex_);
+                context_full_ = e.full;
+            }
+            set_error(e.what());
         } catch (const NonFiniteLogits& e) {
             // Name the model whose logits were NaN, as medusa generate does.
             set_error((loaded_ ? loaded_->target->path + ": " : std::string()) + e.what());
@@ -268,6 +297,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     const DecodeSettings::DecoderKey key = s.decoder_key();
     if (loaded_ && loaded_->key == key) return;
     validate(s.spec());  // a bad value is named before anything loads
+    const std::optional<ChatTemplate> chosen_chat = s.chosen_chat_template();
     const Loaded* old = loaded_.get();
     auto L = std::make_unique<Loaded>();
     if (!old || old->target->path != s.model_path || old->target->ctx_size != s.ctx_size)
@@ -283,7 +313,12 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     }
     const DecodingSpec spec = fitted.spec();
     const bool same_target = old && old->target == L->target;
-    L->tok = same_target && old->tok->path == fitted.tokenizer_path ? old->tok : open_tokenizer(fitted, L->file());
+    // The chat template chosen in the app for this model, else its own.
+    const ChatTemplateDetection own = detect_chat_template(L->file());
+    const ChatTemplate chat = chosen_chat.value_or(own.kind);
+    L->tok = same_target && old->tok->path == fitted.tokenizer_path && old->tok->chat == chat
+                 ? old->tok
+                 : open_tokenizer(fitted, L->file(), chat);
     const DraftingTarget target{.file = L->file(), .runner = *L->target->runner, .gpu = &ctx_, .context = L->context()};
     L->drafting = build_drafting(spec.drafter, target, same_target ? &old->drafting : nullptr,
                                  [this](const std::string& line) { set_status(line); }, spec.shaping);
@@ -293,12 +328,15 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L->status = model_line(L->file()) + ", " + L->drafting.summary;
     for (const std::string& w : L->drafting.warnings) L->status += "; warning: " + w;
     L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
-    chat_model_ = detect_chat_template(L->file()).kind != ChatTemplate::None;
+    if (chat != own.kind || chat != ChatTemplate::None)
+        L->status += std::string(", chat template ") + chat_template_name(chat) + (chat == own.kind ? "" : " (chosen)");
+    chat_model_ = chat != ChatTemplate::None;
     context_size_ = L->context();
     loaded_ = std::move(L);  // the old set goes only now, with whatever it alone held
     {
         std::lock_guard lock(mutex_);
         eagle_reads_ = loaded_->drafting.eagle_reads;
+        model_chat_template_ = own;
     }
     set_status(loaded_->status);
 }
@@ -316,10 +354,11 @@ bool DecodeWorker::hold_before_step() {
 
 namespace {
 
-// Chat models: the model's template over this conversation's earlier turns (the prompts and the
-// replies the log holds; a clear starts a new conversation) and the new message, dropping the
-// oldest turns when the prompt would leave no room to answer. Story models: the text as it is.
-std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokenizer& tok, const StepLog& log, int turn,
+// Chat models: the template over this conversation's earlier turns (the prompts and the replies
+// the log holds, less those left out; a clear starts a new conversation) and the new message.
+// When that leaves no room to answer, ContextFullError says how many of the oldest turns must be
+// left out: nothing is dropped unasked. Story models: the text as it is.
+std::vector<int> prompt_tokens(ChatTemplate chat, int context, const Tokenizer& tok, const StepLog& log, int turn,
                                const std::string& text, const DecodeSettings& s) {
     const int max_new_tokens = s.max_new_tokens;
     // More bytes than the context could spell in its longest tokens cannot fit: refused before any
@@ -329,38 +368,49 @@ std::vector<int> prompt_tokens(const ModelFile& file, int context, const Tokeniz
         throw std::invalid_argument("the message is " + std::to_string(text.size()) + " bytes: more than the " +
                                     std::to_string(context) + "-token context can hold (at most " +
                                     std::to_string(most_bytes) + " bytes)");
-    const ChatTemplate chat = detect_chat_template(file).kind;
     if (chat == ChatTemplate::None) return tok.encode(text, true);
     Conversation conv;
     conv.system = s.system_prompt.empty() ? default_system_prompt(chat) : s.system_prompt;
     conv.user = text;
     const StepLog::Snapshot past = log.read(0);
     for (const TurnRecord& t : past.turns) {
-        if (t.id == turn) continue;
+        if (t.id == turn || t.left_out) continue;
         // A reopened turn's reply is the text its tokens made: filtered as a live turn's is.
         StopStringFilter reply(chat_stop_strings(chat));
-        if (t.restored) reply.feed(t.saved_reply);
-        for (const StepRecord& r : past.steps)
-            if (r.turn == t.id)
-                for (const std::string& piece : r.emitted_text) reply.feed(piece);
+        if (t.shown_reply >= 0) {  // an earlier reply, flipped back to
+            reply.feed(t.other_replies[size_t(t.shown_reply)]);
+        } else {
+            if (t.restored) reply.feed(t.saved_reply);
+            for (const StepRecord& r : past.steps)
+                if (r.turn == t.id)
+                    for (const std::string& piece : r.emitted_text) reply.feed(piece);
+        }
         reply.flush();
         std::string a = reply.reply();
         a.erase(0, a.find_first_not_of(' '));  // FastChat stores replies stripped
         conv.history.push_back({t.prompt, a});
     }
-    // Turns beyond what the context could spell are dropped unread: a reopened chat of megabytes
-    // is not tokenized whole, turn after turn.
-    size_t bytes = text.size() + conv.system.size();
+    // The oldest turns beyond what the context could spell must go whatever they tokenize to: they
+    // are counted unread (a reopened chat of megabytes is not tokenized whole, turn after turn).
+    const size_t turns = conv.history.size();
+    size_t bytes = text.size() + conv.system.size(), unread = 0;
     for (const ChatTurn& h : conv.history) bytes += h.user.size() + h.assistant.size();
-    while (!conv.history.empty() && bytes > most_bytes) {
-        bytes -= conv.history.front().user.size() + conv.history.front().assistant.size();
-        conv.history.erase(conv.history.begin());
-    }
+    while (unread < turns && bytes > most_bytes)
+        bytes -= conv.history[unread].user.size() + conv.history[unread].assistant.size(), ++unread;
+    conv.history.erase(conv.history.begin(), conv.history.begin() + long(unread));
     std::vector<int> ids = encode_chat(render_chat(chat, conv), tok);
+    const int needed = unread == 0 ? int(ids.size()) + max_new_tokens : 0;
     while (!conv.history.empty() && int(ids.size()) + max_new_tokens > context) {
         conv.history.erase(conv.history.begin());
         ids = encode_chat(render_chat(chat, conv), tok);
     }
+    // The message alone: a new chat would not help. (One that leaves less room than max tokens is
+    // sent: its reply stops where the context ends, and says so.)
+    if (int(ids.size()) >= context)
+        throw std::invalid_argument("the message needs " + std::to_string(ids.size()) + " tokens: more than the " +
+                                    std::to_string(context) + "-token context holds; shorten it");
+    if (conv.history.size() < turns)
+        throw ContextFullError({needed, context, int(turns - conv.history.size())});
     return ids;
 }
 
@@ -376,15 +426,21 @@ void DecodeWorker::run(const Job& job) {
     // The mode as loaded: the heads and tree the cache gave, where the settings left them to it.
     DecodingSpec loaded_spec = job.settings.spec();
     loaded_spec.drafter = L.drafting.spec;
+    // A message the context cannot take is refused before its turn begins: the chat shows no
+    // message without a reply.
+    std::vector<int> prompt = prompt_tokens(L.tok->chat, L.context(), L.tokenizer(), log_, 0, job.prompt, job.settings);
     const int turn = log_.begin_turn(job.prompt, describe(loaded_spec), job.settings.mode, chat_model_);
-    std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, turn, job.prompt, job.settings);
     int prev = prompt.back();
     int steps = 0;
     // Time held in teaching mode (paused or slowed down) is not decoding time: tokens/s leaves it out.
+    // Steps are timed from the first one's start, as the decoder's decode_ms is: the prefill and
+    // first-use setup before it are the turn's prefill_ms.
     using Clock = std::chrono::steady_clock;
     double held_ms = 0;
-    auto t0 = Clock::now();
+    Clock::time_point t0;
     auto on_step = [&](const StepTrace& tr) {
+        if (steps == 0) t0 = Clock::now() - std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double, std::milli>(tr.wall_ms));
         StepRecord r;
         r.turn = turn;
         r.trace = tr;
@@ -421,7 +477,8 @@ void DecodeWorker::run(const Job& job) {
         return go_on;
     };
     GenerationStats stats = L.decoder->generate(prompt, on_step);
-    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.steps, std::max(0.0, stats.decode_ms - held_ms));
+    log_.end_turn(turn, stats.stop_reason, stats.new_tokens, stats.steps, std::max(0.0, stats.decode_ms - held_ms),
+                  stats.prefill_ms);
 }
 
 }  // namespace medusa::chat
@@ -434,7 +491,7 @@ void DecodeWorker::measure(const Job& job) {
     Loaded& L = *loaded_;
     const std::string loaded_status = status();
     // As the turn itself was encoded (a chat model: its template over the turns before it).
-    std::vector<int> prompt = prompt_tokens(L.file(), L.context(), L.tokenizer(), log_, job.turn, job.prompt, s);
+    std::vector<int> prompt = prompt_tokens(L.tok->chat, L.context(), L.tokenizer(), log_, job.turn, job.prompt, s);
     // Both runs stop after the same number of new tokens (a step may overshoot by its accepted
     // guesses; tokens/s counts what was produced). Nothing is logged and nobody waits between steps.
     auto until = [&](int n, std::vector<int>* out = nullptr) {
@@ -462,6 +519,7 @@ void DecodeWorker::measure(const Job& job) {
         L.plain->generate(prompt, until(8));
     }
     SpeedupResult r;
+    r.turn = job.turn;
     r.mode = s.mode_name();
     r.drafter = s.mode;
     // Alternating runs, the best of each kept: the machine's other load only ever slows a run down.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "decode_settings.h"
 #include "gpu/context.h"
 #include "decoding/drafting.h"
+#include "model/chat_template.h"
 #include "step_log.h"
 
 namespace medusa::chat {
@@ -37,7 +39,24 @@ struct SpeedupResult {
     bool identical = false;
     double ms = 0, plain_ms = 0;  // the last round's decoding time of each
     std::vector<double> round_speedups;  // each round's own ratio, back to back: their spread is the noise
+    int turn = 0;  // the turn whose prompt was decoded again
     double speedup() const { return plain_tokens_per_s > 0 ? tokens_per_s / plain_tokens_per_s : 0; }
+};
+
+// A message the context cannot take with the conversation before it: the tokens it needs with
+// room for a max_new_tokens reply, the context's positions, and how many of the oldest turns must
+// be left out for it to fit. Nothing is dropped unasked: the app says so in the chat and offers a
+// new chat or leaving those turns out.
+struct ContextFull {
+    int needed = 0;  // 0: more than the context could spell, not tokenized
+    int context = 0;
+    int turns_to_leave_out = 0;
+    std::string message() const;
+};
+
+struct ContextFullError : std::runtime_error {
+    explicit ContextFullError(ContextFull f) : std::runtime_error(f.message()), full(f) {}
+    ContextFull full;
 };
 
 class DecodeWorker {
@@ -62,6 +81,10 @@ public:
     bool chat_model() const { return chat_model_.load(); }
     // Positions of the loaded model's KV cache (0 before a load): what a conversation can hold.
     int context_size() const { return context_size_.load(); }
+    // The last message refused because the conversation outgrew the context (until the next job).
+    std::optional<ContextFull> context_full() const;
+    // The loaded model's own chat template and where it was found, whatever the app chose for it.
+    ChatTemplateDetection model_chat_template() const;
     // Blocks until no job is queued or running (tests and the screenshot mode).
     void wait_idle();
 
@@ -117,6 +140,8 @@ private:
     std::atomic<int> delay_ms_{0};
     std::string status_, error_;
     std::optional<EagleReads> eagle_reads_;
+    std::optional<ContextFull> context_full_;
+    ChatTemplateDetection model_chat_template_;
     std::vector<DroppedFile> dropped_;
     std::vector<std::string> warnings_;
     std::function<void()> on_change_;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "chat_app.h"
+#include "command_line.h"
 #include "model/runtime_warning.h"
 #include "interrupt.h"
 #include "number_text.h"
@@ -29,153 +30,6 @@ using namespace medusa;
 using namespace medusa::chat;
 
 namespace {
-
-struct Options {
-    std::string prompt = "Once upon a time";
-    bool prompt_given = false;  // interactive: send it at start
-    int steps = 12;
-    std::string screenshot;
-    bool smoke = false;
-    int width = 1440, height = 880;
-    std::string show = "last";  // which step the screenshot's tree shows: last, best or rejection
-    bool all_nodes = false;     // the tree panel draws every node, not the accepted view
-    bool mask = false;          // the tree panel shows the attention mask beside the tree
-    std::vector<std::string> recent_models;  // from the saved state
-    bool measure = false;       // the screenshot also shows "measure speedup vs plain"
-    std::string charts;         // a benchmark JSON to chart; opens the metrics panel's charts tab
-    DecodeSettings settings;
-    bool size_chosen = false;
-    std::string accept;
-    bool scripted() const { return smoke || !screenshot.empty(); }
-};
-
-// A flag the app cannot take: exit code 2, as the command line's usage errors.
-struct FlagError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-// A whole number within [lo, hi], or an error naming the flag and what it got.
-int whole_number(const std::string& flag, const std::string& v, int lo, int hi) {
-    size_t used = 0;
-    int n = 0;
-    try {
-        n = std::stoi(v, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != v.size() || v.empty() || n < lo || n > hi)
-        throw FlagError(flag + " expects a whole number from " + std::to_string(lo) + " to " +
-                                 std::to_string(hi) + ", got '" + v + "'");
-    return n;
-}
-
-float real_number(const std::string& flag, const std::string& v, float lo, float hi) {
-    const std::optional<float> x = parse_finite_float(v);
-    if (!x || *x < lo || *x > hi)
-        throw FlagError(flag + " expects a number from " + std::to_string(lo).substr(0, 4) + " to " +
-                                 std::to_string(hi).substr(0, 4) + ", got '" + v + "'");
-    return *x;
-}
-
-// `start`: the settings to begin from (the saved ones in interactive use); flags override them.
-Options parse(int argc, char** argv, const Options& start) {
-    Options o = start;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) throw FlagError(a + " needs a value");
-            return argv[++i];
-        };
-        DecodeSettings& s = o.settings;
-        if (a == "--prompt") o.prompt = value(), o.prompt_given = true;
-        else if (a == "--steps") o.steps = whole_number(a, value(), 1, 100000);
-        else if (a == "--screenshot") o.screenshot = value();
-        else if (a == "--smoke") o.smoke = true;
-        else if (a == "--size") {
-            const std::string v = value();
-            const size_t x = v.find('x');
-            if (x == std::string::npos) throw FlagError("--size expects WIDTHxHEIGHT, got '" + v + "'");
-            o.width = whole_number("--size", v.substr(0, x), 320, 8192);
-            o.height = whole_number("--size", v.substr(x + 1), 240, 8192);
-            o.size_chosen = true;
-        } else if (a == "--show") o.show = value();
-        else if (a == "--all-nodes") o.all_nodes = true;
-        else if (a == "--mask") o.mask = true;
-        else if (a == "--measure") o.measure = true;
-        else if (a == "--charts") o.charts = value();
-        else if (a == "--model" || a == "-m") s.model_path = value();
-        else if (a == "--tokenizer") s.tokenizer_path = value();
-        else if (a == "--heads") s.heads_path = value(), s.mode = DrafterKind::Medusa;
-        else if (a == "--tree") s.tree = value(), s.mode = DrafterKind::Medusa;
-        else if (a == "--plain") s.mode = DrafterKind::Plain;
-        else if (a == "--auto") s.mode = DrafterKind::Auto;
-        else if (a == "--fixed-shape") s.fixed_shape = true;
-        else if (a == "--draft-model") s.draft_path = value(), s.mode = DrafterKind::DraftModel;
-        else if (a == "--gamma") s.gamma = whole_number(a, value(), 1, 16), s.mode = DrafterKind::DraftModel;
-        else if (a == "--adaptive-gamma") s.adaptive_gamma = true, s.mode = DrafterKind::DraftModel;
-        else if (a == "--draft-tree") s.draft_branches = whole_number(a, value(), 1, 8), s.mode = DrafterKind::DraftModel;
-        else if (a == "--ngram") s.ngram_tokens = whole_number(a, value(), 1, 127), s.mode = DrafterKind::Ngram;
-        else if (a == "--eagle") s.eagle_path = value(), s.mode = DrafterKind::Eagle;
-        else if (a == "--eagle-tree") s.eagle_tree = value(), s.mode = DrafterKind::Eagle;
-        else if (a == "--accept") o.accept = value();
-        else if (a == "--temp") s.temperature = real_number(a, value(), 0.0f, 10.0f);
-        else if (a == "--top-k") s.top_k = whole_number(a, value(), 0, 1000000);
-        else if (a == "--top-p") s.top_p = real_number(a, value(), 0.01f, 1.0f);
-        else if (a == "--min-p") s.min_p = real_number(a, value(), 0.0f, 0.5f);
-        else if (a == "--repeat-penalty") s.repeat_penalty = real_number(a, value(), 0.01f, 10.0f);
-        else if (a == "--seed") s.seed = uint64_t(whole_number(a, value(), 0, 2147483647));
-        else if (a == "--ctx-size" || a == "-c") s.ctx_size = whole_number("--ctx-size", value(), 1, 1 << 24);
-        else if (a == "--help" || a == "-h") {
-            std::puts("medusa-chat [-m|--model F] [--tokenizer F] [--heads F] [--tree SPEC] [--plain] [--accept RULE]\n"
-                      "            [--draft-model F] [--gamma N] [--adaptive-gamma] [--draft-tree K] [--ngram N]\n"
-                      "            [--eagle DIR [--eagle-tree dynamic|SPEC]] [--auto] [--fixed-shape]\n"
-                      "            [--temp T] [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--seed N] [--size WxH]\n"
-                      "            [-c|--ctx-size N]\n"
-                      "  --ctx-size     positions of the KV cache (default: the model's context, at most 4096;\n"
-                      "      more than the model's context is allowed, with a warning)\n"
-                      "  --draft-model, --gamma, --adaptive-gamma, --draft-tree select draft-model speculative decoding,\n"
-                      "      --ngram n-gram lookup, --eagle EAGLE's draft layer, --heads/--tree Medusa;\n"
-                      "      --accept greedy|typical|sample in every mode; --auto chooses among every drafter it has\n"
-                      "      files for, step by step; --fixed-shape drafts the mode's own tree, gamma or n-gram length\n"
-                      "      every step instead of the step controller's shape\n"
-                      "  the settings of the last session come back from ${XDG_CONFIG_HOME:-~/.config}/medusa-vk/;\n"
-                      "      flags override them\n"
-                      "  without --heads/--tree, a model uses the heads and tuned tree scripts/train_default_heads.sh\n"
-                      "      trained for it, when ${MEDUSA_CACHE:-~/.cache/medusa-vk} holds them (found by the model's\n"
-                      "      content, whatever its path; the status line names them); --heads init: untrained heads\n"
-                      "  --prompt TEXT  start decoding TEXT at once; Ctrl-C in the terminal closes the window, settings saved\n"
-                      "  --prompt TEXT --steps N --screenshot FILE.png [--show last|best|rejection]   decode N steps, save the\n"
-                      "                 window (rejection: the latest step with a rejected draft token)\n"
-                      "  --all-nodes    the tree panel starts with every node drawn (zoom and scroll)\n"
-                      "  --mask         the tree panel starts with the attention mask beside the tree\n"
-                      "  --measure      before the screenshot, measure the speedup against plain decoding\n"
-                      "  --charts BENCH.json   chart a `medusa bench --json` result in the metrics panel's charts tab\n"
-                      "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
-                      "  (--screenshot and --smoke neither read nor write the saved settings, nor save chats)\n"
-                      "Chats are saved after every reply in ${MEDUSA_CHATS:-${XDG_DATA_HOME:-~/.local/share}/medusa-vk/chats};\n"
-                      "the Chats button reopens them.");
-            std::exit(0);
-        } else if (a == "--version") {
-            std::printf("medusa-chat %s\n", MEDUSA_VERSION);
-            std::exit(0);
-        } else throw FlagError("unknown argument " + a + " (see --help)");
-    }
-    if (!o.accept.empty()) {
-        try {
-            o.settings.rule = parse_accept_rule(o.accept);
-        } catch (const std::invalid_argument& e) {
-            throw FlagError(std::string("--accept: ") + e.what());
-        }
-    }
-    return o;
-}
-
-// Scripted runs (--screenshot, --smoke) start from the defaults; interactive ones from the saved state.
-bool scripted_args(int argc, char** argv) {
-    for (int i = 1; i < argc; ++i)
-        if (!std::strcmp(argv[i], "--screenshot") || !std::strcmp(argv[i], "--smoke")) return true;
-    return false;
-}
 
 void on_drop(GLFWwindow* w, int n, const char** paths) {
     auto* app = static_cast<ChatApp*>(glfwGetWindowUserPointer(w));
@@ -357,7 +211,7 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "medusa-chat: ignoring the saved settings: %s\n", terminal_safe(e.what()).c_str());
             }
         }
-        Options o = parse(argc, argv, start);
+        Options o = parse_flags(argc, argv, start);
         if (!o.screenshot.empty()) {  // before the window and the decoding, not after them
             check_output_path(o.screenshot);
             check_output_path(o.screenshot + ".json");

@@ -35,11 +35,8 @@ struct Builder {
         unsigned next;
     };
     std::vector<List> lists;
-    int cell = 0;  // table cells so far in this row
-    // Bars owed between cells, shown before the next cell's text: md4c pads every row to the
-    // header's width, and a short row's empty cells show nothing (bars for them would make a table
-    // of many columns and short rows show far more than its text).
-    int bars = 0;
+    MarkdownPlace place;  // the heading or table cell being shown
+    int tables = 0;       // tables so far
 
     uint8_t style() const {
         uint8_t s = kMdPlain;
@@ -56,26 +53,24 @@ struct Builder {
     void owe(int n) { breaks = std::max(breaks, n); }
     void flush_breaks() {
         if (!pieces.empty())
-            for (int i = 0; i < breaks; ++i) pieces.push_back({0, 0, "\n", kMdPlain});
+            for (int i = 0; i < breaks; ++i) pieces.push_back({0, 0, "\n", kMdPlain, place});
         breaks = 0;
     }
-    void flush_bars() {
-        for (; bars > 0; --bars) pieces.push_back({0, 0, " | ", kMdQuote});
-    }
     void add(std::string text, uint8_t s) {
-        flush_breaks(), flush_bars();
-        pieces.push_back({0, 0, std::move(text), s});
+        flush_breaks();
+        pieces.push_back({0, 0, std::move(text), s, place});
     }
     void show(const char* text, size_t size) {
-        flush_breaks(), flush_bars();
+        flush_breaks();
         const uint8_t s = style();
         // Most text points into the source; entities and some newlines may not.
         if (text >= src.data() && text + size <= src.data() + src.size()) {
             const size_t b = size_t(text - src.data());
-            if (!pieces.empty() && pieces.back().from_source() && pieces.back().style == s && pieces.back().end == b)
+            if (!pieces.empty() && pieces.back().from_source() && pieces.back().style == s && pieces.back().end == b &&
+                pieces.back().place == place)
                 pieces.back().end = b + size;
             else
-                pieces.push_back({b, b + size, "", s});
+                pieces.push_back({b, b + size, "", s, place});
         } else {
             add(std::string(text, size), s);
         }
@@ -99,16 +94,19 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
             b.add(mark, kMdPlain);
             break;
         }
-        case MD_BLOCK_H: b.owe(2), b.heading = true; break;
+        case MD_BLOCK_H:
+            b.owe(2), b.heading = true;
+            b.place.heading = uint8_t(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level);
+            break;
         case MD_BLOCK_CODE: b.owe(2), b.code_block = true; break;
         case MD_BLOCK_QUOTE: b.owe(2), ++b.quote; break;
         case MD_BLOCK_HR: b.owe(2), b.add("\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80\xE2\x94\x80", kMdQuote); break;
         case MD_BLOCK_P: b.owe(b.lists.empty() ? 2 : 1); break;
-        case MD_BLOCK_TABLE: b.owe(2); break;
-        case MD_BLOCK_TR: b.owe(1), b.cell = 0; break;
+        case MD_BLOCK_TABLE: b.owe(2), b.place.table = b.tables++, b.place.row = -1; break;
+        case MD_BLOCK_TR: b.owe(1), ++b.place.row, b.place.col = -1; break;
         case MD_BLOCK_TH:
         case MD_BLOCK_TD:
-            if (b.cell++ > 0) ++b.bars;
+            ++b.place.col;
             if (type == MD_BLOCK_TH) ++b.strong;
             break;
         default: break;
@@ -125,7 +123,7 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
             b.lists.pop_back();
             b.owe(b.lists.empty() ? 2 : 1);
             break;
-        case MD_BLOCK_H: b.heading = false, b.owe(2); break;
+        case MD_BLOCK_H: b.heading = false, b.place.heading = 0, b.owe(2); break;
         case MD_BLOCK_CODE:
             // The block's last newline would leave an empty line below it.
             if (!b.pieces.empty()) {
@@ -136,7 +134,7 @@ int leave_block(MD_BLOCKTYPE type, void*, void* user) {
             b.code_block = false, b.owe(2);
             break;
         case MD_BLOCK_QUOTE: --b.quote, b.owe(2); break;
-        case MD_BLOCK_TR: b.bars = 0; break;  // the row's trailing empty cells
+        case MD_BLOCK_TABLE: b.place.table = b.place.row = b.place.col = -1, b.owe(2); break;
         case MD_BLOCK_TH: --b.strong; break;
         case MD_BLOCK_P: b.owe(b.lists.empty() ? 2 : 1); break;
         default: break;
@@ -207,7 +205,7 @@ std::vector<StyledRun> styled_runs(const std::vector<std::string>& tokens) {
     std::vector<StyledRun> runs;
     for (const MarkdownPiece& p : markdown_pieces(all)) {
         if (!p.from_source()) {
-            runs.push_back({p.added, p.style, -1});
+            runs.push_back({p.added, p.style, -1, p.place});
             continue;
         }
         // The tokens overlapping [begin, end): the last token starting at or before begin, on.
@@ -215,7 +213,7 @@ std::vector<StyledRun> styled_runs(const std::vector<std::string>& tokens) {
         i = i > 0 ? i - 1 : 0;
         for (; i < tokens.size() && starts[i] < p.end; ++i) {
             const size_t b = std::max(p.begin, starts[i]), e = std::min(p.end, starts[i] + tokens[i].size());
-            if (e > b) runs.push_back({all.substr(b, e - b), p.style, int(i)});
+            if (e > b) runs.push_back({all.substr(b, e - b), p.style, int(i), p.place});
         }
     }
     return runs;

@@ -1,6 +1,7 @@
 // How a chat message's markdown is shown: which of its bytes appear (markup such as ** or ``` is
-// hidden), in which style, and what the layout adds (list bullets and numbers, line breaks between
-// blocks, table cell bars). Parsed by md4c (CommonMark with tables and strikethrough). A reply is
+// hidden), in which style, what the layout adds (list bullets and numbers, line breaks between
+// blocks), and which heading level or table cell each piece belongs to (laid out larger, or in a
+// grid, by the transcript). Parsed by md4c (CommonMark with tables and strikethrough). A reply is
 // made of tokens, each drawn in the colour of whoever guessed it: styled_runs maps the shown bytes
 // back to their tokens so that a styled word keeps its tokens' colours and tooltips.
 #pragma once
@@ -25,10 +26,20 @@ enum MarkdownStyle : uint8_t {
     kMdStrike = 128,
 };
 
+// Where a piece stands in the blocks that lay out apart from the text: a heading's level, and a
+// table's cell (the table's number in the text, its row, 0 the header, and its column).
+struct MarkdownPlace {
+    uint8_t heading = 0;  // 1 to 6 in a heading, else 0
+    int table = -1, row = -1, col = -1;
+    bool in_table() const { return table >= 0; }
+    bool operator==(const MarkdownPlace&) const = default;
+};
+
 struct MarkdownPiece {
     size_t begin = 0, end = 0;  // the source's bytes [begin, end) shown (empty for added text)
     std::string added;          // text the layout adds instead: "\n", a bullet, a list number
     uint8_t style = kMdPlain;
+    MarkdownPlace place;
     bool from_source() const { return added.empty(); }
 };
 
@@ -40,6 +51,7 @@ struct StyledRun {
     std::string text;
     uint8_t style = kMdPlain;
     int token = -1;
+    MarkdownPlace place;
 };
 
 // `tokens`' texts, concatenated, shown as markdown: runs in display order, each within one token.

@@ -3,12 +3,14 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <vector>
 
 #include "bench_charts.h"
+#include "break_even.h"
 #include "chart_view.h"
 #include "chat_app.h"
 #include "decode/depth_acceptance.h"
@@ -17,10 +19,17 @@
 #include "drafter_words.h"
 #include "palette.h"
 #include "session_charts.h"
+#include "turn_speed.h"
 
 namespace medusa::chat {
 
 namespace {
+
+std::vector<const StepTrace*> traces_of(const std::vector<const StepRecord*>& steps) {
+    std::vector<const StepTrace*> out;
+    for (const StepRecord* s : steps) out.push_back(&s->trace);
+    return out;
+}
 
 // "measure speedup vs plain": the last turn's prompt again in its mode and in plain decoding, on
 // the worker, for as many tokens; neither run goes into the chat.
@@ -190,6 +199,7 @@ void draw_live_tab(ChatApp& app) {
     std::vector<const StepRecord*> cur;
     for (const auto& s : steps)
         if (s.turn == turn) cur.push_back(&s);
+    ImGui::PushTextWrapPos(0);
     int tokens = 0, tree_steps = 0, tree_tokens = 0;
     for (const auto* s : cur) {
         tokens += int(s->trace.emitted.size());
@@ -202,8 +212,23 @@ void draw_live_tab(ChatApp& app) {
     if (tree_steps > 0 && tree_steps < int(cur.size()))
         ImGui::TextDisabled("  %.2f in the %d steps that drafted", double(tree_tokens) / tree_steps, tree_steps);
     ImGui::Text("forward passes saved:   %d of %d", tokens - int(cur.size()), tokens);
-    const double secs = cur.back()->t_ms / 1000.0;
-    ImGui::Text("tokens/s (this turn):   %.1f", secs > 0 ? tokens / secs : 0.0);
+    // The turn's one speed, as the table below and the timeline count it.
+    for (const TurnRecord& t : turns)
+        if (t.id == turn) {
+            const TurnSpeed sp = turn_speed(t, steps);
+            ImGui::Text("decoding: %.0f tokens/s", sp.tokens_per_s());
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("On a CPU driver the window's drawing takes from decoding: measure speedup decodes "
+                                  "again without drawing.");
+            ImGui::TextDisabled("%d tokens in %.1f ms%s, from the first step to the last; before them the prompt and "
+                                "first-use setup took %.1f ms (not counted); pauses are not counted",
+                                sp.tokens, sp.decode_ms, sp.done ? "" : " so far", sp.prefill_ms);
+        }
+    if (const DraftedAnyway d = drafted_anyway(traces_of(cur)); d.steps > 0)
+        ImGui::TextDisabled("%d %s drafted where the controller would have decoded plainly: about %.2f ms %s in all "
+                            "against plain decoding, by its costs.",
+                            d.steps, d.steps == 1 ? "step" : "steps", std::abs(d.saved_ms),
+                            d.saved_ms >= 0 ? "saved" : "lost");
 
     // Rolling tokens/s over the last few steps, one point per step.
     std::vector<float> rate;
@@ -282,10 +307,11 @@ void draw_live_tab(ChatApp& app) {
             ImGui::TableNextColumn();
             ImGui::Text("%.2f", t.steps ? double(t.new_tokens) / t.steps : 1.0);
             ImGui::TableNextColumn();
-            ImGui::Text("%.0f", t.decode_ms > 0 ? t.new_tokens * 1000.0 / t.decode_ms : 0.0);
+            ImGui::Text("%.0f", turn_speed(t, steps).tokens_per_s());
         }
         ImGui::EndTable();
     }
+    ImGui::PopTextWrapPos();
 }
 
 }  // namespace

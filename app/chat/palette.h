@@ -30,6 +30,7 @@ constexpr ImU32 kControlText = IM_COL32(150, 220, 190, 255);
 constexpr ImU32 kChosenShape = IM_COL32(38, 86, 66, 255);
 constexpr ImU32 kPromptText = IM_COL32(175, 175, 185, 255);
 constexpr ImU32 kRoleText = IM_COL32(120, 170, 230, 255);  // "You:" and "Assistant:" before a chat model's turns
+constexpr ImU32 kLeftOut = IM_COL32(220, 160, 90, 255);  // the mark of a turn left out of the model's context
 constexpr ImU32 kNodeFill = IM_COL32(38, 40, 52, 255);
 constexpr ImU32 kCanvasBg = IM_COL32(24, 25, 32, 255);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/atomic_file.h"
+#include "turn_speed.h"
 #include "markdown_text.h"
 #include "model/json_file.h"
 
@@ -23,12 +24,24 @@ void write_png(const std::string& path, const Image& image) {
 }
 
 void write_layout_json(const std::string& path, const Image& image, const ChatApp& app) {
+    int drafted_steps = 0, nothing_to_draft = 0;
+    for (const StepRecord& r : app.reader.steps()) {
+        if (r.node_count() > 1) ++drafted_steps;
+        else if (!r.trace.control || r.trace.control->reason == ControlReason::NothingDrafted) ++nothing_to_draft;
+    }
     auto rect = [](const Rect& r) { return nlohmann::json{{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}}; };
     nlohmann::json j{{"width", image.width},
                      {"height", image.height},
                      {"tree", rect(app.tree_rect)},
+                     {"tree_canvas", rect(app.tree_canvas_rect)},
+                     {"mask", rect(app.mask_rect)},
+                     {"all_nodes", app.tree_all},
                      {"chat", rect(app.chat_rect)},
                      {"steps", app.reader.steps().size()},
+                     // Steps that verified a draft, and steps whose drafter had nothing to propose
+                     // (no match, no hidden state yet): in a picked mode every step is one or the other.
+                     {"drafted_steps", drafted_steps},
+                     {"nothing_to_draft", nothing_to_draft},
                      {"overflow", nlohmann::json::object()},
                      {"mode", app.reader.turns().empty() ? "" : app.reader.turns().back().mode},
                      {"status", app.worker.status()},  // what is loaded: the model, its drafter's files
@@ -36,7 +49,7 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
     for (const auto& [panel, px] : app.overflow) j["overflow"][panel] = px;
     const TreeAuditCounts& a = app.tree_audit;
     j["tree_audit"] = {{"boxes", a.boxes},       {"labels", a.labels},
-                       {"overlaps", a.overlaps}, {"clipped", a.clipped},
+                       {"overlaps", a.overlaps}, {"clipped", a.clipped}, {"out_of_view", a.out_of_view},
                        {"edges_through_boxes", a.edges_through_boxes}, {"cut_text", a.cut_text}};
     // How much of the transcript each markdown style drew (runs of text).
     nlohmann::json md = {{"plain", 0}, {"strong", 0}, {"emphasis", 0}, {"code", 0}, {"code_block", 0}, {"heading", 0},
@@ -50,13 +63,24 @@ void write_layout_json(const std::string& path, const Image& image, const ChatAp
             if (style & flag) md[name] = md[name].get<int>() + runs;
     }
     j["markdown"] = md;
-    // The last turn's speed as the app decoded it (prefill and teaching-mode pauses left out).
+    // The last turn's speed as the app shows it (prefill and teaching-mode pauses left out).
     if (!app.reader.turns().empty()) {
         const TurnRecord& t = app.reader.turns().back();
+        const TurnSpeed sp = turn_speed(t, app.reader.steps());
         j["turn"] = {{"new_tokens", t.new_tokens},
                      {"steps", t.steps},
-                     {"decode_ms", t.decode_ms},
-                     {"tokens_per_s", t.decode_ms > 0 ? t.new_tokens * 1000.0 / t.decode_ms : 0.0}};
+                     {"decode_ms", sp.decode_ms},
+                     {"prefill_ms", sp.prefill_ms},
+                     {"tokens_per_s", sp.tokens_per_s()}};
+    }
+    // The timeline's account of the last turn's shaped steps, and the speed-up measurement.
+    if (!app.reader.turns().empty()) {
+        const SpeedupResult m = app.worker.speedup();
+        const TimelineSpeedup sp = timeline_speedup(app.reader.turns().back(), app.reader.steps(), m);
+        j["timeline"] = {{"shaped_steps", sp.shaped_steps}, {"predicted", sp.predicted},
+                         {"measured", sp.measured ? nlohmann::json(*sp.measured) : nlohmann::json()}};
+        if (m.valid) j["measured_speedup"] = {{"speedup", m.speedup()}, {"tokens_per_s", m.tokens_per_s},
+                                              {"plain_tokens_per_s", m.plain_tokens_per_s}};
     }
     // The step the tree panel shows: whether it drew a tree (the highlight test needs one) and
     // what the step controller chose for it, with where its table of shapes landed.

@@ -41,7 +41,7 @@ json to_json(const SavedState& st) {
             {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p}, {"min_p", s.min_p},
             {"repeat_penalty", s.repeat_penalty}, {"typical_eps", s.typical_eps}, {"typical_delta", s.typical_delta},
             {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
-            {"system_prompt", s.system_prompt}, {"window_width", st.window_width},
+            {"system_prompt", s.system_prompt}, {"chat_templates", s.chat_templates}, {"window_width", st.window_width},
             {"window_height", st.window_height}, {"tree_all", st.tree_all}, {"tree_fit", st.tree_fit},
             {"tree_zoom", st.tree_zoom},      {"recent_models", st.recent_models}, {"version", kSettingsVersion}};
 }
@@ -129,6 +129,12 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "seed", s.seed);
     take(j, "max_new_tokens", s.max_new_tokens);
     take(j, "system_prompt", s.system_prompt);
+    // Chosen chat templates by model path: names a template has, kChosenTemplates at most.
+    if (j.contains("chat_templates") && j["chat_templates"].is_object())
+        for (const auto& [model, name] : j["chat_templates"].items())
+            if (name.is_string() && parse_chat_template(name.get<std::string>()) &&
+                s.chat_templates.size() < kChosenTemplates)
+                s.chat_templates[model] = name.get<std::string>();
     take(j, "window_width", st.window_width);
     take(j, "window_height", st.window_height);
     take(j, "tree_all", st.tree_all);

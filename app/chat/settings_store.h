@@ -21,6 +21,7 @@ struct SavedState {
 };
 
 constexpr size_t kRecentModels = 8;
+constexpr size_t kChosenTemplates = 256;  // chat templates chosen for models, kept
 // `path` first in `recent`, once, the list cut to kRecentModels.
 void remember_model(std::vector<std::string>& recent, const std::string& path);
 

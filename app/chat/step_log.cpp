@@ -10,6 +10,8 @@ int StepLog::begin_turn(std::string prompt, std::string mode, DrafterKind drafte
     t.mode = std::move(mode);
     t.drafter = drafter;
     t.chat = chat;
+    if (carried_prompt_ == t.prompt) t.other_replies = std::move(carried_replies_);
+    carried_prompt_.clear(), carried_replies_.clear();
     turns_.push_back(std::move(t));
     return turns_.back().id;
 }
@@ -34,7 +36,7 @@ void StepLog::append(StepRecord record) {
     if (steps_.size() > kDetailedSteps) drop_step_details(steps_[steps_.size() - kDetailedSteps - 1]);
 }
 
-void StepLog::end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms) {
+void StepLog::end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms, double prefill_ms) {
     std::lock_guard lock(mutex_);
     for (auto& t : turns_)
         if (t.id == id) {
@@ -43,6 +45,7 @@ void StepLog::end_turn(int id, StopReason stop_reason, int new_tokens, int steps
             t.new_tokens = new_tokens;
             t.steps = steps;
             t.decode_ms = decode_ms;
+            t.prefill_ms = prefill_ms;
         }
 }
 
@@ -51,6 +54,7 @@ void StepLog::clear() {
     ++epoch_;
     steps_.clear();
     turns_.clear();
+    carried_prompt_.clear(), carried_replies_.clear();
     next_turn_ = 1;  // a new conversation counts its turns from 1
 }
 
@@ -72,6 +76,25 @@ bool StepLog::drop_last_turn() {
     next_turn_ = id;
     ++epoch_;  // readers start over from what is left
     return true;
+}
+
+void StepLog::carry_replies(std::string prompt, std::vector<std::string> replies) {
+    std::lock_guard lock(mutex_);
+    carried_prompt_ = std::move(prompt);
+    carried_replies_ = std::move(replies);
+}
+
+void StepLog::show_reply(int turn_id, int which) {
+    std::lock_guard lock(mutex_);
+    for (TurnRecord& t : turns_)
+        if (t.id == turn_id && which >= -1 && which < int(t.other_replies.size())) t.shown_reply = which;
+    ++epoch_;  // readers lay the conversation out again
+}
+
+void StepLog::leave_out_before(int turn_id) {
+    std::lock_guard lock(mutex_);
+    for (TurnRecord& t : turns_) t.left_out = t.left_out || t.id < turn_id;
+    ++epoch_;  // readers lay the conversation out again
 }
 
 StepLog::Snapshot StepLog::read(size_t from) const {

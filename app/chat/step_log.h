@@ -28,7 +28,7 @@ struct StepRecord {
     std::string bonus_text;
     std::vector<std::string> rejection_text;  // per trace.rejection bar: its token's text
     bool controlled = false;  // the step controller shaped it (trace.control, which goes with the details)
-    double t_ms = 0;  // since the turn's decoding began (prefill excluded)
+    double t_ms = 0;  // since the turn's first step began (prefill and pauses excluded)
     // Past the last kDetailedSteps steps a record keeps only what the chat text, the timeline and
     // the metrics read: a long session would otherwise hold every tree it ever drew.
     bool details_dropped = false;
@@ -49,11 +49,19 @@ struct TurnRecord {
     StopReason stop_reason = StopReason::Length;  // once done
     int new_tokens = 0;
     int steps = 0;  // verify passes of the target
-    double decode_ms = 0;
+    double decode_ms = 0;   // from the first step to the last (pauses left out)
+    double prefill_ms = 0;  // the prompt and first-use setup before the first step
     bool chat = false;  // a chat model's turn: a message and its reply (else a story and its continuation)
     // A turn reopened from a saved chat (chat_file.h): its reply as text, its steps not kept.
     bool restored = false;
     std::string saved_reply;
+    // Left out of the model's context at the user's word (the conversation outgrew it): still
+    // shown, no longer given to the model.
+    bool left_out = false;
+    // Replies Regenerate replaced, oldest first, and the one shown in place of the turn's own
+    // (-1: its own): the chat flips between them, and the one shown is the history the model gets.
+    std::vector<std::string> other_replies;
+    int shown_reply = -1;
 };
 
 class StepLog {
@@ -66,13 +74,19 @@ public:
 
     int begin_turn(std::string prompt, std::string mode, DrafterKind drafter, bool chat = false);
     void append(StepRecord record);
-    void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms);
+    void end_turn(int id, StopReason stop_reason, int new_tokens, int steps, double decode_ms, double prefill_ms = 0);
     void clear();
     // A new conversation holding these finished turns (a reopened chat), numbered from 1.
     void restore(std::vector<TurnRecord> turns);
     // Forgets the last turn and its steps (Regenerate replaces the last reply): false when there
     // is none or it is still being decoded.
     bool drop_last_turn();
+    // The turns before `turn_id` are left out of the model's context from now on.
+    void leave_out_before(int turn_id);
+    // The next turn begun for `prompt` keeps these replies as its earlier ones (Regenerate).
+    void carry_replies(std::string prompt, std::vector<std::string> replies);
+    // Which reply of a turn is shown (-1: its own, else an index into its other_replies).
+    void show_reply(int turn_id, int which);
 
     // Steps with index >= from (of the current epoch); a reader passes the count it already holds.
     Snapshot read(size_t from) const;
@@ -85,6 +99,8 @@ private:
     int next_turn_ = 1;
     std::vector<StepRecord> steps_;
     std::vector<TurnRecord> turns_;
+    std::string carried_prompt_;
+    std::vector<std::string> carried_replies_;
 };
 
 }  // namespace medusa::chat
@@ -99,8 +115,8 @@ public:
     bool poll(const StepLog& log);
     const std::vector<StepRecord>& steps() const { return steps_; }
     const std::vector<TurnRecord>& turns() const { return turns_; }
-    // Changes whenever turns are cleared, restored or dropped: within one epoch a turn's prompt
-    // never changes and steps are only appended.
+    // Changes whenever turns are cleared, restored, dropped or left out: within one epoch a turn's
+    // prompt never changes and steps are only appended.
     uint64_t epoch() const { return epoch_; }
 
 private:

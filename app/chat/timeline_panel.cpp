@@ -14,6 +14,7 @@
 #include "drafter_words.h"
 #include "palette.h"
 #include "step_explain.h"
+#include "turn_speed.h"
 
 namespace medusa::chat {
 
@@ -24,6 +25,7 @@ std::string step_tooltip(const StepRecord& r) {
     if (!r.controlled) return step_caption(r);
     std::string out = std::string("[") + drafter_word(r.trace.drafter) + "] " + step_caption(r);
     if (r.trace.control) out += "\n" + control_sentence(*r.trace.control);
+    if (const std::string outcome = drafted_anyway_outcome(r.trace); !outcome.empty()) out += "\n" + outcome;
     if (const auto b = break_even(r.trace); b && r.trace.control->chosen > 0) {
         char buf[200];
         std::snprintf(buf, sizeof buf,
@@ -43,24 +45,36 @@ void draw_timeline_panel(ChatApp& app) {
     const int passes = int(steps.size());  // one verify pass per step
     ImGui::PushTextWrapPos(0);
     ImGui::Text("%d token%s from %d forward pass%s", tokens, tokens == 1 ? "" : "s", passes, passes == 1 ? "" : "es");
-    ImGui::TextDisabled("x: steps (click one for its tree); y: tokens it gave. Plain decoding: one per pass.");
-    // The controller's account of the current turn: what its shapes were expected to gain, and what they did.
-    std::vector<const StepTrace*> turn;
-    for (const auto& s : steps)
-        if (!app.reader.turns().empty() && s.turn == app.reader.turns().back().id) turn.push_back(&s.trace);
-    if (const TurnSpeedup sp = turn_speedup(turn); sp.steps > 0) {
-        ImGui::TextDisabled("Shaped steps: predicted %.2fx plain decoding, measured %.2fx. White ticks: each step's "
-                            "break-even (its cost in plain steps).",
-                            sp.predicted, sp.measured);
+    ImGui::SameLine();
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("x: steps (click one for its tree); y: tokens it gave. Plain decoding: one per pass.\n"
+                          "White ticks: each shaped step's break-even, its cost in plain steps by the controller's "
+                          "costs (a bar above its tick paid).");
+    // The current turn: what the controller's shapes were predicted to gain, and what measuring gave.
+    if (!app.reader.turns().empty()) {
+        const TimelineSpeedup sp = timeline_speedup(app.reader.turns().back(), steps, app.worker.speedup());
+        char predicted[64] = "";
+        if (sp.shaped_steps > 0) std::snprintf(predicted, sizeof predicted, "Predicted %.2fx plain; ", sp.predicted);
+        if (sp.measured)
+            ImGui::TextDisabled("%smeasured %.2fx (measure speedup)", predicted, *sp.measured);
+        else if (sp.shaped_steps > 0)
+            ImGui::TextDisabled("%smeasured: see measure speedup", predicted);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("Predicted: by the step controller's costs for this device. Measured: measure speedup "
+                              "under Metrics decodes this turn's prompt again, drafted and plainly, alike and with the "
+                              "window not drawn meanwhile (on a CPU driver drawing takes from decoding).");
     }
     draw_drafter_legend(steps);
     ImGui::PopTextWrapPos();
 
-    ImGui::BeginChild("bars", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
+    // The bars keep 64 px at least: a short panel scrolls to them.
+    ImGui::BeginChild("bars", ImVec2(0, std::max(64.0f, ImGui::GetContentRegionAvail().y)), true,
+                      ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 o = ImGui::GetCursorScreenPos();
     const float strip = 4;  // the drafter's colour under a controlled step's bar
-    const float h = ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4 - strip;
+    const float h = std::max(40.0f, ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4 - strip);
     int max_tokens = 2;
     for (const auto& s : steps) max_tokens = std::max(max_tokens, int(s.trace.emitted.size()));
     const float unit = std::max(4.0f, (h - 16) / max_tokens);
@@ -108,6 +122,7 @@ void draw_timeline_panel(ChatApp& app) {
         if (ImGui::IsMouseClicked(0)) app.selected_step = hovered;
     }
     if (app.selected_step < 0 && app.worker.busy()) ImGui::SetScrollHereX(1.0f);
+    app.audit_window();
     ImGui::EndChild();
 }
 

@@ -38,8 +38,9 @@ bool crosses(float ax, float ay, float bx, float by, const AuditRect& r) {
 
 }  // namespace
 
-void TreeAudit::clear(AuditRect visible) {
+void TreeAudit::clear(AuditRect visible, AuditRect content) {
     visible_ = visible;
+    content_ = content;
     boxes_.clear();
     labels_.clear();
     edges_.clear();
@@ -66,7 +67,8 @@ TreeAuditCounts TreeAudit::count() const {
     for (const Box& b : boxes_) all.push_back(b.r);
     all.insert(all.end(), labels_.begin(), labels_.end());
     for (size_t i = 0; i < all.size(); ++i) {
-        c.clipped += !inside(all[i], visible_);
+        c.clipped += !inside(all[i], content_);
+        c.out_of_view += inside(all[i], content_) && !inside(all[i], visible_);
         for (size_t j = i + 1; j < all.size(); ++j) c.overlaps += overlap(all[i], all[j]);
     }
     for (const Edge& e : edges_)

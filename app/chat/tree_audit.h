@@ -1,8 +1,8 @@
 // What the tree panel drew in one frame, checked for the glitches a reader sees: node boxes and
 // labels (the "+n" counts, rejection notes, row labels) as rectangles, the edges as segments.
-// Counted: pairs of boxes or labels that overlap, boxes or labels reaching past the visible tree
-// area, edges that cross a box other than their two ends, and boxes whose token text did not
-// fit. --screenshot's JSON reports the counts, so the screenshot tests fail on them.
+// Counted: pairs of boxes or labels that overlap, boxes or labels reaching past what the tree's
+// view scrolls over (cut off) or past its visible part (out of view), edges that cross a box other
+// than their two ends, and boxes whose token text did not fit. --screenshot's JSON reports the counts, so the screenshot tests fail on them.
 #pragma once
 #include <vector>
 
@@ -15,14 +15,16 @@ struct AuditRect {
 struct TreeAuditCounts {
     int boxes = 0, labels = 0;
     int overlaps = 0;             // pairs of boxes or labels that overlap
-    int clipped = 0;              // boxes or labels not wholly inside the visible area
+    int clipped = 0;              // boxes or labels not wholly inside what the view scrolls over: never seen whole
+    int out_of_view = 0;          // boxes or labels reached by scrolling: not wholly in view
     int edges_through_boxes = 0;  // edges crossing a box that is not one of their ends
     int cut_text = 0;             // boxes whose token text was cut to fit
 };
 
 class TreeAudit {
 public:
-    void clear(AuditRect visible);
+    // `visible`: the view's inside; `content`: what it scrolls over.
+    void clear(AuditRect visible, AuditRect content);
     // `node`: the tree node the box stands for (edges name their ends by it).
     void box(int node, AuditRect r, bool text_cut);
     void label(AuditRect r);
@@ -38,7 +40,7 @@ private:
         int from, to;
         float ax, ay, bx, by;
     };
-    AuditRect visible_;
+    AuditRect visible_, content_;
     std::vector<Box> boxes_;
     std::vector<AuditRect> labels_;
     std::vector<Edge> edges_;

@@ -12,6 +12,7 @@
 
 #include "chat_app.h"
 #include "control_view.h"
+#include "flow_layout.h"
 #include "palette.h"
 #include "rejection_view.h"
 #include "step_explain.h"
@@ -92,7 +93,7 @@ std::string box_line(const StepRecord& r, int i, TeachingPhase phase, bool draft
 // ancestors). Rows are labelled with their tokens and columns with node numbers where the cells
 // are large enough, and a legend under the grid says what each colour means. Hovering a cell
 // names both nodes and their positions.
-void draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRecord& r, int highlight) {
+float draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRecord& r, int highlight) {
     const auto& nodes = r.trace.nodes;
     const int n = int(nodes.size());
     const float font = ImGui::GetFontSize();
@@ -155,6 +156,7 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRec
         dl->AddText(ImVec2(x + font, y), caption, word);
         x += w;
     }
+    const float bottom = y + font + 4;
     if (hover_row >= 0 && hover_col >= -1 && hover_col < n) {
         const int base = r.trace.base;
         auto node_words = [&](int k) {
@@ -172,6 +174,7 @@ void draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRec
                               }(),
                               node_words(hover_col).c_str());
     }
+    return bottom - o.y;
 }
 
 // The step's line and the view's toggles: all nodes, mask, fit, zoom.
@@ -187,24 +190,31 @@ void draw_tree_toolbar(ChatApp& app, const StepRecord& r, bool draft) {
     if (ImGui::ArrowButton("##next step", ImGuiDir_Right)) app.selected_step = shown + 1 == count - 1 ? -1 : shown + 1;
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("The step after this one");
-    ImGui::SameLine();
-    ImGui::Text("Step %d of turn %d%s", r.trace.step, r.turn, app.selected_step < 0 ? " (latest)" : " (selected)");
-    ImGui::SameLine();
-    if (app.selected_step >= 0 && ImGui::SmallButton("follow latest")) app.selected_step = -1;
-    ImGui::SameLine();
+    char title[64];
+    std::snprintf(title, sizeof title, "Step %d of turn %d%s", r.trace.step, r.turn,
+                  app.selected_step < 0 ? " (latest)" : " (selected)");
+    flow(ImGui::CalcTextSize(title).x);
+    ImGui::TextUnformatted(title);
+    if (app.selected_step >= 0) {
+        flow(button_width("follow latest"));
+        if (ImGui::SmallButton("follow latest")) app.selected_step = -1;
+    }
     if (!draft) {
+        flow(checkbox_width("all nodes"));
         ImGui::Checkbox("all nodes", &app.tree_all);
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("Off: the accepted path and every guess under it (folded subtrees show +n).\n"
                               "On: the whole tree; zoom and scroll for large trees.");
-        ImGui::SameLine();
     }
+    flow(checkbox_width("mask"));
     ImGui::Checkbox("mask", &app.tree_mask);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("The verify pass's attention mask beside the tree.");
-    ImGui::SameLine();
+    flow(checkbox_width("fit"));
     ImGui::Checkbox("fit", &app.tree_fit);
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(std::max(60.0f, ImGui::GetContentRegionAvail().x - 100));
+    // The zoom slider takes what is left of the line, 60 px at least (else the next line).
+    const float label = ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("zoom").x;
+    flow(60 + label);
+    ImGui::SetNextItemWidth(std::min(240.0f, ImGui::GetContentRegionAvail().x - label));
     if (ImGui::SliderFloat("zoom", &app.tree_zoom, 0.1f, 2.0f, "%.2f")) app.tree_fit = false;
 }
 
@@ -245,10 +255,14 @@ struct TreeCanvas {
     }
 };
 
+// The whole tree (a draft's chain, or every node), else the accepted path and the guesses under it.
+TreeLayout tree_layout(const ChatApp& app, const StepRecord& r, bool draft) {
+    return draft || app.tree_all ? layout_tree(r.trace.nodes) : layout_accepted_view(r.trace.nodes);
+}
+
 TreeCanvas tree_canvas(ChatApp& app, const StepRecord& r, bool draft, ImVec2 avail) {
     TreeCanvas c;
-    const auto& nodes = r.trace.nodes;
-    c.layout = draft || app.tree_all ? layout_tree(nodes) : layout_accepted_view(nodes);
+    c.layout = tree_layout(app, r, draft);
     float gutter = ImGui::CalcTextSize("model's own").x + 10;  // row labels ("head 2", "level 2", "model's own")
     for (int d = 0; d < c.layout.rows; ++d)
         gutter = std::max(gutter, ImGui::CalcTextSize(row_label(r.trace, d).c_str()).x + 10);
@@ -261,7 +275,7 @@ TreeCanvas tree_canvas(ChatApp& app, const StepRecord& r, bool draft, ImVec2 ava
         app.tree_fit = false;
     }
     c.col_w = 78 * app.tree_zoom;
-    c.row_h = std::clamp((avail.y - 10) / c.rows, 30.0f, 80.0f);
+    c.row_h = std::clamp((avail.y - 10) / c.rows, 24.0f, 80.0f);
     c.origin = ImGui::GetCursorScreenPos();
     c.dl = ImGui::GetWindowDrawList();
     c.font = ImGui::GetFontSize();
@@ -375,14 +389,28 @@ void bonus_tooltip(const StepRecord& r, bool draft, int rejected) {
                           label_text(r.bonus_text).c_str());
 }
 
-// The tree (and the mask beside it) in a scrolling child window.
+// The verify pass's attention mask in a window of its own beside the tree, which scrolls apart
+// from it: a wide tree never runs under the mask.
+void draw_mask_view(ChatApp& app, const StepRecord& r, int highlight) {
+    ImGui::BeginChild("mask", ImVec2(0, 0), true);
+    app.mask_rect = window_rect();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float used = draw_mask(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), avail.x, avail.y, r, highlight);
+    ImGui::Dummy(ImVec2(avail.x, used));  // a mask taller than its room scrolls
+    app.audit_window();
+    ImGui::EndChild();
+}
+
+// The tree in a scrolling child window, and the mask beside it.
 void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool draft) {
     const auto& nodes = r.trace.nodes;
-    ImGui::BeginChild("tree canvas", ImVec2(0, 0), true, ImGuiWindowFlags_HorizontalScrollbar);
     const bool show_mask = (app.tree_mask || phase == TeachingPhase::Tree) && nodes.size() > 1;
-    const ImVec2 avail0 = ImGui::GetContentRegionAvail();
-    const float mask_w = show_mask ? std::min(avail0.y, avail0.x * 0.35f) : 0;
-    const ImVec2 avail(avail0.x - mask_w, avail0.y);
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const float mask_w = show_mask ? std::min(room.y, room.x * 0.35f) : 0;
+    ImGui::BeginChild("tree canvas", ImVec2(show_mask ? room.x - mask_w : 0, 0), true,
+                      ImGuiWindowFlags_HorizontalScrollbar);
+    app.tree_canvas_rect = window_rect();
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
     if (nodes.size() <= 1 && phase == TeachingPhase::WholeStep) {
         ImGui::TextWrapped("%s", r.trace.drafter == DrafterKind::Medusa && r.trace.step == 1
                                      ? ("Step 1 checks the prompt's last token alone: it gives the first token " +
@@ -390,13 +418,18 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
                                         "Trees start at step 2.").c_str()
                                      : ("Nothing was drafted this step: one pass gave the model's own token " +
                                         label_text(r.bonus_text) + ".").c_str());
+        app.audit_window();
         ImGui::EndChild();
         return;
     }
     TreeCanvas c = tree_canvas(app, r, draft, avail);
     static TreeAudit audit;  // one tree panel; refilled every frame
-    const ImVec2 win = ImGui::GetWindowPos(), win_size = ImGui::GetWindowSize();
-    audit.clear({win.x, win.y, win.x + win_size.x - mask_w, win.y + win_size.y});
+    // In view: the window's inside, less its scrollbars; the rest is reached by scrolling.
+    const ImVec2 view_min = ImGui::GetWindowContentRegionMin(), view_max = ImGui::GetWindowContentRegionMax();
+    const ImVec2 win = ImGui::GetWindowPos();
+    const ImVec2 size(c.left + c.layout.columns * c.col_w + (draft ? 260 : 8), c.rows * c.row_h + 8);
+    audit.clear({win.x + view_min.x, win.y + view_min.y, win.x + view_max.x, win.y + view_max.y},
+                {c.origin.x, c.origin.y, c.origin.x + size.x, c.origin.y + size.y});
     c.audit = &audit;
     const bool verdicts = phase == TeachingPhase::WholeStep || phase == TeachingPhase::Acceptance ||
                           phase == TeachingPhase::Commit;
@@ -409,6 +442,14 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     // As wide as an accepted box, 30 at least, but never into the row labels on the left.
     const float labels_end = c.origin.x + c.left - 4;
     const float bonus_hw = std::max(c.full_hw, std::min(30.0f, bonus_c.x - labels_end));
+    // A tree larger than its view opens scrolled to the end of the accepted path (twice: the
+    // first frame of a step may still scroll over the last one's size).
+    if (app.tree_scrolled.step != app.shown_step()) app.tree_scrolled = {app.shown_step(), 2};
+    if (app.tree_scrolled.frames > 0) {
+        --app.tree_scrolled.frames;
+        ImGui::SetScrollX(std::max(0.0f, bonus_c.x - c.origin.x - avail.x * 0.5f));
+        ImGui::SetScrollY(std::max(0.0f, bonus_c.y + c.hh + 8 - c.origin.y - avail.y));
+    }
     if (verdicts) {
         // From the last accepted box down to the model's own token. Where deeper guesses sit in
         // between, the line leaves the column through the gap beside it rather than crossing them.
@@ -416,8 +457,23 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
         const float below = from.y + c.hh, above = bonus_c.y - c.hh;
         std::vector<ImVec2> line = {ImVec2(from.x, below)};
         if (nodes[last].depth + 1 < c.layout.rows) {
-            const float widest = draft ? std::max(c.col_hw, bonus_hw) : std::max(c.col_w * 0.5f, bonus_hw);
-            const float side = std::max(from.x - widest - 3, labels_end - 2), gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
+            // Down the nearest gap to the left that no box of the rows below reaches into (at
+            // worst the row labels' margin).
+            std::vector<std::pair<float, float>> blocked;
+            for (size_t i = 1; i < nodes.size(); ++i)
+                if (c.layout.visible[i] && nodes[i].depth > nodes[last].depth) {
+                    const float x = c.center(c.layout.column[i], nodes[i].depth).x;
+                    const float hw = draft || !nodes[i].accepted ? c.col_hw : c.full_hw;
+                    blocked.push_back({x - hw - 1.5f, x + hw + 1.5f});
+                }
+            float side = from.x;
+            for (bool moved = true; moved;) {
+                moved = false;
+                for (const auto& [a, b] : blocked)
+                    if (side > a && side < b) side = a - 0.5f, moved = true;
+            }
+            side = std::max(side, c.origin.x + 2);
+            const float gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
             line.insert(line.end(), {ImVec2(from.x, below + gap), ImVec2(side, below + gap), ImVec2(side, above - gap),
                                      ImVec2(bonus_c.x, above - gap)});
         }
@@ -433,12 +489,16 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
         bonus_hover = draw_box(c, kBonusNode, bonus_c, bonus_hw, origin_color(0, 0.30f), origin_color(0), 2.0f,
                                label_text(r.bonus_text), bonus_label, IM_COL32(235, 235, 240, 255));
     }
-    if (show_mask) draw_mask(c.dl, ImVec2(c.origin.x + avail.x + 4, c.origin.y), mask_w - 8, avail.y, r, hovered);
-    ImGui::Dummy(ImVec2(c.left + c.layout.columns * c.col_w + (draft ? 260 : 8) + mask_w, c.rows * c.row_h + 8));
+    ImGui::Dummy(size);  // what the view scrolls over: everything drawn above
     if (hovered >= 0) node_tooltip(r, hovered);
     else if (bonus_hover) bonus_tooltip(r, draft, rejected);
     app.tree_audit = audit.count();
+    app.audit_window();
     ImGui::EndChild();
+    if (show_mask) {
+        ImGui::SameLine(0, 0);
+        draw_mask_view(app, r, hovered);
+    }
 }
 
 }  // namespace
@@ -466,9 +526,19 @@ void draw_tree_panel(ChatApp& app) {
     // Phases are a teaching-mode walk through the latest step while decoding is paused.
     const TeachingPhase phase = app.worker.paused() && app.selected_step < 0 ? app.phase : TeachingPhase::WholeStep;
     draw_tree_toolbar(app, r, draft);
+    // What the step did and why, above the tree: what the tree's rows leave at 32 px each, and 30%
+    // of the panel at least (scrolling beyond), so the tree keeps the rest at every window size.
+    const float room = ImGui::GetContentRegionAvail().y;
+    const int rows = r.trace.nodes.size() <= 1 ? 3 : tree_layout(app, r, draft).rows + 1;
+    const float tree_h = rows * 32.0f + 8 + 2 * ImGui::GetStyle().WindowPadding.y + ImGui::GetStyle().ScrollbarSize;
+    const float text_h = std::min(app.tree_text_h, std::max(room * 0.3f, room - tree_h));
+    ImGui::BeginChild("step text", ImVec2(0, std::max(text_h, ImGui::GetTextLineHeightWithSpacing())));
     draw_tree_caption(app, r, phase, draft);
     draw_control_view(app, r);
     draw_rejection_view(r);
+    app.tree_text_h = ImGui::GetCursorPosY();
+    app.audit_window();
+    ImGui::EndChild();
     draw_tree_view(app, r, phase, draft);
 }
 

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "chat_app.h"
+#include "chat_export.h"
 #include "chat_file.h"
+#include "headless_frame.h"
 #include "model/model_file.h"
 #include "temp_dir.h"
 #include "tiny_gguf.h"
@@ -18,6 +20,7 @@
 using namespace medusa;
 using namespace medusa::chat;
 using medusa::chat::test::context;
+using medusa::chat::test::HeadlessFrames;
 
 namespace {
 
@@ -172,4 +175,58 @@ TEST_CASE("a conversation is saved after its reply and goes on with its history 
     CHECK_FALSE(app.open_chat((dir.path / "missing.json").string()));
     CHECK_THAT(app.chats_note, Catch::Contains("missing.json"));
     std::filesystem::remove(gguf);
+}
+
+TEST_CASE("the Chats list shows each chat's date and model, and searches, renames, deletes and exports",
+          "[chat][chats]") {
+    medusa::test::TempDir dir("medusa-chats-manage");
+    ChatsDir chats(dir.path.string());
+    SavedChat dog, cat;
+    dog.model_path = "/models/tinyllama-chat.gguf";
+    dog.turns.push_back({"Tell me about my dog", "Dogs **like** walks.", "plain decoding", true, 4, 4, 1});
+    cat.model_path = "/models/stories260K.bin";
+    cat.turns.push_back({"Once upon a time", " there was a cat.", "plain decoding", false, 4, 4, 1});
+    const std::string dog_path = (dir.path / "chat-dog.json").string(), cat_path = (dir.path / "chat-cat.json").string();
+    save_chat(dog_path, dog);
+    save_chat(cat_path, cat);
+    std::filesystem::last_write_time(dog_path, std::filesystem::last_write_time(cat_path) + std::chrono::seconds(5));
+    std::vector<ChatEntry> list = list_chats(dir.path.string());
+    REQUIRE(list.size() == 2);
+    CHECK(list[0].model == "tinyllama-chat.gguf");
+    CHECK(list[1].model == "stories260K.bin");
+    CHECK(saved_date(list[0].saved).size() == 16);  // "2026-11-27 14:03"
+    CHECK(list[0].saved >= list[1].saved);
+    // Search: titles, models and text, either case.
+    CHECK(chat_matches(list[0], "WALKS"));
+    CHECK(chat_matches(list[1], "stories260k"));
+    CHECK_FALSE(chat_matches(list[1], "dog"));
+    CHECK(chat_matches(list[1], ""));
+
+    // Rename: the list's title, kept where it was in the order; the name survives the next save.
+    rename_chat(dog_path, "Walks");
+    list = list_chats(dir.path.string());
+    CHECK(list[0].title == "Walks");
+    CHECK(load_chat(dog_path).name == "Walks");
+
+    // Export beside the chats, in a folder the list does not read.
+    const std::string md = export_chat(dog_path, ".md"), json = export_chat(dog_path, ".json");
+    CHECK(md == (dir.path / "exported" / "chat-dog.md").string());
+    std::ifstream md_in(md);
+    const std::string md_text((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+    CHECK_THAT(md_text, Catch::StartsWith("# Walks\n") && Catch::Contains("**You:**\n\nTell me about my dog"));
+    CHECK(std::filesystem::exists(json));
+    CHECK(list_chats(dir.path.string()).size() == 2);
+
+    // The window lists what the search matches; deleting takes the file away.
+    ChatApp app(context());
+    app.keep_chats = false;
+    HeadlessFrames frames;
+    app.chats.open();
+    app.chats.query = "cat";
+    frames.whole_app(app);
+    CHECK(app.chats.listed() == std::vector<std::string>{cat_path});
+    delete_chat(cat_path);
+    CHECK_FALSE(std::filesystem::exists(cat_path));
+    CHECK_THROWS_WITH(delete_chat(md), Catch::Contains(md));  // only saved chats are removed
+    CHECK(std::filesystem::exists(md));
 }

@@ -101,3 +101,12 @@ TEST_CASE("each drafter's phrase holds the app's word for it", "[chat][control]"
                           DrafterKind::Eagle, DrafterKind::Auto})
         CHECK_THAT(drafter_phrase(k), Catch::Contains(drafter_word(k)));
 }
+
+TEST_CASE("a draft verified where plain decoding would have paid says the controller would have decoded plainly",
+          "[chat][control]") {
+    const ControlTrace c = trace({option(DrafterKind::Plain, 1, 1.0, 0.244), option(DrafterKind::Medusa, 3, 1.8, 0.5)},
+                                 1, ControlReason::DraftedAnyway);
+    CHECK(control_sentence(c) ==
+          "The controller would have decoded plainly (plain decoding 4.1 tokens/ms, the best draft, Medusa with 3 "
+          "nodes, 3.6); it drafted that anyway, to show Medusa's work.");
+}

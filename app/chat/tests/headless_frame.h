@@ -1,5 +1,5 @@
-// The chat panel drawn without a window: an ImGui context with the app's fonts, a frame at a time
-// over the app's real state.
+// The app's panels drawn without a window: an ImGui context with the app's fonts, a frame at a
+// time over the app's real state.
 #pragma once
 #include <imgui.h>
 
@@ -23,6 +23,14 @@ public:
     ~HeadlessFrames() { ImGui::DestroyContext(); }
     HeadlessFrames(const HeadlessFrames&) = delete;
     HeadlessFrames& operator=(const HeadlessFrames&) = delete;
+
+    // One frame of the whole app (every panel, and the windows it opens), at this size.
+    void whole_app(ChatApp& app, float width = 1280, float height = 720) {
+        ImGui::GetIO().DisplaySize = ImVec2(width, height);
+        ImGui::NewFrame();
+        app.draw(width, height);
+        ImGui::Render();
+    }
 
     // One frame of the chat panel alone, in a window of this size.
     void chat_panel(ChatApp& app, float width = 1280, float height = 720) {

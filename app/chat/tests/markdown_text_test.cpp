@@ -59,7 +59,7 @@ TEST_CASE("markdown: headings, lists, code blocks, quotes and tables lay out as 
     CHECK(shown("- a\n  - b\n- c") == "\xE2\x80\xA2 a\n  \xE2\x80\xA2 b\n\xE2\x80\xA2 c");
     CHECK(shown("Intro:\n\n```cpp\nint x = 1;\nx++;\n```\nAfter") == "Intro:\n\n[B]int x = 1;\nx++;\n\nAfter");
     CHECK(shown("> quoted") == "[Q]quoted");
-    CHECK(shown("| a | b |\n|---|---|\n| 1 | 2 |") == "[S]a[Q] | [S]b\n1[Q] | 2");
+    CHECK(shown("| a | b |\n|---|---|\n| 1 | 2 |") == "[S]ab\n12");  // cells laid out as a grid (below)
     CHECK(shown("line one\nline two") == "line one\nline two");  // a model's newlines stay lines
 }
 
@@ -112,8 +112,8 @@ TEST_CASE("markdown: nested lists and wide tables show bytes linear in their tex
     for (int i = 0; i < 1000; ++i) table += "|b\n";
     REQUIRE(shown_bytes(table) <= per_byte * table.size());
     CHECK(shown(table) == table);
-    // A short row's empty cells show nothing; an empty cell before a full one keeps its bar.
-    CHECK(shown("| a | b | c |\n|---|---|---|\n| 1 |\n| | 2 |") == "[S]a[Q] | [S]b[Q] | [S]c\n1\n[Q] | 2");
+    // A short row's empty cells show nothing.
+    CHECK(shown("| a | b | c |\n|---|---|---|\n| 1 |\n| | 2 |") == "[S]abc\n1\n2");
     // Deep levels line up with the eighth.
     std::string expected;
     for (size_t level = 0; level < 12; ++level)
@@ -124,4 +124,27 @@ TEST_CASE("markdown: nested lists and wide tables show bytes linear in their tex
     while (big.size() < 200000) big += big.size() % 3000 < 2000 ? "- " : "1. a\n";
     CHECK(shown_bytes(big) <= per_byte * big.size());
     CHECK(shown_bytes(table + nested + big) <= per_byte * (table.size() + nested.size() + big.size()));
+}
+
+TEST_CASE("markdown: a heading's level and a table cell's row and column go with their text", "[chat][markdown]") {
+    auto place_of = [](const std::string& text, const std::string& what) {
+        for (const MarkdownPiece& p : markdown_pieces(text))
+            if (p.from_source() && text.substr(p.begin, p.end - p.begin) == what) return p.place;
+        FAIL("no piece shows " << what);
+        return MarkdownPlace{};
+    };
+    const std::string headings = "# One\n\n### Three\n\nplain";
+    CHECK(place_of(headings, "One").heading == 1);
+    CHECK(place_of(headings, "Three").heading == 3);
+    CHECK(place_of(headings, "plain").heading == 0);
+    const std::string tables = "| h | i |\n|---|---|\n| 1 | | \n| | 4 |\n\ntext\n\n| x |\n|---|\n| y |";
+    CHECK(place_of(tables, "h") == MarkdownPlace{0, 0, 0, 0});
+    CHECK(place_of(tables, "i") == MarkdownPlace{0, 0, 0, 1});
+    CHECK(place_of(tables, "1") == MarkdownPlace{0, 0, 1, 0});
+    CHECK(place_of(tables, "4") == MarkdownPlace{0, 0, 2, 1});  // the empty cell before it keeps its column
+    CHECK_FALSE(place_of(tables, "text").in_table());
+    CHECK(place_of(tables, "y") == MarkdownPlace{0, 1, 1, 0});  // the second table
+    // Reply tokens keep their cell.
+    for (const StyledRun& r : styled_runs({"| a | b |\n|---|---|\n| c", " | d |"}))
+        if (r.text == "d") CHECK(r.place == MarkdownPlace{0, 0, 1, 1});
 }

@@ -109,12 +109,35 @@ int main(int argc, char** argv) {
     const nlohmann::json audit = layout.at("tree_audit");
     expect(audit.at("boxes").get<long>() >= 2, "tree: boxes drawn and audited", audit.at("boxes").get<long>());
     expect(audit.at("overlaps").get<long>() == 0, "tree: no boxes or labels overlap", audit.at("overlaps").get<long>());
-    expect(audit.at("clipped").get<long>() == 0, "tree: no box or label clipped by the panel",
+    expect(audit.at("clipped").get<long>() == 0, "tree: no box or label cut off where scrolling cannot reach",
            audit.at("clipped").get<long>());
+    // The accepted view fits its panel; the whole tree (--all-nodes) may need scrolling.
+    if (!layout.value("all_nodes", false))
+        expect(audit.at("out_of_view").get<long>() == 0, "tree: every box and label in view without scrolling",
+               audit.at("out_of_view").get<long>());
+    // The attention mask stands beside the tree's view, never over it.
+    const nlohmann::json canvas = layout.at("tree_canvas"), mask = layout.at("mask");
+    auto edge = [](const nlohmann::json& r, const char* k) { return r.at(k).get<double>(); };
+    const bool apart = edge(mask, "w") <= 0 || edge(canvas, "w") <= 0 ||
+                       edge(mask, "x") >= edge(canvas, "x") + edge(canvas, "w") ||
+                       edge(mask, "x") + edge(mask, "w") <= edge(canvas, "x") ||
+                       edge(mask, "y") >= edge(canvas, "y") + edge(canvas, "h") ||
+                       edge(mask, "y") + edge(mask, "h") <= edge(canvas, "y");
+    expect(apart, "tree: the attention mask does not cover the tree's view", long(edge(mask, "w")));
     expect(audit.at("edges_through_boxes").get<long>() == 0, "tree: no edge runs through a box",
            audit.at("edges_through_boxes").get<long>());
-    std::printf("     tree: %ld boxes, %ld labels, %ld with their token cut to fit\n", audit.at("boxes").get<long>(),
-                audit.at("labels").get<long>(), audit.at("cut_text").get<long>());
+    std::printf("     tree: %ld boxes, %ld labels, %ld with their token cut to fit, %ld out of view (scroll)\n",
+                audit.at("boxes").get<long>(), audit.at("labels").get<long>(), audit.at("cut_text").get<long>(),
+                audit.at("out_of_view").get<long>());
+    // A mode the user picked shows its drafter's work: every step drafted, or had nothing to draft
+    // from; only auto may decode plainly where a draft would not pay.
+    if (argc == 6 && !auto_mode && mode_arg != "plain") {
+        const long steps = layout.at("steps").get<long>(), drafted = layout.at("drafted_steps").get<long>();
+        std::printf("     %ld of %ld steps drafted, %ld had nothing to draft from\n", drafted, steps,
+                    layout.at("nothing_to_draft").get<long>());
+        expect(drafted > 0 && drafted + layout.at("nothing_to_draft").get<long>() == steps,
+               "a picked mode drafts every step it has something to draft for", drafted);
+    }
     if (argc == 6) {
         const std::string mode = layout.value("mode", std::string());
         std::printf("     last turn's mode: %s\n", mode.c_str());

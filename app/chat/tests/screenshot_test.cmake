@@ -1,10 +1,10 @@
 # chat.screenshot and chat.screenshot_draft: run the app under Xvfb for a few decoding steps,
 # then check the PNG it wrote. -DARGS adds flags (a ;-list), -DMODE is the prefix the last turn's
 # mode must have in the sidecar JSON (what the flags were meant to select), -DSIZE the window
-# (WIDTHxHEIGHT, 1440x880 by default). Every step drafts the mode's own shape (--fixed-shape), so
-# the tree panel has a tree to show; -DCONTROLLED=1 leaves the step controller on (--auto, or to
-# show what it weighed). -DBENCH=medusa runs a short `medusa bench` of -DMODEL first and opens its
-# charts in the metrics panel.
+# (WIDTHxHEIGHT, 1440x880 by default). The app's defaults shape the steps: a picked mode drafts
+# every step it can (the step controller shapes, never drops, its draft), so the tree panel has a
+# tree to show. -DBENCH=medusa runs a short `medusa bench` of -DMODEL first and opens its charts in
+# the metrics panel.
 file(REMOVE ${SHOT} ${SHOT}.json ${SHOT}.bench.json)
 if(BENCH)
   execute_process(
@@ -19,16 +19,12 @@ endif()
 if(NOT SIZE)
   set(SIZE 1440x880)
 endif()
-set(SHAPE --fixed-shape)
-if(CONTROLLED)
-  set(SHAPE "")
-endif()
 string(REPLACE "x" ";" WH ${SIZE})
 list(GET WH 0 W)
 list(GET WH 1 H)
 execute_process(
   COMMAND ${XVFB_RUN} -a -s "-screen 0 2000x1200x24" ${APP} --prompt "Once upon a time" --steps 12
-          --screenshot ${SHOT} --size ${SIZE} ${SHAPE} ${ARGS}
+          --screenshot ${SHOT} --size ${SIZE} ${ARGS}
   RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "medusa-chat --screenshot exited with ${rc}")

@@ -8,7 +8,7 @@ using namespace medusa::chat;
 
 TEST_CASE("the tree audit counts overlaps, clipping and edges through boxes", "[chat]") {
     TreeAudit a;
-    a.clear({0, 0, 100, 100});
+    a.clear({0, 0, 100, 100}, {0, 0, 100, 100});
     a.box(0, {10, 10, 30, 20}, false);
     a.box(1, {30, 10, 50, 20}, true);   // touches box 0: no overlap; its text was cut
     a.box(2, {45, 15, 60, 25}, false);  // overlaps box 1
@@ -23,8 +23,20 @@ TEST_CASE("the tree audit counts overlaps, clipping and edges through boxes", "[
     CHECK(c.clipped == 1);
     CHECK(c.edges_through_boxes == 1);
     CHECK(c.cut_text == 1);
-    a.clear({0, 0, 100, 100});
+    a.clear({0, 0, 100, 100}, {0, 0, 100, 100});
     c = a.count();
     CHECK(c.boxes == 0);
     CHECK(c.overlaps == 0);
+}
+
+TEST_CASE("what a scrolling view reaches by scrolling is out of view, not clipped", "[chat]") {
+    TreeAudit a;
+    a.clear({0, 0, 100, 100}, {0, 0, 300, 100});  // the view shows the first third of what it scrolls over
+    a.box(0, {10, 10, 30, 20}, false);    // in view
+    a.box(1, {90, 10, 110, 20}, false);   // across the view's edge
+    a.box(2, {200, 10, 220, 20}, false);  // further right
+    a.label({290, 10, 310, 20});          // past what the view scrolls over: never seen whole
+    const TreeAuditCounts c = a.count();
+    CHECK(c.out_of_view == 2);
+    CHECK(c.clipped == 1);
 }
