@@ -118,7 +118,7 @@ Options parse_flags(int argc, char** argv, const Options& start) {
                       "  --smoke        load, generate, stop, clear, generate again, quit; fails on validation messages\n"
                       "  (--screenshot and --smoke neither read nor write the saved settings, nor save chats)\n"
                       "Chats are saved after every reply in ${MEDUSA_CHATS:-${XDG_DATA_HOME:-~/.local/share}/medusa-vk/chats};\n"
-                      "the Chats button reopens them.");
+                      "the Chats button lists them to reopen, search, rename, delete or export.");
             std::exit(0);
         } else if (a == "--version") {
             std::printf("medusa-chat %s\n", MEDUSA_VERSION);

@@ -131,6 +131,8 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
 }
 
 int run_screenshot(GLFWwindow* window, WindowRenderer& r, ChatApp& app, const Options& o) {
+    // The pointer on the title bar: where the X server left it (the screen's middle) a tooltip would show.
+    glfwSetCursorPos(window, 1, 1);
     app.settings.max_steps = o.steps;
     app.input = o.prompt;
     if (!app.send(o.prompt)) throw std::runtime_error("could not start generating");
