@@ -4,19 +4,21 @@
 
 namespace medusa::cli {
 
+ChatTemplateDetection chosen_chat_template(const Args& args, const ModelFile& file) {
+    if (!args.has("--chat-template")) return detect_chat_template(file);
+    const auto t = parse_chat_template(args.str("--chat-template"));
+    if (!t) throw UsageError("unknown --chat-template '" + args.str("--chat-template") + "' (known: " +
+                             chat_template_names(", ") + ")");
+    return {*t, "--chat-template"};
+}
+
 ChatSetup setup_chat(const Args& args, const ModelFile& file, const Tokenizer& tok, const std::string& prompt) {
     ChatSetup s;
     const bool chat = args.has("--chat") || args.has("--chat-template");
     if (!chat && args.has("--system")) throw UsageError("--system needs --chat (or --chat-template NAME)");
     std::string why;
-    if (args.has("--chat-template")) {
-        const auto t = parse_chat_template(args.str("--chat-template"));
-        if (!t) throw UsageError("unknown --chat-template '" + args.str("--chat-template") + "' (known: " +
-                                 chat_template_names(", ") + ")");
-        s.kind = *t;
-        why = "--chat-template";
-    } else if (chat) {
-        const ChatTemplateDetection d = detect_chat_template(file);
+    if (chat) {
+        const ChatTemplateDetection d = chosen_chat_template(args, file);
         s.kind = d.kind;
         why = d.reason;
     }

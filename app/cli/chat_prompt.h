@@ -18,6 +18,9 @@ struct ChatSetup {
     std::vector<std::string> stop_strings;   // for StopStringFilter
 };
 
+// --chat-template NAME's template, else the one the model file names (detect_chat_template).
+ChatTemplateDetection chosen_chat_template(const Args& args, const ModelFile& file);
+
 // --chat: the template detected from the model file; --chat-template NAME forces one (and implies
 // --chat); --system TEXT replaces the family's default system prompt. Without a template the
 // prompt is continued as it is, with a note on stderr saying why.

@@ -187,4 +187,27 @@ Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine&
     return d;
 }
 
+std::string statistics_line(const DecodingSpec& spec, const Drafting& drafting, AcceptRule rule, const Engine& engine,
+                            const GenerationStats& stats) {
+    char buf[256];  // numbers only: the summary and the device's name may be long
+    std::snprintf(buf, sizeof buf, ": %d prompt tokens in %.1f ms, %d new tokens in %d steps (%.2f tokens/step",
+                  stats.prompt_tokens, stats.prefill_ms, stats.new_tokens, stats.steps, stats.tokens_per_step());
+    std::string line = drafting.summary + ", " + accept_rule_name(rule) + ", on " + engine.device_name() + buf;
+    if (drafter_kind(spec.drafter) != DrafterKind::Plain) {
+        // Under the step controller a drafter may draft on few steps or none: say so, not "0.00".
+        if (stats.drafted_steps == 0)
+            std::snprintf(buf, sizeof buf, ", nothing drafted: %s on all %d steps",
+                          spec.shaping == StepShaping::Controlled ? "the step controller decoded plainly"
+                                                                 : "the drafter proposed nothing",
+                          stats.steps);
+        else
+            std::snprintf(buf, sizeof buf, ", drafted on %d of %d steps, %.2f of drafted accepted", stats.drafted_steps,
+                          stats.steps, stats.acceptance());
+        line += buf;
+    }
+    std::snprintf(buf, sizeof buf, ", %.2f submits/step) at %.1f tokens/s (stop: %s)", stats.submits_per_step(),
+                  stats.decode_tokens_per_s(), stop_reason_name(stats.stop_reason));
+    return line + buf;
+}
+
 }  // namespace medusa::cli

@@ -57,6 +57,11 @@ EagleSpec eagle_spec(const Args& args);
 // The drafter a spec names, on the engine's device; a file that does not fit is a usage error
 // naming it, and warnings about what was loaded go to stderr.
 Drafting make_drafting(const DrafterSpec& spec, const ModelFile& target, Engine& engine, StepShaping shaping);
+// What `generate` prints on stderr after a generation (and `serve` after each request): "<drafter>,
+// <rule>, on <device>: N prompt tokens in T ms, N new tokens in S steps (tokens/step, what was
+// drafted and accepted, submits/step) at X tokens/s (stop: <reason>)".
+std::string statistics_line(const DecodingSpec& spec, const Drafting& drafting, AcceptRule rule, const Engine& engine,
+                            const GenerationStats& stats);
 // --speculate auto: n-gram lookup (--ngram flags), and the Medusa heads (--heads/--tree), EAGLE
 // layer (--eagle) and draft model (--draft-model) named, else the heads and layer trained for
 // the model (-m's file name) in the cache.

@@ -68,24 +68,8 @@ int run_generate(int argc, char** argv) {
     if (stats.stop_reason == StopReason::Context)
         std::fprintf(stderr, "note: reached the end of the context (%d tokens%s)\n", engine.context,
                      engine.context < file.config.seq_len ? "; --ctx-size allows more" : "");
-    if (!args.has("--quiet")) {
-        std::fprintf(stderr, "%s, %s, on %s: %d prompt tokens in %.1f ms, %d new tokens in %d steps (%.2f tokens/step",
-                     drafting.summary.c_str(), accept_rule_name(decoder.rule().kind()), engine.device_name().c_str(),
-                     stats.prompt_tokens, stats.prefill_ms, stats.new_tokens, stats.steps, stats.tokens_per_step());
-        if (drafter_kind(spec.drafter) != DrafterKind::Plain) {
-            // Under the step controller a drafter may draft on few steps or none: say so, not "0.00".
-            if (stats.drafted_steps == 0)
-                std::fprintf(stderr, ", nothing drafted: %s on all %d steps",
-                             spec.shaping == StepShaping::Controlled ? "the step controller decoded plainly"
-                                                                    : "the drafter proposed nothing",
-                             stats.steps);
-            else
-                std::fprintf(stderr, ", drafted on %d of %d steps, %.2f of drafted accepted", stats.drafted_steps,
-                             stats.steps, stats.acceptance());
-        }
-        std::fprintf(stderr, ", %.2f submits/step) at %.1f tokens/s (stop: %s)\n", stats.submits_per_step(),
-                     stats.decode_tokens_per_s(), stop_reason_name(stats.stop_reason));
-    }
+    if (!args.has("--quiet"))
+        std::fprintf(stderr, "%s\n", statistics_line(spec, drafting, decoder.rule().kind(), engine, stats).c_str());
     if (engine.validation_messages() > 0) {
         std::fprintf(stderr, "error: %d Vulkan validation message(s)\n", engine.validation_messages());
         return 3;
