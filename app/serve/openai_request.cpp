@@ -1,0 +1,212 @@
+#include "openai_request.h"
+
+#include <climits>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "model/json_file.h"
+#include "model/model_file.h"
+
+namespace medusa::serve {
+
+namespace {
+
+using nlohmann::json;
+
+// A request nests a few levels (messages, their content parts); deeper is refused before parsing.
+constexpr int kMaxRequestDepth = 16;
+
+ApiError wrong_field(const std::string& name, const std::string& expected, const json& value) {
+    return invalid_request("invalid_type", name + " must be " + expected + ", not " + json_excerpt(value), name);
+}
+
+// The field's value; nullopt when it is absent or null (clients send null for "not set").
+const json* field(const json& body, const char* name) {
+    const auto it = body.find(name);
+    return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::optional<float> number_in(const json& body, const char* name, double lo, double hi, bool lo_open,
+                               const std::string& range) {
+    const json* v = field(body, name);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) throw wrong_field(name, "a number " + range, *v);
+    const double x = v->get<double>();
+    if (!std::isfinite(x) || x > hi || x < lo || (lo_open && x == lo)) throw wrong_field(name, "a number " + range, *v);
+    return float(x);
+}
+
+std::optional<int> integer_in(const json& body, const char* name, int64_t lo, const std::string& range) {
+    const json* v = field(body, name);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer()) throw wrong_field(name, "an integer " + range, *v);
+    // JSON reads a non-negative integer as unsigned, a negative one as signed.
+    const bool fits = v->is_number_unsigned() ? v->get<uint64_t>() <= uint64_t(INT_MAX) && int64_t(v->get<uint64_t>()) >= lo
+                                              : v->get<int64_t>() >= lo && v->get<int64_t>() <= INT_MAX;
+    if (!fits) throw wrong_field(name, "an integer " + range, *v);
+    return int(v->get<int64_t>());
+}
+
+SamplingFields sampling_fields(const json& body) {
+    SamplingFields s;
+    s.temperature = number_in(body, "temperature", 0, 2, false, "from 0 to 2");
+    s.top_p = number_in(body, "top_p", 0, 1, true, "above 0 and at most 1");
+    s.min_p = number_in(body, "min_p", 0, 1, false, "from 0 to 1");
+    if (s.min_p && *s.min_p >= 1) throw wrong_field("min_p", "a number from 0 to 1 (1 excluded)", body["min_p"]);
+    s.top_k = integer_in(body, "top_k", 0, "of at least 0 (0: off)");
+    s.max_tokens = integer_in(body, "max_tokens", 1, "of at least 1");
+    if (const auto m = integer_in(body, "max_completion_tokens", 1, "of at least 1")) s.max_tokens = m;
+    if (const json* v = field(body, "seed")) {
+        if (!v->is_number_integer()) throw wrong_field("seed", "an integer", *v);
+        s.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
+    }
+    return s;
+}
+
+std::vector<std::string> stop_strings(const json& body) {
+    const json* v = field(body, "stop");
+    if (!v) return {};
+    const std::string expected =
+        "a string or an array of at most " + std::to_string(kMaxStopStrings) + " strings of at most " +
+        std::to_string(kMaxStopBytes) + " bytes";
+    std::vector<std::string> stops;
+    auto add = [&](const json& s) {
+        if (!s.is_string() || s.get_ref<const std::string&>().size() > kMaxStopBytes) throw wrong_field("stop", expected, *v);
+        if (!s.get_ref<const std::string&>().empty()) stops.push_back(s.get<std::string>());  // "" would stop at once
+    };
+    if (v->is_array()) {
+        if (v->size() > kMaxStopStrings) throw wrong_field("stop", expected, *v);
+        for (const json& s : *v) add(s);
+    } else {
+        add(*v);
+    }
+    return stops;
+}
+
+std::string prompt_text(const json& body) {
+    const json* v = field(body, "prompt");
+    if (!v) throw invalid_request("missing_field", "prompt is missing: a completion needs a prompt string", "prompt");
+    if (v->is_string()) return v->get<std::string>();
+    // OpenAI also takes a list of prompts, each answered in turn; one is all this server answers.
+    if (v->is_array() && v->size() == 1 && (*v)[0].is_string()) return (*v)[0].get<std::string>();
+    throw wrong_field("prompt", "a string (or an array of one string)", *v);
+}
+
+Role role_of(const json& m, size_t i) {
+    const std::string name = "messages[" + std::to_string(i) + "].role";
+    const auto it = m.find("role");
+    if (it == m.end() || !it->is_string()) throw wrong_field(name, "\"system\", \"user\" or \"assistant\"", m);
+    const std::string& r = it->get_ref<const std::string&>();
+    if (r == "system" || r == "developer") return Role::System;
+    if (r == "user") return Role::User;
+    if (r == "assistant") return Role::Assistant;
+    throw wrong_field(name, "\"system\", \"user\" or \"assistant\"", *it);
+}
+
+// A string, or an array of {"type": "text", "text": ...} parts; an assistant's null content (a
+// message that only called tools) is empty.
+std::string content_of(const json& m, size_t i, Role role) {
+    const std::string name = "messages[" + std::to_string(i) + "].content";
+    const auto it = m.find("content");
+    if (it == m.end() || (it->is_null() && role != Role::Assistant))
+        throw invalid_request("missing_field", name + " is missing", name);
+    if (it->is_null()) return "";
+    if (it->is_string()) return it->get<std::string>();
+    if (!it->is_array()) throw wrong_field(name, "a string or an array of text parts", *it);
+    std::string text;
+    for (const json& part : *it) {
+        const bool text_part = part.is_object() && part.value("type", json()) == "text" && part.contains("text") &&
+                               part["text"].is_string();
+        if (!text_part) throw wrong_field(name, "a string or an array of text parts ({\"type\": \"text\", \"text\": ...})", part);
+        text += part["text"].get_ref<const std::string&>();
+    }
+    return text;
+}
+
+std::vector<ChatMessage> chat_messages(const json& body) {
+    const json* v = field(body, "messages");
+    if (!v) throw invalid_request("missing_field", "messages is missing: a chat completion needs messages", "messages");
+    if (!v->is_array() || v->empty()) throw wrong_field("messages", "a non-empty array of messages", *v);
+    std::vector<ChatMessage> messages;
+    for (size_t i = 0; i < v->size(); ++i) {
+        const json& m = (*v)[i];
+        if (!m.is_object()) throw wrong_field("messages[" + std::to_string(i) + "]", "an object with a role and content", m);
+        ChatMessage msg;
+        msg.role = role_of(m, i);
+        msg.content = content_of(m, i, msg.role);
+        messages.push_back(std::move(msg));
+    }
+    return messages;
+}
+
+}  // namespace
+
+ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
+    const char* begin = body_text.data();
+    const char* end = begin + body_text.size();
+    json body;
+    try {
+        check_json_depth(begin, end, "the request body", kMaxRequestDepth);
+        body = json::parse(begin, end);
+    } catch (const FormatError& e) {
+        throw invalid_request("invalid_json", e.what());
+    } catch (const json::exception& e) {
+        std::string what = e.what();
+        if (const size_t at = what.find("] "); what.rfind("[json.exception", 0) == 0 && at != std::string::npos)
+            what.erase(0, at + 2);
+        throw invalid_request("invalid_json", "the request body is malformed JSON: " + what);
+    }
+    if (!body.is_object()) throw invalid_request("invalid_json", "the request body must be a JSON object, not " + json_excerpt(body));
+    ApiRequest r;
+    r.endpoint = endpoint;
+    if (const json* m = field(body, "model"); m && !m->is_string()) throw wrong_field("model", "a string", *m);
+    if (const json* n = field(body, "n"); n && !(n->is_number_integer() && n->get<int64_t>() == 1))
+        throw wrong_field("n", "1 (this server gives one choice per request)", *n);
+    if (const json* s = field(body, "stream")) {
+        if (!s->is_boolean()) throw wrong_field("stream", "true or false", *s);
+        r.stream = s->get<bool>();
+    }
+    r.sampling = sampling_fields(body);
+    r.stop = stop_strings(body);
+    if (endpoint == Endpoint::Completions) r.prompt = prompt_text(body);
+    else r.messages = chat_messages(body);
+    return r;
+}
+
+Conversation conversation_of(const std::vector<ChatMessage>& messages, const std::string& default_system) {
+    if (messages.empty()) throw invalid_request("invalid_value", "messages is empty", "messages");
+    Conversation conv;
+    size_t i = 0;
+    bool system = false;
+    for (; i < messages.size() && messages[i].role == Role::System; ++i) {
+        conv.system += (system ? "\n\n" : "") + messages[i].content;
+        system = true;
+    }
+    if (!system) conv.system = default_system;
+    auto out_of_order = [&](size_t at, const std::string& expected) {
+        const std::string name = "messages[" + std::to_string(at) + "]";
+        return invalid_request("invalid_value",
+                               name + " must be " + expected +
+                                   ": after the system messages, user and assistant messages alternate and the last "
+                                   "is the user's",
+                               name);
+    };
+    for (; i < messages.size(); i += 2) {
+        if (messages[i].role != Role::User) throw out_of_order(i, "a user message");
+        if (i + 1 == messages.size()) {
+            conv.user = messages[i].content;
+            return conv;
+        }
+        if (messages[i + 1].role != Role::Assistant) throw out_of_order(i + 1, "an assistant message");
+        conv.history.push_back({messages[i].content, messages[i + 1].content});
+    }
+    throw out_of_order(messages.size() - 1, "a user message");
+}
+
+size_t text_bytes(const ApiRequest& request) {
+    size_t n = request.prompt.size();
+    for (const ChatMessage& m : request.messages) n += m.content.size();
+    return n;
+}
+
+}  // namespace medusa::serve

@@ -1,0 +1,61 @@
+// The body of an OpenAI completion or chat completion request, read and checked: every field
+// this server uses, of the type and in the range OpenAI documents (unknown fields are ignored, as
+// OpenAI's clients expect). What is wrong is one ApiError (400) naming the field.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api_error.h"
+#include "model/chat_template.h"
+
+namespace medusa::serve {
+
+// The largest request body read; a larger one is refused with 413 before it is parsed.
+constexpr size_t kMaxBodyBytes = size_t(1) << 20;
+// OpenAI's limit on `stop`, and a bound on each (the stop filter holds back that many bytes).
+constexpr size_t kMaxStopStrings = 4;
+constexpr size_t kMaxStopBytes = 256;
+
+enum class Endpoint { Completions, ChatCompletions };
+
+// What a request may set; what it leaves out, the server's flags give.
+struct SamplingFields {
+    std::optional<float> temperature, top_p, min_p;
+    std::optional<int> top_k;
+    std::optional<int> max_tokens;  // max_completion_tokens too
+    std::optional<uint64_t> seed;
+};
+
+enum class Role { System, User, Assistant };  // "developer" is OpenAI's newer name for system
+struct ChatMessage {
+    Role role = Role::User;
+    std::string content;  // a string, or the text parts of an array joined
+};
+
+struct ApiRequest {
+    Endpoint endpoint = Endpoint::Completions;
+    std::string prompt;                 // completions
+    std::vector<ChatMessage> messages;  // chat completions
+    SamplingFields sampling;
+    std::vector<std::string> stop;  // non-empty strings, at most kMaxStopStrings
+    bool stream = false;
+};
+
+// `body` as the endpoint reads it; throws ApiError (400) for malformed JSON, a body that is not an
+// object, a missing prompt or messages, and a field of the wrong type or out of range.
+ApiRequest parse_request(std::string_view body, Endpoint endpoint);
+
+// The conversation a chat template renders: the leading system messages joined (none:
+// `default_system`), then user and assistant turns in alternation, ending with the user message
+// to answer. Throws ApiError (400) naming the first message that breaks this order.
+Conversation conversation_of(const std::vector<ChatMessage>& messages, const std::string& default_system);
+
+// The bytes of text a request asks the model to read (the prompt, or every message's content):
+// what is bounded before tokenizing.
+size_t text_bytes(const ApiRequest& request);
+
+}  // namespace medusa::serve

@@ -1,0 +1,208 @@
+// What `medusa serve` makes of OpenAI's API, without a server: request bodies read and refused
+// field by field, conversations from messages, reply text in whole characters and cut at stop
+// strings, replies and their stream events, and the queue that holds requests.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "openai_request.h"
+#include "openai_response.h"
+#include "reply_text.h"
+#include "request_queue.h"
+
+using namespace medusa;
+using namespace medusa::serve;
+using nlohmann::json;
+
+namespace {
+
+// The error a body gets from the completions endpoint (status 0: none).
+ApiError refusal(const std::string& body, Endpoint endpoint = Endpoint::Completions) {
+    try {
+        parse_request(body, endpoint);
+    } catch (const ApiError& e) {
+        return e;
+    }
+    return ApiError(0, "", "", "accepted");
+}
+
+}  // namespace
+
+TEST_CASE("a completion request's fields are read, null as absent and unknown fields ignored", "[serve]") {
+    const ApiRequest r = parse_request(
+        R"({"model": "x", "prompt": "Once", "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 3,
+            "min_p": 0.25, "seed": 18446744073709551615, "stop": ["a", "", "bc"], "stream": true,
+            "logprobs": null, "presence_penalty": 0.1, "user": {"anything": [1, 2]}})",
+        Endpoint::Completions);
+    CHECK(r.prompt == "Once");
+    CHECK(r.sampling.max_tokens == 7);
+    CHECK(r.sampling.temperature == 0.0f);
+    CHECK(r.sampling.top_p == 0.5f);
+    CHECK(r.sampling.top_k == 3);
+    CHECK(r.sampling.min_p == 0.25f);
+    CHECK(r.sampling.seed == UINT64_MAX);
+    CHECK(r.stop == std::vector<std::string>{"a", "bc"});  // "" would stop before the first token
+    CHECK(r.stream);
+    const ApiRequest plain = parse_request(R"({"prompt": ["one"], "temperature": null, "stop": "x"})", Endpoint::Completions);
+    CHECK(plain.prompt == "one");
+    CHECK_FALSE(plain.sampling.temperature);
+    CHECK_FALSE(plain.sampling.max_tokens);
+    CHECK(plain.stop == std::vector<std::string>{"x"});
+    CHECK(parse_request(R"({"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 3})",
+                        Endpoint::ChatCompletions)
+              .sampling.max_tokens == 3);
+}
+
+TEST_CASE("a request body is refused with 400 naming the field, type and range", "[serve]") {
+    struct Case {
+        const char* body;
+        const char* code;
+        const char* param;
+    };
+    const std::string long_stop = "\"" + std::string(kMaxStopBytes + 1, 's') + "\"";
+    for (const Case& c : std::initializer_list<Case>{
+             {"{\"prompt\": ", "invalid_json", ""},
+             {"[1, 2]", "invalid_json", ""},
+             {"", "invalid_json", ""},
+             {"{\"prompt\": \"x\", \"temperature\": \"hot\"}", "invalid_type", "temperature"},
+             {"{\"prompt\": \"x\", \"temperature\": 2.5}", "invalid_type", "temperature"},
+             {"{\"prompt\": \"x\", \"temperature\": -0.1}", "invalid_type", "temperature"},
+             {"{\"prompt\": \"x\", \"top_p\": 0}", "invalid_type", "top_p"},
+             {"{\"prompt\": \"x\", \"min_p\": 1}", "invalid_type", "min_p"},
+             {"{\"prompt\": \"x\", \"top_k\": 1.5}", "invalid_type", "top_k"},
+             {"{\"prompt\": \"x\", \"top_k\": -1}", "invalid_type", "top_k"},
+             {"{\"prompt\": \"x\", \"max_tokens\": 0}", "invalid_type", "max_tokens"},
+             {"{\"prompt\": \"x\", \"max_tokens\": 4294967296}", "invalid_type", "max_tokens"},
+             {"{\"prompt\": \"x\", \"seed\": 1.5}", "invalid_type", "seed"},
+             {"{\"prompt\": \"x\", \"stream\": \"yes\"}", "invalid_type", "stream"},
+             {"{\"prompt\": \"x\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", "invalid_type", "stop"},
+             {"{\"prompt\": \"x\", \"stop\": 3}", "invalid_type", "stop"},
+             {"{\"prompt\": \"x\", \"n\": 2}", "invalid_type", "n"},
+             {"{\"prompt\": \"x\", \"model\": 4}", "invalid_type", "model"},
+             {"{\"prompt\": 12}", "invalid_type", "prompt"},
+             {"{\"prompt\": [\"a\", \"b\"]}", "invalid_type", "prompt"},
+             {"{\"max_tokens\": 5}", "missing_field", "prompt"},
+         }) {
+        CAPTURE(c.body);
+        const ApiError e = refusal(c.body);
+        CHECK(e.status == 400);
+        CHECK(e.type == "invalid_request_error");
+        CHECK(e.code == c.code);
+        CHECK(e.param == c.param);
+        if (*c.param) CHECK_THAT(e.what(), Catch::StartsWith(c.param));
+    }
+    CHECK(refusal("{\"prompt\": \"x\", \"stop\": " + long_stop + "}").param == "stop");
+    CHECK(refusal(std::string(100, '[') + std::string(100, ']')).code == "invalid_json");  // deeper than a request nests
+    for (const char* chat : {R"({"prompt": "x"})", R"({"messages": []})", R"({"messages": [{"role": "robot", "content": "x"}]})",
+                             R"({"messages": [{"role": "user"}]})", R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
+                             R"({"messages": ["hi"]})"}) {
+        CAPTURE(chat);
+        const ApiError e = refusal(chat, Endpoint::ChatCompletions);
+        CHECK(e.status == 400);
+        CHECK_THAT(e.param, Catch::StartsWith("messages"));
+    }
+}
+
+TEST_CASE("chat messages become the conversation a template renders", "[serve]") {
+    const ApiRequest r = parse_request(
+        R"({"messages": [{"role": "system", "content": "Be brief."}, {"role": "developer", "content": "Be kind."},
+                         {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "text", "text": "there"}]},
+                         {"role": "assistant", "content": null}, {"role": "user", "content": "Again"}]})",
+        Endpoint::ChatCompletions);
+    const Conversation c = conversation_of(r.messages, "default");
+    CHECK(c.system == "Be brief.\n\nBe kind.");
+    REQUIRE(c.history.size() == 1);
+    CHECK(c.history[0].user == "Hi there");
+    CHECK(c.history[0].assistant == "");
+    CHECK(c.user == "Again");
+    CHECK(conversation_of({{Role::User, "q"}}, "default").system == "default");
+    auto refused = [](std::vector<ChatMessage> m) {
+        try {
+            conversation_of(m, "");
+        } catch (const ApiError& e) {
+            return e.param;
+        }
+        return std::string("accepted");
+    };
+    CHECK(refused({{Role::User, "a"}, {Role::User, "b"}}) == "messages[1]");
+    CHECK(refused({{Role::User, "a"}, {Role::Assistant, "b"}}) == "messages[1]");  // nothing left to answer
+    CHECK(refused({{Role::Assistant, "a"}, {Role::User, "b"}}) == "messages[0]");
+    CHECK(refused({{Role::User, "a"}, {Role::System, "b"}, {Role::User, "c"}}) == "messages[1]");
+    CHECK(refused({{Role::System, "a"}}) == "messages[0]");
+}
+
+TEST_CASE("reply text goes out in whole UTF-8 characters and ends before a stop string", "[serve]") {
+    ReplyText t({"END"});
+    CHECK(t.feed("caf\xC3") == "caf");  // é's first byte waits for its second
+    CHECK(t.feed("\xA9 \xE2\x82") == "\xC3\xA9 ");
+    CHECK(t.feed("\xAC E") == "\xE2\x82\xAC ");  // "E" may begin END
+    CHECK(t.feed("N") == "");
+    CHECK(t.feed("Dx") == "");
+    CHECK(t.stopped());
+    CHECK(t.finish() == "");
+    ReplyText cut({});
+    CHECK(cut.feed("ab\xF0\x9F") == "ab");
+    CHECK(cut.finish() == "\xF0\x9F");  // never completed: sent as it is (JSON replaces it)
+    CHECK(incomplete_utf8_tail("a\xE2") == 1);
+    CHECK(incomplete_utf8_tail("\xE2\x82\xAC") == 0);
+    CHECK(incomplete_utf8_tail("\x82") == 0);  // a stray continuation byte completes nothing
+}
+
+TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
+    ReplyStats stats;
+    stats.generation.prompt_tokens = 5;
+    stats.generation.new_tokens = 8;
+    stats.generation.steps = 4;
+    stats.generation.drafted = 6;
+    stats.generation.accepted = 3;
+    stats.generation.decode_ms = 2;
+    stats.drafter = "n-gram lookup";
+    stats.accept = "greedy";
+    const ReplyHeader chat{"chatcmpl-3", 1700000000, "m.gguf", Endpoint::ChatCompletions};
+    const json reply = json::parse(reply_body(chat, "caf\xC3", FinishReason::Stop, stats));
+    CHECK(reply["object"] == "chat.completion");
+    CHECK(reply["choices"][0]["message"]["content"] == "caf\xEF\xBF\xBD");  // the cut character as U+FFFD
+    CHECK(reply["choices"][0]["finish_reason"] == "stop");
+    CHECK(reply["usage"] == json{{"prompt_tokens", 5}, {"completion_tokens", 8}, {"total_tokens", 13}});
+    CHECK(reply["speculative"]["tokens_per_step"] == 2.0);
+    CHECK(reply["speculative"]["drafted_tokens"] == 6);
+    CHECK(reply["speculative"]["accepted_tokens"] == 3);
+    CHECK(reply["speculative"]["tokens_per_second"] == 4000.0);
+    CHECK(reply["speculative"]["drafter"] == "n-gram lookup");
+    const std::string opening = opening_event(chat);
+    REQUIRE(opening.rfind("data: ", 0) == 0);
+    CHECK(json::parse(opening.substr(6))["choices"][0]["delta"]["role"] == "assistant");
+    const std::string closing = closing_events(chat, FinishReason::Length, stats);
+    CHECK(closing.size() > 20);
+    CHECK(closing.substr(closing.size() - 14) == "data: [DONE]\n\n");
+    CHECK(json::parse(closing.substr(6, closing.find("\n\n") - 6))["choices"][0]["finish_reason"] == "length");
+    const ReplyHeader completion{"cmpl-4", 1, "m", Endpoint::Completions};
+    CHECK(opening_event(completion).empty());
+    CHECK(json::parse(text_event(completion, "ab").substr(6))["choices"][0]["text"] == "ab");
+    const json error = json::parse(error_body(invalid_request("invalid_type", "top_k must be ...", "top_k")));
+    CHECK(error == json{{"error", {{"message", "top_k must be ..."}, {"type", "invalid_request_error"}, {"param", "top_k"},
+                                   {"code", "invalid_type"}}}});
+}
+
+TEST_CASE("the queue holds as many requests as it has slots, in order, and closing fails the waiting", "[serve]") {
+    RequestQueue q(2);
+    auto a = std::make_shared<GenerationJob>(), b = std::make_shared<GenerationJob>(), c = std::make_shared<GenerationJob>();
+    CHECK(q.admit(a));
+    CHECK(q.admit(b));
+    CHECK_FALSE(q.admit(c));  // full: the server answers 503
+    CHECK(q.take() == a);
+    CHECK(q.counts().running == 1);
+    CHECK(q.counts().waiting == 1);
+    CHECK_FALSE(q.admit(c));  // a running request holds its slot
+    q.finished();
+    CHECK(q.admit(c));
+    CHECK(q.take() == b);
+    q.close(ApiError(503, "server_error", "shutting_down", "stopping"));
+    CHECK(b->cancelled());  // the running one stops after its step
+    const auto failed = c->receive(std::chrono::milliseconds(0));
+    REQUIRE(failed);
+    CHECK(failed->kind == JobEvent::Kind::Failed);
+    CHECK(failed->error->code == "shutting_down");
+    CHECK(q.take() == nullptr);
+    CHECK_FALSE(q.admit(std::make_shared<GenerationJob>()));
+}
