@@ -4,7 +4,8 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libvulkan-dev mesa-vulkan-drivers glslc glslang-tools
           spirv-tools vulkan-validationlayers vulkan-tools libsentencepiece-dev catch2 nlohmann-json3-dev
           libglfw3-dev libimgui-dev libstb-dev libcairo2-dev fonts-dejavu-core xvfb xauth clang libclang-rt-14-dev libssl-dev
-          libpcre2-dev liblzma-dev libmd4c-dev xdotool jq)
+          libpcre2-dev liblzma-dev libmd4c-dev xdotool jq libcpp-httplib-dev nodejs)
+command -v npm >/dev/null || packages+=(npm)  # NodeSource's nodejs carries its own npm (and conflicts with Debian's)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,11 +4,11 @@ namespace medusa::cli {
 
 namespace {
 
-// The drafters' options, shared by generate and bench.
+// The drafters' options, shared by generate, serve and bench.
 const std::set<std::string> kDrafterOptions = {
     "--heads", "--num-heads", "--tree", "--draft-model", "--gamma", "--draft-tree", "--ngram", "--ngram-match",
     "--ngram-branches", "--eagle", "--eagle-tree", "--eagle-topk", "--eagle-depth", "--eagle-nodes", "--speculate"};
-// Sampling and acceptance, shared by generate and bench.
+// Sampling and acceptance, shared by generate, serve and bench.
 const std::set<std::string> kSamplingOptions = {"--temp",  "--top-k",        "--top-p",       "--min-p", "--repeat-penalty",
                                                 "--repeat-last-n", "--seed", "--accept", "--typical-eps",
                                                 "--typical-delta"};
@@ -32,6 +32,11 @@ const std::map<std::string, CommandFlags>& command_flags() {
           joined({kDrafterOptions, kSamplingOptions,
                   {"--model", "--tokenizer", "--prompt", "--n-predict", "--device", "--trace", "--system",
                    "--chat-template", "--ctx-size"}})}},
+        {"serve",
+         {{"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--fixed-shape"},
+          joined({kDrafterOptions, kSamplingOptions,
+                  {"--model", "--tokenizer", "--n-predict", "--device", "--chat-template", "--ctx-size", "--host",
+                   "--port", "--api-key", "--parallel"}})}},
         {"bench",
          {{"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels", "--fixed-shape"},
           joined({kDrafterOptions, kSamplingOptions,

@@ -8,6 +8,7 @@
 
 namespace medusa::cli {
 int run_generate(int argc, char** argv);
+int run_serve(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_train_heads(int argc, char** argv);

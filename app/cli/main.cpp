@@ -34,6 +34,19 @@ const char* kUsage =
     "      with --quiet). --validate: the Vulkan validation layer on (every command that opens the GPU)\n"
     "      --ctx-size: positions of the KV cache (default: prompt + N + 128, up to the model's context)\n"
     "      Every mode is the same loop: the drafter proposes a tree, one verify pass accepts from it\n"
+    "  serve -m MODEL [--tokenizer FILE] [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--parallel N]\n"
+    "        [-c|--ctx-size N] [--chat-template NAME] [-n N] [--cpu] [--device N] [--validate] [--quiet]\n"
+    "        and generate's drafter, sampling and acceptance flags: [--heads --num-heads --tree]\n"
+    "        [--draft-model --gamma --adaptive-gamma --draft-tree] [--ngram --ngram-match --ngram-branches]\n"
+    "        [--eagle --eagle-tree --eagle-topk --eagle-depth --eagle-nodes] [--speculate auto] [--fixed-shape]\n"
+    "        [--temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed] [--accept --typical-eps --typical-delta]\n"
+    "      an OpenAI-compatible HTTP server: POST /v1/completions and /v1/chat/completions (through the model's\n"
+    "      chat template, or --chat-template's), GET /v1/models and /health. Each reply's \"speculative\" object\n"
+    "      says how it was decoded; at temperature 0 its text is what generate prints for the same flags.\n"
+    "      A request's temperature, top_p, top_k, min_p, seed and max_tokens replace the flags' (-n: max_tokens)\n"
+    "      --port 0: a free port; stderr says where it listens. --api-key: requests must send\n"
+    "      \"Authorization: Bearer KEY\". --parallel N: requests held at once (8); the engine decodes one at a\n"
+    "      time, the others wait in order, one more gets 503. Ctrl-C/SIGTERM: the running request stops, exit 0\n"
     "  tree CHOICES.json|PRESET|dense:W,..|chain:N [--topk K]\n"
     "      the tree's buffers (tree_indices, position_ids, retrieve_indices, attn_mask) as JSON\n"
     "  tokenize -m MODEL (-p TEXT | --file FILE) [--bos] [--parse-special] [--tokenizer FILE]\n"
@@ -143,6 +156,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (cmd == "generate") return medusa::cli::run_generate(argc, argv);
+        if (cmd == "serve") return medusa::cli::run_serve(argc, argv);
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
         if (cmd == "train-heads") {

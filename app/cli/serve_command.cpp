@@ -1,0 +1,89 @@
+// `medusa serve`: a local OpenAI-compatible HTTP server. The model, tokenizer, engine and drafter
+// are built from generate's flags as generate builds them, so a request at temperature 0 gets the
+// text `medusa generate` prints for the same prompt and flags. One thread decodes, one request at
+// a time; HTTP threads read requests, queue them and send what the decoding thread produces.
+#include <httplib.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "commands.h"
+#include "interrupt.h"
+#include "serve_routes.h"
+#include "served_model.h"
+
+namespace medusa::cli {
+
+namespace {
+
+// After SIGINT/SIGTERM: no request is taken any more, the running one stops after its step and
+// each gets a 503 (a stream its last event), then the server closes.
+void stop_when_asked(httplib::Server& server, serve::RequestQueue& queue, std::thread& decoding, const ServeRoutes& routes,
+                     const std::atomic<bool>& listening) {
+    using namespace std::chrono_literals;
+    while (!interrupt_requested() && listening) std::this_thread::sleep_for(50ms);
+    queue.close(serve::ApiError(503, "server_error", "shutting_down", "the server is stopping"));
+    decoding.join();
+    // A client that stopped reading must not hold the exit up for long.
+    for (int i = 0; i < 50 && routes.open_streams() > 0; ++i) std::this_thread::sleep_for(100ms);
+    while (listening && !server.is_running()) std::this_thread::sleep_for(10ms);
+    if (listening) server.stop();
+}
+
+}  // namespace
+
+int run_serve(int argc, char** argv) {
+    Args args(argc, argv, 2, flags_of("serve"));
+    if (!args.positional().empty()) throw UsageError("unexpected argument '" + args.positional().front() + "'");
+    const std::string host = args.str("--host", "127.0.0.1");
+    const int port = args.integer("--port", 8080);
+    if (port < 0 || port > 65535) throw UsageError("--port must be in 0..65535 (0: a free port), got " + std::to_string(port));
+    const int slots = args.integer("--parallel", 8);
+    if (slots < 1 || slots > 256) throw UsageError("--parallel must be in 1..256, got " + std::to_string(slots));
+    if (args.has("--api-key") && args.str("--api-key").empty()) throw UsageError("--api-key must not be empty");
+    const bool log = !args.has("--quiet");
+
+    ServedModel model(args);
+    serve::RequestQueue queue(slots);
+    ServeRoutes routes(model, queue, {.api_key = args.str("--api-key", "")});
+    httplib::Server server;
+    // Each held request keeps an HTTP thread waiting for it: a few more answer /health and errors.
+    server.new_task_queue = [slots] { return new httplib::ThreadPool(size_t(slots) + 4); };
+    server.set_keep_alive_timeout(2);  // an idle connection holds a thread, and the exit, this long
+    routes.install(server);
+    const int bound = port == 0 ? server.bind_to_any_port(host) : server.bind_to_port(host, port) ? port : -1;
+    if (bound < 0) throw std::runtime_error("cannot listen on " + host + ":" + std::to_string(port) + ": " + std::strerror(errno));
+    std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-reply is a failed write, not the end of the server
+
+    const InterruptScope interrupt;
+    std::thread decoding([&] {
+        while (const auto job = queue.take()) {
+            decode_job(*job, model, queue, log);
+            queue.finished();
+        }
+    });
+    std::atomic<bool> listening{true};
+    std::thread stopper([&] { stop_when_asked(server, queue, decoding, routes, listening); });
+    std::fprintf(stderr, "medusa serve: listening on http://%s:%d (%s: %s, %s; one request decoded at a time, %d held)\n",
+                 host.c_str(), bound, model.name.c_str(), model.drafting.summary.c_str(),
+                 model.chat.kind == ChatTemplate::None ? "no chat template" : chat_template_name(model.chat.kind), slots);
+    server.listen_after_bind();
+    listening = false;
+    stopper.join();
+    if (model.engine.validation_messages() > 0) {
+        std::fprintf(stderr, "error: %d Vulkan validation message(s)\n", model.engine.validation_messages());
+        return 3;
+    }
+    if (!interrupt_requested()) {
+        std::fprintf(stderr, "medusa serve: error: the server stopped listening on %s:%d\n", host.c_str(), bound);
+        return 1;
+    }
+    if (log) std::fprintf(stderr, "medusa serve: stopped\n");
+    return 0;
+}
+
+}  // namespace medusa::cli

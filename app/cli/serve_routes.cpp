@@ -1,0 +1,216 @@
+#include "serve_routes.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <ctime>
+#include <nlohmann/json.hpp>
+
+#include "openai_request.h"
+#include "openai_response.h"
+
+namespace medusa::cli {
+
+namespace {
+
+using httplib::Request;
+using httplib::Response;
+using serve::ApiError;
+using serve::Endpoint;
+using serve::JobEvent;
+
+constexpr const char* kCompletions = "/v1/completions";
+constexpr const char* kChatCompletions = "/v1/chat/completions";
+// How often a stream whose request waits, or whose model is between steps, looks for its client.
+constexpr auto kClientCheck = std::chrono::milliseconds(100);
+
+void send_error(Response& res, const ApiError& e) {
+    res.status = e.status;
+    res.set_content(serve::error_body(e), "application/json");
+}
+
+// Compares every byte whatever differs first: how long a wrong key takes says nothing of the right one.
+bool same_text(const std::string& a, const std::string& b) {
+    unsigned diff = a.size() != b.size();
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) diff |= unsigned(uint8_t(a[i]) ^ uint8_t(b[i]));
+    return diff == 0;
+}
+
+ApiError route_error(const Request& req, int status) {
+    switch (status) {
+    case 404:
+        return ApiError(404, "invalid_request_error", "not_found",
+                        "no route " + req.method + " " + req.path + ": this server answers GET /health, GET /v1/models, "
+                        "POST " + kCompletions + " and POST " + kChatCompletions);
+    case 413:
+        return ApiError(413, "invalid_request_error", "request_too_large",
+                        "the request body is larger than " + std::to_string(serve::kMaxBodyBytes) + " bytes");
+    case 400: return ApiError(400, "invalid_request_error", "malformed_request", "the HTTP request is malformed");
+    default:
+        return ApiError(status, status >= 500 ? "server_error" : "invalid_request_error", "",
+                        "the request failed with HTTP status " + std::to_string(status));
+    }
+}
+
+}  // namespace
+
+void ServeRoutes::install(httplib::Server& server) {
+    server.set_payload_max_length(serve::kMaxBodyBytes);
+    // A chunked body has no length to refuse it by: the generation routes read theirs within the
+    // bound (below), every other route refuses one before reading it.
+    server.set_pre_routing_handler([](const Request& req, Response& res) {
+        const bool generation = req.method == "POST" && (req.path == kCompletions || req.path == kChatCompletions);
+        if (generation || !req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
+        res.set_header("Connection", "close");  // the unread body must not be taken for a request
+        send_error(res, ApiError(411, "invalid_request_error", "length_required", "a body needs a Content-Length here"));
+        return httplib::Server::HandlerResponse::Handled;
+    });
+    server.Get("/health", [this](const Request&, Response& res) {
+        const serve::RequestQueue::Counts c = queue_.counts();
+        res.status = c.closed ? 503 : 200;
+        res.set_content(nlohmann::json{{"status", c.closed ? "stopping" : "ok"},
+                                       {"model", model_.name},
+                                       {"running", c.running},
+                                       {"waiting", c.waiting},
+                                       {"slots", c.slots}}
+                            .dump(),
+                        "application/json");
+    });
+    server.Get("/v1/models", [this](const Request& req, Response& res) {
+        try {
+            authorize(req);
+            res.set_content(serve::models_body(model_.name, std::time(nullptr)), "application/json");
+        } catch (const ApiError& e) {
+            send_error(res, e);
+        }
+    });
+    for (const auto& [path, endpoint] : {std::pair{kCompletions, Endpoint::Completions},
+                                         std::pair{kChatCompletions, Endpoint::ChatCompletions}}) {
+        const Endpoint ep = endpoint;
+        server.Post(path, httplib::Server::HandlerWithContentReader(
+                              [this, ep](const Request& req, Response& res, const httplib::ContentReader& read) {
+                                  std::string body;
+                                  bool too_large = false;
+                                  const bool whole = read([&](const char* data, size_t n) {
+                                      too_large = body.size() + n > serve::kMaxBodyBytes;
+                                      if (!too_large) body.append(data, n);
+                                      return !too_large;
+                                  });
+                                  if (too_large || res.status == 413) send_error(res, route_error(req, 413));
+                                  else if (!whole) send_error(res, route_error(req, 400));
+                                  else generation(ep, req, res, body);
+                              }));
+        // A request with no body at all reaches this one.
+        server.Post(path, httplib::Server::Handler(
+                              [this, ep](const Request& req, Response& res) { generation(ep, req, res, req.body); }));
+    }
+    // What the library answers itself (an unknown route, a malformed request) as OpenAI's JSON too.
+    server.set_error_handler(httplib::Server::HandlerWithResponse([](const Request& req, Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        send_error(res, route_error(req, res.status));
+        return httplib::Server::HandlerResponse::Handled;
+    }));
+    server.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
+        std::string what = "unknown error";
+        try {
+            std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        send_error(res, ApiError(500, "server_error", "", what));
+    });
+}
+
+void ServeRoutes::authorize(const Request& req) const {
+    if (settings_.api_key.empty()) return;
+    if (!req.has_header("Authorization"))
+        throw ApiError(401, "invalid_request_error", "invalid_api_key",
+                       "this server needs an API key: send the header Authorization: Bearer KEY");
+    if (!same_text(req.get_header_value("Authorization"), "Bearer " + settings_.api_key))
+        throw ApiError(401, "invalid_request_error", "invalid_api_key", "the API key is not this server's");
+}
+
+void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& res, const std::string& body) {
+    try {
+        authorize(req);
+        const serve::ApiRequest request = serve::parse_request(body, endpoint);
+        const int id = ++next_id_;
+        const auto job = make_job(request, model_, id);
+        if (!queue_.admit(job)) {
+            if (const auto why = queue_.closed_because()) throw *why;
+            const int slots = queue_.counts().slots;
+            throw ApiError(503, "server_error", "server_busy",
+                           "the server already holds " + std::to_string(slots) + " request" + (slots == 1 ? "" : "s") +
+                               " (medusa serve --parallel " + std::to_string(slots) + "): try again later");
+        }
+        const serve::ReplyHeader h{.id = (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(id),
+                                   .created = std::time(nullptr),
+                                   .model = model_.name,
+                                   .endpoint = endpoint};
+        if (request.stream) stream_reply(job, h, res);
+        else whole_reply(job, h, res);
+    } catch (const ApiError& e) {
+        send_error(res, e);
+    }
+}
+
+void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, Response& res) {
+    std::string text;
+    for (;;) {
+        std::optional<JobEvent> e = job->receive(std::chrono::seconds(1));
+        if (!e) continue;
+        switch (e->kind) {
+        case JobEvent::Kind::Text: text += e->text; break;
+        case JobEvent::Kind::Done:
+            res.set_content(serve::reply_body(h, text, e->finish, e->stats), "application/json");
+            return;
+        case JobEvent::Kind::Failed: throw *e->error;
+        }
+    }
+}
+
+void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, Response& res) {
+    ++open_streams_;
+    res.set_header("Cache-Control", "no-cache");
+    auto opened = std::make_shared<bool>(false);
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        // Called again and again until done(): each call sends at most one event. A write that
+        // fails, or a client found gone, cancels the generation.
+        [job, h, opened](size_t, httplib::DataSink& sink) {
+            auto send = [&](const std::string& text) {
+                if (text.empty()) return true;  // an empty write would end the stream
+                if (sink.is_writable() && sink.write(text.data(), text.size())) return true;
+                job->cancel();
+                return false;
+            };
+            if (!*opened) {
+                *opened = true;
+                return send(serve::opening_event(h));
+            }
+            std::optional<JobEvent> e = job->receive(kClientCheck);
+            if (!e) {
+                if (sink.is_writable()) return true;
+                job->cancel();
+                return false;
+            }
+            switch (e->kind) {
+            case JobEvent::Kind::Text: return send(serve::text_event(h, e->text));
+            case JobEvent::Kind::Done:
+                if (!send(serve::closing_events(h, e->finish, e->stats))) return false;
+                break;
+            case JobEvent::Kind::Failed:
+                if (!send(serve::error_event(*e->error))) return false;
+                break;
+            }
+            sink.done();
+            return true;
+        },
+        [this, job](bool success) {
+            if (!success) job->cancel();
+            --open_streams_;
+        });
+}
+
+}  // namespace medusa::cli

@@ -1,0 +1,45 @@
+// The HTTP face of `medusa serve` (cpp-httplib): GET /health and /v1/models, POST /v1/completions
+// and /v1/chat/completions, whole or streamed as server-sent events, and every error as OpenAI's
+// JSON: 400 for a bad request, 401 for a missing or wrong key, 404 for an unknown route, 413 for
+// a body over serve::kMaxBodyBytes, 503 when the queue is full or the server is stopping.
+#pragma once
+#include <atomic>
+#include <string>
+
+#include "request_queue.h"
+#include "served_model.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace medusa::cli {
+
+struct ServeSettings {
+    std::string api_key;  // empty: no key asked for
+};
+
+class ServeRoutes {
+public:
+    ServeRoutes(ServedModel& model, serve::RequestQueue& queue, ServeSettings settings)
+        : model_(model), queue_(queue), settings_(std::move(settings)) {}
+    void install(httplib::Server& server);
+    // Streams still being written: a stopping server lets them send their last event first.
+    int open_streams() const { return open_streams_; }
+
+private:
+    void generation(serve::Endpoint endpoint, const httplib::Request& req, httplib::Response& res, const std::string& body);
+    void authorize(const httplib::Request& req) const;
+    void whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, httplib::Response& res);
+    void stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, httplib::Response& res);
+
+    ServedModel& model_;
+    serve::RequestQueue& queue_;
+    const ServeSettings settings_;
+    std::atomic<int> next_id_{0};
+    std::atomic<int> open_streams_{0};
+};
+
+}  // namespace medusa::cli

@@ -1,0 +1,154 @@
+#include "served_model.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "chat_prompt.h"
+#include "context_size.h"
+#include "model/stop_tokens.h"
+#include "reply_text.h"
+#include "session.h"
+#include "terminal_text.h"
+
+namespace medusa::cli {
+
+using serve::ApiError;
+using serve::ApiRequest;
+using serve::Endpoint;
+using serve::GenerationJob;
+using serve::JobEvent;
+
+ServedModel::ServedModel(const Args& args)
+    : file(open_model(args)),
+      tokenizer(open_tokenizer(args, file)),
+      name(std::filesystem::path(file.path).filename().string()),
+      spec(decoding_spec(args)),
+      accept_given(args.has("--accept")),
+      seed_given(args.has("--seed")),
+      chat(chosen_chat_template(args, file)),
+      // A request may reach any position: the whole context (-c, else the model's up to 4096).
+      engine(open_engine(args, file, {.context = context_size(args, file)})),
+      drafting(make_drafting(spec.drafter, file, engine, spec.shaping)) {}
+
+namespace {
+
+// The flags' spec with what the request sets in their place.
+DecodingSpec request_spec(const serve::SamplingFields& f, const ServedModel& model) {
+    DecodingSpec spec = model.spec;
+    SamplingParams& s = spec.sampling;
+    if (f.temperature) s.temperature = *f.temperature;
+    if (f.top_p) s.top_p = *f.top_p;
+    if (f.min_p) s.min_p = *f.min_p;
+    if (f.top_k) s.top_k = *f.top_k;
+    if (f.max_tokens) spec.max_new_tokens = *f.max_tokens;
+    if (f.seed) s.seed = *f.seed;
+    else if (!model.seed_given) s.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+    if (!model.accept_given) spec.rule = s.temperature > 0 ? AcceptRule::Sample : AcceptRule::Greedy;
+    try {
+        validate(spec);
+    } catch (const SpecError& e) {  // the parser's ranges keep the request's fields valid: a flag's combination
+        throw serve::invalid_request("invalid_value", e.what());
+    }
+    return spec;
+}
+
+// "the prompt has 600 tokens: more than the context of 512 tokens holds (...)".
+ApiError too_long(const std::string& what, const std::string& note, const ServedModel& model, const std::string& param) {
+    const bool trained = model.engine.context >= model.file.config.seq_len;
+    std::string notes = note;
+    if (!trained) notes += std::string(notes.empty() ? "" : "; ") + "medusa serve --ctx-size allows more";
+    return serve::invalid_request("context_length_exceeded",
+                                  what + ": more than the context of " + std::to_string(model.engine.context) +
+                                      " tokens holds" + (notes.empty() ? "" : " (" + notes + ")"),
+                                  param);
+}
+
+}  // namespace
+
+std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedModel& model, int id) {
+    auto job = std::make_shared<GenerationJob>();
+    job->id = id;
+    job->endpoint = request.endpoint;
+    job->spec = request_spec(request.sampling, model);
+    const bool chat = request.endpoint == Endpoint::ChatCompletions;
+    const std::string param = chat ? "messages" : "prompt";
+    // More bytes than the context could spell in its longest tokens cannot fit: refused before
+    // tokenizing, which costs far more memory than the text.
+    const size_t most_bytes = size_t(model.engine.context) * model.tokenizer.longest_token_bytes();
+    if (serve::text_bytes(request) > most_bytes)
+        throw too_long("the " + param + " " + (chat ? "hold " : "is ") + std::to_string(serve::text_bytes(request)) +
+                           " bytes",
+                       "at most " + std::to_string(most_bytes) + " bytes, in its longest tokens", model, param);
+    std::vector<int> chat_stops;
+    if (chat) {
+        if (model.chat.kind == ChatTemplate::None)
+            throw ApiError(400, "invalid_request_error", "no_chat_template",
+                           model.name + " has no chat template (" + model.chat.reason +
+                               "): use /v1/completions, or start medusa serve with --chat-template " +
+                               chat_template_names("|"));
+        const Conversation conv = serve::conversation_of(request.messages, default_system_prompt(model.chat.kind));
+        job->prompt = encode_chat(render_chat(model.chat.kind, conv), model.tokenizer);
+        chat_stops = chat_stop_tokens(model.chat.kind, model.tokenizer);
+        job->stop_strings = chat_stop_strings(model.chat.kind);
+    } else {
+        job->prompt = model.tokenizer.encode(request.prompt, true);
+    }
+    job->stop_tokens = model_stop_tokens(model.file, model.tokenizer, chat_stops);
+    job->stop_strings.insert(job->stop_strings.end(), request.stop.begin(), request.stop.end());
+    if (job->prompt.empty())
+        throw serve::invalid_request("invalid_value", "the " + param + " is empty (this tokenizer adds no BOS)", param);
+    if (int(job->prompt.size()) > model.engine.context)
+        throw too_long("the " + param + " " + (chat ? "make " : "has ") + std::to_string(job->prompt.size()) + " tokens",
+                       "", model, param);
+    return job;
+}
+
+void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueue& queue, bool log) {
+    auto fail = [&](const ApiError& e) { job.send(JobEvent::failed(e)); };
+    if (job.cancelled()) {  // its client went away while it waited, or the server is stopping
+        if (const auto why = queue.closed_because()) fail(*why);
+        return;
+    }
+    SpeculativeDecoder decoder(*model.engine.runner, *model.drafting.drafter, decode_options(job.spec, job.stop_tokens));
+    serve::ReplyText text(job.stop_strings);
+    int prev = job.prompt.back();
+    auto on_step = [&](const StepTrace& step) {
+        std::string piece;
+        for (int token : step.emitted) {
+            piece += text.feed(model.tokenizer.piece_text(prev, token));
+            prev = token;
+        }
+        if (!piece.empty()) job.send(JobEvent::piece(std::move(piece)));
+        return !text.stopped() && !job.cancelled();
+    };
+    GenerationStats stats;
+    try {
+        stats = decoder.generate(job.prompt, on_step);
+    } catch (const NonFiniteLogits& e) {
+        // The logits are the target's, or a draft model's when one drafts.
+        const std::string whose = model.drafting.draft ? model.file.path + " or " + model.drafting.draft->path : model.file.path;
+        fail(ApiError(500, "server_error", "non_finite_logits", whose + ": " + e.what()));
+        if (log) std::fprintf(stderr, "medusa serve: request %d: %s\n", job.id, terminal_safe(whose + ": " + e.what()).c_str());
+        return;
+    } catch (const std::exception& e) {  // the device lost, out of memory: this request fails, the server stays
+        fail(ApiError(500, "server_error", "decoding_failed", e.what()));
+        if (log) std::fprintf(stderr, "medusa serve: request %d: error: %s\n", job.id, terminal_safe(e.what()).c_str());
+        return;
+    }
+    const auto closed = queue.closed_because();
+    if (log)
+        std::fprintf(stderr, "medusa serve: request %d: %s%s\n", job.id,
+                     statistics_line(job.spec, model.drafting, decoder.rule().kind(), model.engine, stats).c_str(),
+                     !job.cancelled() ? "" : closed ? ", the server is stopping" : ", the client went away");
+    if (job.cancelled()) {
+        if (closed) fail(*closed);
+        return;  // else nobody is listening
+    }
+    if (std::string rest = text.finish(); !rest.empty()) job.send(JobEvent::piece(std::move(rest)));
+    const bool stopped = text.stopped() || stats.stop_reason == StopReason::StopToken;
+    job.send(JobEvent::done(stopped ? serve::FinishReason::Stop : serve::FinishReason::Length,
+                            {stats, model.drafting.summary, accept_rule_name(decoder.rule().kind())}));
+}
+
+}  // namespace medusa::cli

@@ -1,0 +1,282 @@
+// `medusa serve` as a client sees it: a real server process on the shared story model (and on the
+// tiny ChatML GGUF), every endpoint and every error through cpp-httplib's client, temperature 0
+// giving exactly `medusa generate`'s text (plainly, with a drafter, through a chat template), a
+// full queue, a client leaving mid-stream, and SIGTERM during a stream.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "cli_runner.h"
+#include "serve_process.h"
+#include "test_paths.h"
+#include "tiny_gguf.h"
+
+using medusa::test::model_path;
+using medusa::test::run_medusa;
+using medusa::test::ServeProcess;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kStory = "Once upon a time";
+
+std::vector<std::string> story_model() {
+    return {"-m", model_path("stories260K.bin"), "--tokenizer", model_path("tok512.model")};
+}
+
+std::string story_flags() {
+    return "-m " + model_path("stories260K.bin") + " --tokenizer " + model_path("tok512.model");
+}
+
+httplib::Result post(const ServeProcess& s, const std::string& path, const json& body, const std::string& key = "") {
+    httplib::Headers h;
+    if (!key.empty()) h.emplace("Authorization", "Bearer " + key);
+    return s.client().Post(path.c_str(), h, body.dump(), "application/json");
+}
+
+// What `medusa generate` prints after the prompt it echoes (its trailing newline dropped).
+std::string generated(const std::string& args, const std::string& echoed) {
+    const auto r = run_medusa("generate " + args + " 2>/dev/null");
+    REQUIRE(r.exit_code == 0);
+    REQUIRE(r.out.rfind(echoed, 0) == 0);
+    REQUIRE(r.out.back() == '\n');
+    return r.out.substr(echoed.size(), r.out.size() - echoed.size() - 1);
+}
+
+// The "data: " payloads of a stream, in order.
+std::vector<std::string> events(const std::string& stream) {
+    std::vector<std::string> out;
+    const std::regex data("data: (.*)\n\n");
+    for (std::sregex_iterator it(stream.begin(), stream.end(), data), end; it != end; ++it) out.push_back((*it)[1]);
+    return out;
+}
+
+// Waits until no request runs or waits (the decoding thread frees a slot just after its log line).
+bool idle(const ServeProcess& s) {
+    for (int i = 0; i < 250; ++i) {
+        const auto h = s.client().Get("/health");
+        if (h && json::parse(h->body)["running"] == 0 && json::parse(h->body)["waiting"] == 0) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+void check_error(const httplib::Result& r, int status, const std::string& code) {
+    REQUIRE(r);
+    CHECK(r->status == status);
+    CHECK(r->get_header_value("Content-Type") == "application/json");
+    const json e = json::parse(r->body);
+    CHECK(e["error"]["code"] == code);
+    CHECK(!e["error"]["message"].get<std::string>().empty());
+    CHECK(e["error"]["type"].is_string());
+}
+
+}  // namespace
+
+TEST_CASE("medusa serve answers every endpoint as OpenAI's API does, with generate's text at temperature 0", "[serve]") {
+    std::vector<std::string> args = story_model();
+    args.insert(args.end(), {"--temp", "0", "--api-key", "sesame"});
+    ServeProcess serve(args);
+    CHECK_THAT(serve.err(), Catch::Contains("medusa serve: listening on http://127.0.0.1:"));
+
+    const auto health = serve.client().Get("/health");  // no key needed
+    REQUIRE(health);
+    CHECK(json::parse(health->body) == json{{"status", "ok"}, {"model", "stories260K.bin"}, {"running", 0}, {"waiting", 0}, {"slots", 8}});
+
+    check_error(serve.client().Get("/v1/models"), 401, "invalid_api_key");
+    check_error(serve.client().Get("/v1/models", {{"Authorization", "Bearer sesamE"}}), 401, "invalid_api_key");
+    check_error(post(serve, "/v1/completions", {{"prompt", kStory}}), 401, "invalid_api_key");
+    const auto models = serve.client().Get("/v1/models", {{"Authorization", "Bearer sesame"}});
+    REQUIRE(models);
+    CHECK(json::parse(models->body)["data"][0]["id"] == "stories260K.bin");
+
+    const std::string expected = generated(story_flags() + " -p '" + kStory + "' -n 40 --temp 0", kStory);
+    const auto tokens = run_medusa("tokenize " + story_flags() + " -p '" + kStory + "' --bos");
+    const size_t prompt_tokens = json::parse(tokens.out).size();
+    const auto whole = post(serve, "/v1/completions", {{"model", "any"}, {"prompt", kStory}, {"max_tokens", 40}}, "sesame");
+    REQUIRE(whole);
+    REQUIRE(whole->status == 200);
+    const json reply = json::parse(whole->body);
+    CHECK(reply["object"] == "text_completion");
+    CHECK(reply["model"] == "stories260K.bin");
+    CHECK(reply["choices"][0]["text"] == expected);
+    CHECK(reply["choices"][0]["finish_reason"] == "length");
+    CHECK(reply["usage"] == json{{"prompt_tokens", prompt_tokens}, {"completion_tokens", 40}, {"total_tokens", prompt_tokens + 40}});
+    CHECK(reply["speculative"]["drafter"] == "plain decoding");
+    CHECK(reply["speculative"]["steps"] == 40);
+    CHECK(reply["speculative"]["tokens_per_second"].get<double>() > 0);
+
+    const auto streamed = post(serve, "/v1/completions", {{"prompt", kStory}, {"max_tokens", 40}, {"stream", true}}, "sesame");
+    REQUIRE(streamed);
+    CHECK(streamed->get_header_value("Content-Type") == "text/event-stream");
+    const std::vector<std::string> chunks = events(streamed->body);
+    REQUIRE(chunks.size() >= 3);
+    CHECK(chunks.back() == "[DONE]");
+    std::string text;
+    for (size_t i = 0; i + 1 < chunks.size(); ++i) text += json::parse(chunks[i])["choices"][0]["text"].get<std::string>();
+    CHECK(text == expected);
+    const json last = json::parse(chunks[chunks.size() - 2]);
+    CHECK(last["choices"][0]["finish_reason"] == "length");
+    CHECK(last["usage"]["completion_tokens"] == 40);
+
+    // Every error is OpenAI's JSON, and the server stays up.
+    auto raw = [&](const std::string& body) {
+        return serve.client().Post("/v1/completions", {{"Authorization", "Bearer sesame"}}, body, "application/json");
+    };
+    check_error(raw("{\"prompt\": "), 400, "invalid_json");
+    check_error(raw(""), 400, "invalid_json");
+    check_error(raw("{\"prompt\": \"x\", \"temperature\": \"hot\"}"), 400, "invalid_type");
+    check_error(raw("{\"max_tokens\": 3}"), 400, "missing_field");
+    check_error(post(serve, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, "sesame"), 400,
+                "no_chat_template");
+    check_error(serve.client().Get("/v1/nothing"), 404, "not_found");
+    check_error(serve.client().Delete("/v1/models"), 404, "not_found");
+    check_error(raw("{\"prompt\": \"" + std::string((size_t(1) << 20) + 1, 'a') + "\"}"), 413, "request_too_large");
+    // Past the context in tokens (a token a word), and in bytes before any tokenizing.
+    std::string many_tokens, many_bytes;
+    for (int i = 0; i < 600; ++i) many_tokens += " a", many_bytes += " and then";
+    const auto too_many = raw(json{{"prompt", many_tokens}}.dump());
+    check_error(too_many, 400, "context_length_exceeded");
+    CHECK_THAT(json::parse(too_many->body)["error"]["message"].get<std::string>(),
+               Catch::Matches("the prompt has 60[0-9] tokens: more than the context of 512 tokens holds"));
+    const auto too_long = raw(json{{"prompt", many_bytes}}.dump());
+    check_error(too_long, 400, "context_length_exceeded");
+    CHECK_THAT(json::parse(too_long->body)["error"]["message"].get<std::string>(),
+               Catch::StartsWith("the prompt is 5400 bytes: more than the context of 512 tokens holds"));
+    CHECK(serve.client().Get("/health")->status == 200);
+
+    CHECK(serve.stop(SIGTERM) == 0);
+    CHECK_THAT(serve.err(), Catch::EndsWith("medusa serve: stopped\n"));
+}
+
+TEST_CASE("medusa serve decodes as generate does with a drafter and through a chat template", "[serve]") {
+    std::vector<std::string> args = story_model();
+    args.insert(args.end(), {"--temp", "0", "--ngram", "4", "--chat-template", "chatml"});
+    ServeProcess serve(args);
+    const std::string flags = story_flags() + " --temp 0 --ngram 4";
+    const auto r = post(serve, "/v1/completions", {{"prompt", kStory}, {"max_tokens", 120}});
+    REQUIRE(r);
+    const json reply = json::parse(r->body);
+    CHECK(reply["choices"][0]["text"] == generated(flags + " -p '" + kStory + "' -n 120", kStory));
+    CHECK_THAT(reply["speculative"]["drafter"].get<std::string>(), Catch::StartsWith("n-gram"));
+    CHECK(reply["speculative"]["drafted_tokens"].get<long>() >= reply["speculative"]["accepted_tokens"].get<long>());
+
+    const auto chat = post(serve, "/v1/chat/completions",
+                           {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 60}});
+    REQUIRE(chat);
+    REQUIRE(chat->status == 200);
+    const json c = json::parse(chat->body);
+    CHECK(c["object"] == "chat.completion");
+    CHECK(c["choices"][0]["message"]["role"] == "assistant");
+    const auto g = run_medusa("generate " + flags + " --chat-template chatml -p 'Tell me a story' -n 60 2>/dev/null");
+    const std::string asks = "<|im_start|>assistant\n";
+    REQUIRE(g.out.find(asks) != std::string::npos);
+    const std::string reply_text = c["choices"][0]["message"]["content"];
+    CHECK(reply_text.size() > 20);
+    CHECK(g.out.substr(g.out.rfind(asks) + asks.size()) == reply_text + "\n");
+    CHECK(serve.stop(SIGINT) == 0);
+}
+
+TEST_CASE("medusa serve takes the chat template a GGUF carries", "[serve]") {
+    const std::string chatml = medusa::test::kChatmlTemplate;
+    const fs::path model = medusa::test::write_tiny_gguf("serve", &chatml);
+    ServeProcess serve({"-m", model.string(), "--temp", "0"});
+    CHECK_THAT(serve.err(), Catch::Contains("chatml"));
+    const auto r = post(serve, "/v1/chat/completions",
+                        {{"messages", {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "hi"}}}},
+                         {"max_tokens", 8}});
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    // generate --chat renders the same conversation: its prompt's token count is what usage says.
+    const auto g = run_medusa("generate -m " + model.string() + " --chat --system 'Be brief.' -p hi -n 8 --temp 0");
+    std::smatch m;
+    REQUIRE(std::regex_search(g.err, m, std::regex("([0-9]+) prompt tokens in")));
+    const json reply = json::parse(r->body);
+    CHECK(reply["usage"]["prompt_tokens"] == std::stoi(m[1]));
+    CHECK(g.out.substr(g.out.rfind("<|im_start|>assistant\n") + 22) == reply["choices"][0]["message"]["content"].get<std::string>() + "\n");
+    check_error(post(serve, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}}}}}),
+                400, "invalid_value");
+    CHECK(serve.stop() == 0);
+    fs::remove(model);
+}
+
+TEST_CASE("a full queue gets 503, a client leaving mid-stream stops its generation, SIGTERM ends a running one", "[serve]") {
+    // The tiny model never emits EOS: a generation runs until max_tokens (16000: seconds) unless stopped.
+    const fs::path model = medusa::test::write_tiny_gguf("serve-queue", nullptr);
+    ServeProcess serve({"-m", model.string(), "--temp", "0", "--parallel", "1", "--ctx-size", "16384"});
+    const json long_stream = {{"prompt", "a"}, {"max_tokens", 16000}, {"stream", true}};
+
+    // Reads a long stream in a thread: `started` once text arrives, then leaves (or reads on) when told.
+    struct Reader {
+        std::mutex m;
+        std::condition_variable cv;
+        bool started = false, leave = false;
+        std::string received;
+        std::thread thread;
+        Reader(const ServeProcess& s, const json& body, bool read_to_end) {
+            thread = std::thread([this, &s, body, read_to_end] {
+                httplib::Request req;
+                req.method = "POST";
+                req.path = "/v1/completions";
+                req.body = body.dump();
+                req.set_header("Content-Type", "application/json");
+                req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+                    std::unique_lock lock(m);
+                    received.append(data, n);
+                    started = true;
+                    cv.notify_all();
+                    if (read_to_end) return true;
+                    cv.wait(lock, [&] { return leave; });
+                    return false;  // closes the connection
+                };
+                s.client().send(req);
+            });
+        }
+        void wait_started() {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return started; });
+        }
+        std::string finish() {
+            {
+                std::lock_guard lock(m);
+                leave = true;
+            }
+            cv.notify_all();
+            thread.join();
+            return received;
+        }
+    };
+
+    {
+        Reader leaving(serve, long_stream, false);
+        leaving.wait_started();
+        CHECK(json::parse(serve.client().Get("/health")->body)["running"] == 1);
+        check_error(post(serve, "/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}}), 503, "server_busy");
+        leaving.finish();
+    }
+    REQUIRE(serve.wait_for_err("the client went away"));
+    std::smatch m;
+    const std::string err = serve.err();
+    REQUIRE(std::regex_search(err, m, std::regex("([0-9]+) new tokens in [0-9]+ steps .*stop: cancelled.*, the client went away")));
+    CHECK(std::stoi(m[1]) < 16000);
+    REQUIRE(idle(serve));
+    const auto after = post(serve, "/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}});  // the slot is free again
+    REQUIRE(after);
+    CHECK(after->status == 200);
+
+    Reader running(serve, long_stream, true);
+    running.wait_started();
+    CHECK(serve.stop(SIGTERM) == 0);
+    const std::vector<std::string> chunks = events(running.finish());
+    REQUIRE(!chunks.empty());
+    CHECK(json::parse(chunks.back())["error"]["code"] == "shutting_down");
+    CHECK_THAT(serve.err(), Catch::Contains("the server is stopping"));
+    fs::remove(model);
+}
