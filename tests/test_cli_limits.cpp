@@ -9,6 +9,7 @@
 
 #include "cli_runner.h"
 #include "cli_rusage.h"
+#include "scoped_env.h"
 #include "temp_dir.h"
 #include "test_paths.h"
 
@@ -31,19 +32,13 @@ std::string with_context(const std::string& dir, int32_t positions) {
     return path;
 }
 
-struct ScopedEnv {
-    const char* name;
-    ScopedEnv(const char* n, const std::string& v) : name(n) { setenv(n, v.c_str(), 1); }
-    ~ScopedEnv() { unsetenv(name); }
-};
-
 const std::string kTok = model_path("tok512.model");
 
 }  // namespace
 
 TEST_CASE("device limits: bench of synthetic llama-7b q4_0 is refused with the numbers", "[cli-limits]") {
     // A 2 GiB heap, as lavapipe's: a GPU with room for 7B would otherwise load it.
-    ScopedEnv cap("MEDUSA_HEAP_LIMIT", std::to_string(2ull << 30));
+    medusa::test::ScopedEnv cap("MEDUSA_HEAP_LIMIT", std::to_string(2ull << 30).c_str());
     const auto r = run_medusa_limited({"bench", "--synthetic", "llama-7b", "--dtype", "q4_0", "--validate", "--no-cpu",
                                        "--runs", "1", "--tokens", "1"},
                                       300);
@@ -55,7 +50,7 @@ TEST_CASE("device limits: bench of synthetic llama-7b q4_0 is refused with the n
 }
 
 TEST_CASE("device limits: a binding limit names the buffer, via the environment", "[cli-limits]") {
-    ScopedEnv cap("MEDUSA_BUFFER_RANGE_LIMIT", "65536");
+    medusa::test::ScopedEnv cap("MEDUSA_BUFFER_RANGE_LIMIT", "65536");
     const auto r = run_medusa("generate -m " + model_path("stories260K.bin") + " --tokenizer " + kTok +
                               " -p 'Once upon a time' -n 4 --temp 0 --validate");
     INFO(r.err);

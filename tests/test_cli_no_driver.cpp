@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cli_runner.h"
+#include "scoped_env.h"
 #include "temp_dir.h"
 #include "test_paths.h"
 
@@ -18,14 +19,8 @@ namespace {
 
 // The child processes see no driver; this process keeps the one it already has.
 struct NoDriverEnvironment {
-    NoDriverEnvironment() {
-        setenv("VK_ICD_FILENAMES", "/nonexistent/medusa-no-driver.json", 1);
-        setenv("VK_DRIVER_FILES", "/nonexistent/medusa-no-driver.json", 1);
-    }
-    ~NoDriverEnvironment() {
-        unsetenv("VK_ICD_FILENAMES");
-        unsetenv("VK_DRIVER_FILES");
-    }
+    medusa::test::ScopedEnv icd{"VK_ICD_FILENAMES", "/nonexistent/medusa-no-driver.json"};
+    medusa::test::ScopedEnv drivers{"VK_DRIVER_FILES", "/nonexistent/medusa-no-driver.json"};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "cache_env.h"
 #include "captured_warnings.h"
+#include "scoped_env.h"
 #include "cli_runner.h"
 #include "greedy_reference.h"
 #include "gpu_fixture.h"
@@ -80,6 +81,15 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
         {"{\"texel\": true, \"workgroup\": 64, \"rows\": 0}", "rows 0 is not from 1 to 4"},
         {"{\"texel\": true, \"workgroup\": 64, \"rows\": 8}", "rows 8 is not from 1 to 4"},
         {"{\"texel\": true, \"workgroup\": 64, \"rows\": \"2\"}", "rows \"2\" is not a count"},
+        // The tiled kernel's shape and threshold.
+        {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"65x32\", \"tiled_from\": 16}",
+         "tile \"65x32\" is not one of 32x32, 64x32"},
+        {"{\"texel\": true, \"workgroup\": 64, \"tile\": 64}", "tile 64 is not one of"},
+        {"{\"texel\": true, \"workgroup\": 64, \"tiled_from\": \"16\"}", "tiled_from \"16\" is not a count"},
+        {"{\"texel\": true, \"workgroup\": 64, \"tiled_from\": 200}", "tiled_from 200 is more than a block's 128 tokens"},
+        // 27,904 bytes of shared memory where Vulkan guarantees 16,384.
+        {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"128x64\", \"tiled_from\": 16}",
+         "tile 128x64 needs 27904 bytes of shared memory, more than the device's 16384"},
     };
     for (const auto& [entry, why] : cases) {
         CAPTURE(entry);
@@ -99,6 +109,61 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
     CHECK(load_tuned_matmul(path.string(), "dev", "m", {64, 1024}) == MatmulConfig{true, 64, 2});
     CHECK_FALSE(load_tuned_matmul(path.string(), "dev", "m", {128, 1024}));
     CHECK(warnings.lines.size() == 1);
+}
+
+TEST_CASE("a tuned tiling is kept and read back, and an entry from before tiling takes the untuned one",
+          "[kernel-tuning][tiled]") {
+    test::TempDir dir("medusa-kernel-tuning-tiles");
+    const std::string path = (dir.path / "kernel-tuning.json").string();
+    const MatmulConfig tiled{false, 64, 2, 24, MatmulTile{32, 32, 2, 4}};
+    save_tuned_matmul(path, "dev", "m", tiled, 32, {});
+    CHECK(load_tuned_matmul(path, "dev", "m", kWave32) == tiled);
+    const auto saved = nlohmann::json::parse(test::slurp(path))["dev"]["m"];
+    CHECK(saved["tile"] == "32x32");
+    CHECK(saved["tiled_from"] == 24);
+    const MatmulConfig untiled{false, 64, 1, 0, MatmulTile{}};
+    save_tuned_matmul(path, "dev", "m", untiled, 32, {});
+    CHECK(load_tuned_matmul(path, "dev", "m", kWave32, tiled) == untiled);  // "never" is kept as such
+    write_text(path, "{\"dev\": {\"m\": {\"texel\": true, \"workgroup\": 64}}}");
+    const std::optional<MatmulConfig> old = load_tuned_matmul(path, "dev", "m", kWave32, tiled);
+    REQUIRE(old);
+    const MatmulConfig got = *old;
+    CHECK(got.tiled_from == 24);
+    CHECK(got.tile == tiled.tile);
+    CHECK(got.workgroup == 64);
+}
+
+TEST_CASE("MEDUSA_TILED_MATMUL sets the tiling, and a value it cannot read is one error naming it",
+          "[kernel-tuning][tiled]") {
+    MatmulConfig c{true, 64, 1, 16, MatmulTile{}};
+    {
+        test::ScopedEnv unset("MEDUSA_TILED_MATMUL", nullptr);
+        CHECK_FALSE(tiling_from_environment(c));
+        CHECK(c.tiled_from == 16);
+    }
+    {
+        test::ScopedEnv off("MEDUSA_TILED_MATMUL", "off");
+        CHECK(tiling_from_environment(c));
+        CHECK(c.tiled_from == 0);
+    }
+    {
+        test::ScopedEnv from("MEDUSA_TILED_MATMUL", "9:128x64");
+        CHECK(tiling_from_environment(c));
+        CHECK(c.tiled_from == 9);
+        CHECK(c.tile == MatmulTile{128, 64, 8, 8});
+    }
+    {
+        test::ScopedEnv from("MEDUSA_TILED_MATMUL", "32");
+        CHECK(tiling_from_environment(c));
+        CHECK(c.tiled_from == 32);
+        CHECK(c.tile == MatmulTile{128, 64, 8, 8});  // the shape it had
+    }
+    for (const char* bad : {"0", "129", "-4", "16x", "16:64x33", "on", ":64x32", "16:"}) {
+        CAPTURE(bad);
+        test::ScopedEnv env("MEDUSA_TILED_MATMUL", bad);
+        CHECK_THROWS_WITH(tiling_from_environment(c), Catch::Contains(std::string("MEDUSA_TILED_MATMUL='") + bad + "'") &&
+                                                          Catch::Contains("64x32"));
+    }
 }
 
 TEST_CASE("the tuner's candidates fit the device and include the default", "[kernel-tuning]") {

@@ -16,6 +16,7 @@
 #include "llm/matmul_recorder.h"
 #include "model/block_format.h"
 #include "model/dequantize.h"
+#include "matmul_cases.h"
 
 using namespace medusa;
 using namespace medusa::kernels;
@@ -24,74 +25,12 @@ using medusa::test::max_abs_diff;
 using medusa::test::random_floats;
 using medusa::test::buffer_with;
 using medusa::test::read;
-
-namespace {
-
-// A weight tensor of random values stored in `type`, with its bytes kept in `storage`.
-Tensor random_tensor(DType type, int rows, int cols, uint32_t seed, std::vector<uint8_t>& storage, int group = 4) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> byte(0, 255);
-    const int64_t n = int64_t(rows) * cols;
-    Tensor t;
-    t.name = "random";
-    t.type = type;
-    t.shape = {rows, cols};
-    auto f = random_floats(size_t(n), seed, 0.5f);
-    switch (type) {
-        case DType::F32:
-            storage.resize(n * 4);
-            std::memcpy(storage.data(), f.data(), n * 4);
-            break;
-        case DType::F16:
-            storage.resize(n * 2);
-            for (int64_t i = 0; i < n; ++i) {
-                uint16_t h = float_to_half(f[i]);
-                std::memcpy(&storage[i * 2], &h, 2);
-            }
-            break;
-        case DType::Q8_G: {
-            t.group_size = group;
-            storage.resize(size_t(n) + size_t(n / group) * 4);
-            for (int64_t i = 0; i < n; ++i) storage[i] = uint8_t(byte(rng));
-            for (int64_t g = 0; g < n / group; ++g) {
-                float s = 0.004f * float(1 + g % 5);
-                std::memcpy(&storage[n + g * 4], &s, 4);
-            }
-            break;
-        }
-        default: {  // a GGUF block type: random bits, with sane f16 scales
-            const BlockFormat* f = gguf_format(type);
-            REQUIRE(f);
-            t.group_size = f->values;
-            storage.resize(size_t(n / f->values) * f->bytes);
-            for (auto& b : storage) b = uint8_t(byte(rng));
-            for (int64_t b = 0; b < n / f->values; ++b)
-                for (int off : f->half_offsets) {
-                    uint16_t d = float_to_half((0.01f + 0.001f * float(b % 7)) * (f->values == 256 ? 0.1f : 1.0f));
-                    std::memcpy(&storage[b * f->bytes + off], &d, 2);
-                }
-        }
-    }
-    t.data = storage.data();
-    t.nbytes = storage.size();
-    return t;
-}
-
-}  // namespace
+using medusa::test::random_tensor;
 
 TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[kernels]") {
     test::ValidationGuard guard;
     auto& ctx = gpu_context();
-    struct Case {
-        DType type;
-        MatrixVariant variant;
-        float tol;
-        int block;  // a row's length is a multiple of this
-    };
-    std::vector<Case> cases = {{DType::F32, MatrixVariant::F32, 1e-4f, 1}, {DType::F16, MatrixVariant::F16, 1e-4f, 1},
-                               {DType::BF16, MatrixVariant::BF16, 1e-4f, 1}, {DType::Q8_G, MatrixVariant::Q8, 1e-4f, 4}};
-    for (const BlockFormat& f : gguf_formats())
-        if (f.values > 1) cases.push_back({f.type, block_layout(f.type)->variant, 1e-4f, f.values});
+    const std::vector<test::WeightTypeCase> cases = test::weight_type_cases();
     REQUIRE(cases.size() == 16);
     // Both row layouts run on any device, each through storage loads and texel views; the
     // workgroup sizes the tuner tries take turns over the cases.
@@ -104,7 +43,7 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
     // Not a multiple of 4 (nor, with SwiGLU's halves, of 2): a subgroup's last group of rows is partial.
     const int rows = 42;
     size_t pipeline_index = 0;
-    for (const Case& c : cases) {
+    for (const test::WeightTypeCase& c : cases) {
         // 1 token, a partial tile, and a whole tile followed by a partial one.
         for (int T : {1, 3, 13})
         for (bool lane_per_row : {false, true})
@@ -148,24 +87,8 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
             CHECK(recorder.texel_dispatches() - texel_before == (texel ? 1u : 0u));
             seq.run();
             auto got = read(*yb, y0.size());
-
-            auto wf = dequantize(w);
-            std::vector<float> want = y0, xn(cols), acc(rows);
-            for (int t = 0; t < T; ++t) {
-                const float* xt = &x[size_t(t) * x_stride];
-                if (flags & kMatmulNorm) rmsnorm(xn.data(), xt, gain.data(), cols, 1e-5f);
-                else std::copy(xt, xt + cols, xn.begin());
-                matvec(acc.data(), xn.data(), wf.data(), cols, rows);
-                for (int o = 0; o < out_rows; ++o) {
-                    float v = acc[o];
-                    if (flags & kMatmulSwiglu) v = v / (1 + std::exp(-v)) * acc[o + out_rows];
-                    float& dst = want[size_t(t) * out_rows + o];
-                    dst = (flags & kMatmulAccum) ? dst + v : v;
-                }
-            }
-            float scale = 0;
-            for (float v : want) scale = std::max(scale, std::abs(v));
-            CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= c.tol * std::max(1.0f, scale) * 10);
+            const auto want = test::reference_matmul(w, x, x_stride, gain, y0, flags, T, out_rows);
+            CHECK(max_abs_diff(got.data(), want.data(), want.size()) <= test::matmul_tolerance(want));
         }
         }
     }

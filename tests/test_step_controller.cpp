@@ -8,6 +8,7 @@
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
+#include "cache_env.h"
 #include "decoding/cost_measurement.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
@@ -186,7 +187,7 @@ TEST_CASE("a cost model round-trips through its JSON and a malformed one is name
 
 TEST_CASE("a missing cost model entry is measured and kept", "[controller]") {
     const medusa::test::TempDir dir("cost-cache");
-    ::setenv("MEDUSA_CACHE", dir.path.c_str(), 1);
+    const medusa::test::ScopedCacheDir cache(dir.path.string());
     const ModelFile file = load_model(model_path("stories260K.bin"));
     CpuReferenceModel cpu(file);
     CpuTreeRunner runner(cpu);
@@ -200,5 +201,4 @@ TEST_CASE("a missing cost model entry is measured and kept", "[controller]") {
     CHECK(cached.verify.at(8) == measured.verify.at(8));
     CHECK(drafter_cost_ms(target, "test", [] { return 1.25; }) == 1.25);
     CHECK(drafter_cost_ms(target, "test", [] { return 9.0; }) == 1.25);  // kept from the first call
-    ::unsetenv("MEDUSA_CACHE");
 }

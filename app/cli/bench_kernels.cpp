@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "context_size.h"
 #include "llm/gpu_model.h"
+#include "llm/kernel_params.h"
 #include "llm/kernel_tuning.h"
 #include "model/atomic_file.h"
 #include "session.h"
@@ -53,6 +55,49 @@ void time_round(GpuModel& model, ConfigTiming& t, int tokens, int block) {
     t.block_ms = std::min(t.block_ms, ms_since(t0));
 }
 
+// The tiled kernel's round: forward passes over blocks of more tokens than the untiled kernel's
+// tile, for the kept configuration untiled (tile: none) and with each tile shape the device runs.
+struct TileTiming {
+    std::optional<MatmulTile> tile;
+    std::vector<double> block_ms;  // per block size, best of the runs
+    std::string name() const { return tile ? tile->name() : "untiled"; }
+};
+
+std::vector<int> tile_block_sizes(int max_block) {
+    std::vector<int> sizes;
+    for (int n : {12, 16, 32, 64})
+        if (n < max_block) sizes.push_back(n);
+    if (max_block > int(kernels::kMatmulTile)) sizes.push_back(max_block);
+    return sizes;
+}
+
+void time_tile_round(GpuModel& model, MatmulConfig config, TileTiming& t, const std::vector<int>& sizes) {
+    config.tiled_from = t.tile ? 1 : 0;
+    if (t.tile) config.tile = *t.tile;
+    model.set_matmul_config(config);
+    t.block_ms.resize(sizes.size(), 1e30);
+    const int vocab = model.config().vocab_size;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        model.forward(TokenBlock::causal(1, block_tokens(sizes[i], vocab)));  // builds and records: not timed
+        const auto t0 = Clock::now();
+        model.forward(TokenBlock::causal(1, block_tokens(sizes[i], vocab)));
+        t.block_ms[i] = std::min(t.block_ms[i], ms_since(t0));
+    }
+}
+
+// The tiling kept: the shape fastest on the largest block, from the smallest block size at which
+// it beats the untiled kernel (rows.front()) at that size and every larger one (none: it never does).
+void choose_tiling(const std::vector<TileTiming>& rows, const std::vector<int>& sizes, MatmulConfig& config) {
+    const size_t last = sizes.size() - 1;
+    const auto best = std::min_element(rows.begin() + 1, rows.end(), [&](const TileTiming& a, const TileTiming& b) {
+        return a.block_ms[last] < b.block_ms[last];
+    });
+    config.tile = *best->tile;
+    config.tiled_from = 0;
+    for (size_t i = sizes.size(); i-- > 0 && best->block_ms[i] < rows.front().block_ms[i];)
+        config.tiled_from = uint32_t(sizes[i]);
+}
+
 }  // namespace
 
 int run_kernel_tuning(const Args& args) {
@@ -61,7 +106,12 @@ int run_kernel_tuning(const Args& args) {
     const bool big = file.config.dim >= 1024;
     const int tokens = std::max(1, args.integer("--tokens", big ? 3 : 32));
     const int runs = std::max(1, args.integer("--runs", big ? 2 : 5));
-    const int block = std::clamp(args.integer("--max-block", 8), 1, TokenBlock::kMaxTokens);
+    // Blocks above the untiled kernel's 8 tokens time the tiled kernel: up to 64 by default on
+    // GPUs, none on CPU drivers (where it is off untuned, and a round of 1B-sized blocks takes
+    // minutes) unless --max-block asks.
+    const bool cpu_driver = kernels::prefers_cpu_layouts(*gpu);
+    const int max_block = std::clamp(args.integer("--max-block", cpu_driver ? 8 : 64), 1, TokenBlock::kMaxTokens);
+    const int block = std::min(max_block, int(kernels::kMatmulTile));
     const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
     GpuModel model(*gpu, file, {.context = context, .matmul = MatmulConfig{}});
     const std::string device_key = tuning_device_key(*gpu), model_key = tuning_model_key(file);
@@ -100,18 +150,52 @@ int run_kernel_tuning(const Args& args) {
     }
     std::printf("untuned default %s: decode %.3f ms/token, so the tuned one is %.2fx as fast\n",
                 untuned->config.name().c_str(), untuned->decode_ms, untuned->decode_ms / best->decode_ms);
+
+    // The tiled kernel: which shape, and from which block size, with the configuration kept above.
+    MatmulConfig kept = best->config;
+    const std::vector<int> sizes = tile_block_sizes(max_block);
+    nlohmann::json tile_table = nlohmann::json::array();
+    if (!sizes.empty()) {
+        std::vector<TileTiming> tiles{{std::nullopt}};
+        for (const MatmulTile& t : tile_candidates(*gpu)) tiles.push_back({t});
+        for (int r = 0; r < runs; ++r)
+            for (TileTiming& t : tiles) {
+                time_tile_round(model, kept, t, sizes);
+                std::fprintf(stderr, "round %d/%d tiles %-8s forward(%d) %9.3f ms\n", r + 1, runs, t.name().c_str(),
+                             sizes.back(), t.block_ms.back());
+            }
+        choose_tiling(tiles, sizes, kept);
+        std::printf("\n%-8s", "tiles");
+        for (int n : sizes) std::printf(" %12s", ("forward(" + std::to_string(n) + ")").c_str());
+        std::printf("  ms\n");
+        for (const TileTiming& t : tiles) {
+            std::printf("%-8s", t.name().c_str());
+            nlohmann::json ms = nlohmann::json::object();
+            for (size_t i = 0; i < sizes.size(); ++i) {
+                std::printf(" %12.3f", t.block_ms[i]);
+                ms[std::to_string(sizes[i])] = t.block_ms[i];
+            }
+            std::printf("%s\n", t.tile == kept.tile && kept.tiled_from ? "  <- kept" : "");
+            tile_table.push_back({{"tile", t.name()}, {"forward_ms", ms}});
+        }
+        if (kept.tiled_from)
+            std::printf("blocks of %u tokens or more run in %s tiles\n", kept.tiled_from, kept.tile.name().c_str());
+        else
+            std::printf("no block size timed runs faster tiled: blocks stay untiled\n");
+    }
     const nlohmann::json details = {{"decode_ms_per_token", best->decode_ms}, {"forward_block_ms", best->block_ms},
                                     {"block_tokens", block}, {"default_decode_ms_per_token", untuned->decode_ms}};
     const std::string path = args.str("--tune-out", kernel_tuning_path());
     if (!path.empty()) {
-        save_tuned_matmul(path, device_key, model_key, best->config, gpu->info().subgroup_size, details);
-        std::printf("kept %s for %s on %s in %s\n", best->config.name().c_str(), model_key.c_str(), device_key.c_str(),
+        save_tuned_matmul(path, device_key, model_key, kept, gpu->info().subgroup_size, details);
+        std::printf("kept %s for %s on %s in %s\n", kept.name().c_str(), model_key.c_str(), device_key.c_str(),
                     path.c_str());
     }
     if (args.has("--json")) {
         nlohmann::json out = {{"model", file.path}, {"model_key", model_key}, {"device", device_key},
                               {"decode_tokens_per_run", tokens}, {"runs", runs}, {"block_tokens", block},
-                              {"configs", table}, {"best", best->config.name()},
+                              {"configs", table}, {"best", best->config.name()}, {"kept", kept.name()},
+                              {"tile_block_tokens", sizes}, {"tiles", tile_table},
                               {"default", untuned->config.name()},
                               {"default_decode_ms_per_token", untuned->decode_ms}};
         write_file_atomically(args.str("--json"), json_text(out));

@@ -38,6 +38,7 @@ DeviceLimits query_device_limits(VkPhysicalDevice physical) {
     l.texel_elements = props.properties.limits.maxTexelBufferElements;
     l.max_workgroup_size = std::min(props.properties.limits.maxComputeWorkGroupSize[0],
                                     props.properties.limits.maxComputeWorkGroupInvocations);
+    l.shared_memory_bytes = props.properties.limits.maxComputeSharedMemorySize;
     l.max_allocation = m3.maxMemoryAllocationSize ? m3.maxMemoryAllocationSize : UINT64_MAX;
     return l;
 }

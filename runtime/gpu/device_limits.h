@@ -20,6 +20,7 @@ struct DeviceLimits {
     // Invocations one workgroup of a 1-D dispatch may have (maxComputeWorkGroupSize[0], at most
     // maxComputeWorkGroupInvocations).
     uint32_t max_workgroup_size = 0;
+    uint32_t shared_memory_bytes = 0;  // maxComputeSharedMemorySize: what one workgroup may share
 };
 
 DeviceLimits query_device_limits(VkPhysicalDevice physical);

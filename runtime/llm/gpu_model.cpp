@@ -49,10 +49,13 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (options_.matmul) {
         matmul = *options_.matmul;
         matmul_source_ = "given";
-    } else if (auto tuned = load_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx),
-                                                tuning_model_key(file), matmul_limits(ctx))) {
-        matmul = *tuned;
-        matmul_source_ = "tuned";
+    } else {
+        if (auto tuned = load_tuned_matmul(kernel_tuning_path(), tuning_device_key(ctx), tuning_model_key(file),
+                                           matmul_limits(ctx), matmul)) {
+            matmul = *tuned;
+            matmul_source_ = "tuned";
+        }
+        if (tiling_from_environment(matmul)) matmul_source_ += ", tiling from MEDUSA_TILED_MATMUL";
     }
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps, matmul);
     layer_recorder_ = std::make_unique<DecoderLayerRecorder>(

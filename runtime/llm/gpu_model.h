@@ -33,7 +33,8 @@ struct GpuModelOptions {
     int context = 0;
     KernelLayouts layouts = KernelLayouts::Auto;
     // The matrix kernels' configuration; unset: the entry kernel_tuning_path() holds for this
-    // device and model (`bench --tune-kernels`), else default_matmul_config.
+    // device and model (`bench --tune-kernels`), else default_matmul_config, either tiling as
+    // MEDUSA_TILED_MATMUL says where it is set (tiling_from_environment).
     std::optional<MatmulConfig> matmul;
 };
 

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "llm/kernel_params.h"
+#include "llm/token_block.h"
 #include "model/atomic_file.h"
 #include "model/json_file.h"
 #include "model/runtime_warning.h"
@@ -31,13 +32,16 @@ std::string tuning_model_key(const ModelFile& file) {
 
 std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx, bool cpu_layouts) {
     const MatmulLimits limits = matmul_limits(ctx);
+    const MatmulConfig def = default_matmul_config(ctx, cpu_layouts);
     // Rows per subgroup matter only to the subgroup layout (GPUs).
     const std::vector<uint32_t> rows = cpu_layouts ? std::vector<uint32_t>{1} : std::vector<uint32_t>{1, 2, 4};
     std::vector<MatmulConfig> out;
     for (bool texel : {false, true})
         for (uint32_t wg : {32u, 64u, 128u, 256u})
             for (uint32_t r : rows)
-                if (const MatmulConfig c{texel, wg, r}; matmul_config_problem(c, limits).empty()) out.push_back(c);
+                if (const MatmulConfig c{texel, wg, r, def.tiled_from, def.tile};
+                    matmul_config_problem(c, limits).empty())
+                    out.push_back(c);
     return out;
 }
 
@@ -48,11 +52,48 @@ MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
     // One row per subgroup: on an H100 at TinyLlama-1.1B shapes (q4_0) two rows decoded 2.5% slower
     // and four 45% slower (docs/gpu-h100.md); the tuner tries them per model and device.
     c.rows = 1;
+    // From 16 tokens the untiled kernel reads every weight twice or more; below, a tile would
+    // leave most of its tokens empty. The tuner moves the threshold per model and device. CPU
+    // drivers (whatever layouts they are given) tile nothing unless tuned to.
+    c.tiled_from = kernels::prefers_cpu_layouts(ctx) ? 0 : 16;
+    c.tile = MatmulTile{};
     return c;
 }
 
+std::vector<MatmulTile> tile_candidates(const gpu::Context& ctx) {
+    const MatmulLimits limits = matmul_limits(ctx);
+    std::vector<MatmulTile> out;
+    for (const MatmulTile& t : matmul_tiles())
+        if (matmul_tile_problem(t, limits.max_workgroup_size, limits.shared_memory_bytes).empty()) out.push_back(t);
+    return out;
+}
+
+bool tiling_from_environment(MatmulConfig& config) {
+    const char* v = std::getenv("MEDUSA_TILED_MATMUL");
+    if (!v || !*v) return false;
+    const std::string value = v;
+    if (value == "off") {
+        config.tiled_from = 0;
+        return true;
+    }
+    const size_t colon = value.find(':');
+    const std::string from = value.substr(0, colon);
+    const std::optional<MatmulTile> tile =
+        colon == std::string::npos ? config.tile : matmul_tile_named(value.substr(colon + 1));
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(from.c_str(), &end, 10);
+    if (from.empty() || *end || from[0] == '-' || n < 1 || n > uint32_t(TokenBlock::kMaxTokens) || !tile)
+        throw std::invalid_argument("MEDUSA_TILED_MATMUL='" + value +
+                                    "' must be off, a block size from 1 to 128 from which blocks are tiled, or "
+                                    "that and a tile shape (16:64x32), the shapes being " +
+                                    matmul_tile_names());
+    config.tiled_from = uint32_t(n);
+    config.tile = *tile;
+    return true;
+}
+
 MatmulLimits matmul_limits(const gpu::Context& ctx) {
-    return {ctx.info().subgroup_size, ctx.limits().max_workgroup_size};
+    return {ctx.info().subgroup_size, ctx.limits().max_workgroup_size, ctx.limits().shared_memory_bytes};
 }
 
 std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits& limits) {
@@ -66,6 +107,10 @@ std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits
                std::to_string(limits.max_workgroup_size);
     if (config.rows < 1 || config.rows > kernels::kMatmulMaxRows)
         return "rows " + std::to_string(config.rows) + " is not from 1 to " + std::to_string(kernels::kMatmulMaxRows);
+    if (config.tiled_from > uint32_t(TokenBlock::kMaxTokens))
+        return "tiled_from " + std::to_string(config.tiled_from) + " is more than a block's " +
+               std::to_string(TokenBlock::kMaxTokens) + " tokens";
+    if (config.tiled_from > 0) return matmul_tile_problem(config.tile, limits.max_workgroup_size, limits.shared_memory_bytes);
     return "";
 }
 
@@ -84,8 +129,8 @@ struct TuningEntry {
     std::optional<uint32_t> subgroup;  // the subgroup size it was tuned under; none in older files
 };
 
-// The entry's configuration, or what is wrong with its shape.
-std::variant<TuningEntry, std::string> read_entry(const json& e) {
+// The entry's configuration, or what is wrong with its shape; what it lacks comes from `untuned`.
+std::variant<TuningEntry, std::string> read_entry(const json& e, const MatmulConfig& untuned) {
     if (!e.is_object() || !e.contains("texel") || !e["texel"].is_boolean() || !e.contains("workgroup") ||
         !count_of(e["workgroup"]))
         return std::string("needs \"texel\" (true/false) and \"workgroup\" (a count), not ") + json_excerpt(e);
@@ -102,19 +147,32 @@ std::variant<TuningEntry, std::string> read_entry(const json& e) {
         t.subgroup = count_of(e["subgroup"]);
         if (!t.subgroup) return "subgroup " + json_excerpt(e["subgroup"]) + " is not a count";
     }
+    t.config.tiled_from = untuned.tiled_from;
+    t.config.tile = untuned.tile;
+    if (e.contains("tiled_from")) {
+        const auto from = count_of(e["tiled_from"]);
+        if (!from) return "tiled_from " + json_excerpt(e["tiled_from"]) + " is not a count";
+        t.config.tiled_from = *from;
+    }
+    if (e.contains("tile")) {
+        const auto tile = e["tile"].is_string() ? matmul_tile_named(e["tile"].get<std::string>()) : std::nullopt;
+        if (!tile) return "tile " + json_excerpt(e["tile"]) + " is not one of " + matmul_tile_names();
+        t.config.tile = *tile;
+    }
     return t;
 }
 
 }  // namespace
 
 std::optional<MatmulConfig> tuned_matmul(const json& j, const std::string& path, const std::string& device_key,
-                                         const std::string& model_key, const MatmulLimits& limits) {
+                                         const std::string& model_key, const MatmulLimits& limits,
+                                         const MatmulConfig& untuned) {
     if (!j.is_object()) return std::nullopt;
     const auto d = j.find(device_key);
     if (d == j.end() || !d->is_object()) return std::nullopt;
     const auto m = d->find(model_key);
     if (m == d->end()) return std::nullopt;
-    const auto entry = read_entry(*m);
+    const auto entry = read_entry(*m, untuned);
     std::string problem;
     if (const auto* why = std::get_if<std::string>(&entry)) {
         problem = *why;
@@ -133,8 +191,9 @@ std::optional<MatmulConfig> tuned_matmul(const json& j, const std::string& path,
 }
 
 std::optional<MatmulConfig> load_tuned_matmul(const std::string& path, const std::string& device_key,
-                                              const std::string& model_key, const MatmulLimits& limits) {
-    return tuned_matmul(read_tuning_file(path), path, device_key, model_key, limits);
+                                              const std::string& model_key, const MatmulLimits& limits,
+                                              const MatmulConfig& untuned) {
+    return tuned_matmul(read_tuning_file(path), path, device_key, model_key, limits, untuned);
 }
 
 json with_tuned_matmul(json j, const std::string& device_key, const std::string& model_key, const MatmulConfig& config,
@@ -145,6 +204,8 @@ json with_tuned_matmul(json j, const std::string& device_key, const std::string&
     e["workgroup"] = config.workgroup;
     e["rows"] = config.rows;
     e["subgroup"] = subgroup_size;
+    e["tile"] = config.tile.name();
+    e["tiled_from"] = config.tiled_from;
     if (!j.contains(device_key) || !j[device_key].is_object()) j[device_key] = json::object();
     j[device_key][model_key] = e;
     return j;

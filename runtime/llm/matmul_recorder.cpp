@@ -9,16 +9,34 @@ namespace medusa {
 using namespace kernels;
 
 MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config)
-    : ctx_(ctx), cpu_layouts_(cpu_layouts), config_(config), rms_eps_(rms_eps) {
+    : ctx_(ctx), cpu_layouts_(cpu_layouts), rms_eps_(rms_eps) {
+    set_config(config);
     no_extra_ = std::make_unique<gpu::Buffer>(ctx, 16, gpu::MemoryKind::Device);
     no_extra_->fill_zero();
 }
 
-const gpu::Kernel& MatmulRecorder::kernel(MatrixVariant variant, const std::vector<uint32_t>& spec, bool texel) {
-    const gpu::Shader shader = matmul_shader(variant, texel);
+void MatmulRecorder::set_config(const MatmulConfig& config) {
+    if (config.tiled_from > 0)
+        if (const std::string why = matmul_tile_problem(config.tile, ctx_.limits().max_workgroup_size,
+                                                        ctx_.limits().shared_memory_bytes);
+            !why.empty())
+            throw std::invalid_argument(why);
+    config_ = config;
+}
+
+const gpu::Kernel& MatmulRecorder::kernel(gpu::Shader shader, const std::vector<gpu::BindingKind>& bindings,
+                                          const std::vector<uint32_t>& spec) {
     auto& k = kernels_[{shader, spec}];
-    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, shader, matmul_bindings(texel), sizeof(MatmulPush), spec);
+    if (!k) k = std::make_unique<gpu::Kernel>(ctx_, shader, bindings, sizeof(MatmulPush), spec);
     return *k;
+}
+
+bool MatmulRecorder::tiled(const MatmulCall& c) const {
+    if (config_.tiled_from == 0 || c.tokens < int(config_.tiled_from) || c.block_rows > 0 || c.x_stride == 0 ||
+        (c.flags & ~(kMatmulNorm | kMatmulAccum | kMatmulSwiglu)))
+        return false;
+    // A grid the device can run (a classifier of millions of rows cannot).
+    return tiled_matmul_geometry(config_.tile, uint32_t(c.out_rows), c.tokens, c.flags).groups_x <= 65535;
 }
 
 bool MatmulRecorder::texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer& x) const {
@@ -28,7 +46,7 @@ bool MatmulRecorder::texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer&
 }
 
 bool MatmulRecorder::fuses_rope(const MatmulCall& c) const {
-    if (!cpu_layouts_ || !c.w || !c.x) return false;
+    if (!cpu_layouts_ || !c.w || !c.x || tiled(c)) return false;
     for (const GpuMatrix::Segment& s : c.w->segments)
         if (!texel_reads(s, *c.x)) return false;
     return true;
@@ -54,16 +72,23 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
             push.rope_theta = rope->theta, push.rope_cache_offset = rope->cache_offset;
             push.rope_position_scale = rope->position_scale;
         }
+        const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
+        if (tiled(c)) {
+            const MatmulGeometry g = tiled_matmul_geometry(config_.tile, uint32_t(rows), c.tokens, c.flags);
+            seq.dispatch(kernel(matmul_tiled_shader(s.variant), matmul_tiled_bindings(), g.spec),
+                         {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
+            ++tiled_dispatches_;
+            continue;
+        }
         // The fusions are a specialization constant: each combination its own pipeline (matmul.comp says why).
         const MatmulGeometry g =
             matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup, config_.rows,
                             uint32_t(std::max(0, c.block_rows)));
-        const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
         using gpu::TexelFormat;
         const bool texel = texel_reads(s, *c.x);
         texel_dispatches_ += texel ? 1 : 0;
         if (texel)
-            seq.dispatch(kernel(s.variant, g.spec, true),
+            seq.dispatch(kernel(matmul_shader(s.variant, true), matmul_bindings(true), g.spec),
                          {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
                           gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
                           gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
@@ -72,8 +97,8 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
                           rope ? *rope->bias : *no_extra_, rope ? *rope->factors : *no_extra_},
                          push, g.groups_x, g.groups_y);
         else
-            seq.dispatch(kernel(s.variant, g.spec, false), {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x,
-                         g.groups_y);
+            seq.dispatch(kernel(matmul_shader(s.variant, false), matmul_bindings(false), g.spec),
+                         {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
     }
 }
 

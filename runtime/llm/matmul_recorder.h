@@ -12,6 +12,7 @@
 #include "gpu/command_sequence.h"
 #include "gpu/kernel.h"
 #include "llm/gpu_matrix.h"
+#include "llm/matmul_tiles.h"
 
 namespace medusa {
 
@@ -52,9 +53,15 @@ struct MatmulConfig {
     // Output rows per subgroup in the subgroup-per-row layout (GPUs; 1 to kMatmulMaxRows): each
     // input load serves them all. The lane-per-row layout ignores it.
     uint32_t rows = 1;
+    // Blocks of tiled_from tokens or more (0: none) run through the tiled matrix-matrix kernel
+    // (llm/matmul_tiles.h) in tiles of this shape, which reread each weight once per tile of
+    // tokens instead of once per 8.
+    uint32_t tiled_from = 0;
+    MatmulTile tile;
     std::string name() const {
         return std::string(texel ? "texel" : "storage") + "/" + std::to_string(workgroup) +
-               (rows > 1 ? "/r" + std::to_string(rows) : "");
+               (rows > 1 ? "/r" + std::to_string(rows) : "") +
+               (tiled_from > 0 ? "/t" + tile.name() + "@" + std::to_string(tiled_from) : "");
     }
     bool operator==(const MatmulConfig&) const = default;
 };
@@ -64,23 +71,31 @@ public:
     // cpu_layouts: one lane per output row (CPU drivers), else coalesced rows per subgroup.
     MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config = {});
     void record(gpu::CommandSequence& seq, const MatmulCall& call);
-    // Whether `call` can take kMatmulRope: the lane-per-row layout read through texel views.
+    // Whether `call` can take kMatmulRope: the lane-per-row layout read through texel views, and
+    // not the tiled kernel.
     bool fuses_rope(const MatmulCall& call) const;
+    // Whether `call` runs through the tiled kernel: config().tiled_from tokens or more, and
+    // fusions it has (not row blocks, the ResBlock's or RoPE).
+    bool tiled(const MatmulCall& call) const;
     bool cpu_layouts() const { return cpu_layouts_; }
     const MatmulConfig& config() const { return config_; }
     // Applies to what is recorded from now on; recorded sequences keep their pipelines.
-    void set_config(const MatmulConfig& config) { config_ = config; }
+    // Throws std::invalid_argument when its tile does not fit the device.
+    void set_config(const MatmulConfig& config);
     // Dispatches recorded with the TEXEL variants (a configuration that asks for them gets
     // storage loads where a buffer is too large for a view).
     uint64_t texel_dispatches() const { return texel_dispatches_; }
+    // Dispatches recorded with the tiled kernel.
+    uint64_t tiled_dispatches() const { return tiled_dispatches_; }
 
 private:
-    const gpu::Kernel& kernel(MatrixVariant variant, const std::vector<uint32_t>& spec, bool texel);
+    const gpu::Kernel& kernel(gpu::Shader shader, const std::vector<gpu::BindingKind>& bindings,
+                              const std::vector<uint32_t>& spec);
     bool texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer& x) const;
     gpu::Context& ctx_;
     bool cpu_layouts_;
     MatmulConfig config_;
-    uint64_t texel_dispatches_ = 0;
+    uint64_t texel_dispatches_ = 0, tiled_dispatches_ = 0;
     float rms_eps_;
     std::unique_ptr<gpu::Buffer> no_extra_;  // bound when a call has no gains or biases
     std::map<std::pair<gpu::Shader, std::vector<uint32_t>>, std::unique_ptr<gpu::Kernel>> kernels_;  // by spec constants

@@ -43,6 +43,16 @@ Shader matmul_shader(MatrixVariant v, bool texel) {
     unknown(v);
 }
 
+Shader matmul_tiled_shader(MatrixVariant v) {
+    switch (v) {
+#define MEDUSA_MATMUL_TILED(e, suffix, epw) \
+    case MatrixVariant::e: return Shader::matmul_tiled_##suffix;
+        MEDUSA_MATRIX_VARIANTS(MEDUSA_MATMUL_TILED)
+#undef MEDUSA_MATMUL_TILED
+    }
+    unknown(v);
+}
+
 Shader embed_shader(MatrixVariant v) {
     switch (v) {
 #define MEDUSA_EMBED(e, suffix, epw) \

@@ -28,6 +28,8 @@ const char* variant_name(MatrixVariant v);
 uint32_t elements_per_word(MatrixVariant v);
 // matmul.comp's variant for these weights, read through storage buffers or texel views.
 gpu::Shader matmul_shader(MatrixVariant v, bool texel);
+// matmul_tiled.comp's variant (blocks of many tokens; storage buffers only).
+gpu::Shader matmul_tiled_shader(MatrixVariant v);
 // embed.comp's variant for these weights.
 gpu::Shader embed_shader(MatrixVariant v);
 

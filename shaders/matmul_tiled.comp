@@ -1,0 +1,180 @@
+// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+#include "layouts/push_constants.h"
+// Y[t][o] (+)= sum_i W[o][i] * X[t][i] for blocks of many tokens (prompts, verified trees): a
+// workgroup computes a tile of BM rows by BN tokens, walking the inputs in chunks of BK. Each
+// chunk of BM weight rows is dequantized once into shared memory and serves all BN tokens; the
+// chunk of BN input rows likewise serves all BM rows. matmul.comp, which keeps its weights in
+// registers, rereads every weight once per 8 tokens.
+// Each invocation computes TM rows by TN tokens of the tile (rows tr + i * BM / TM, tokens
+// tc + j * BN / TN), so a shared load serves TN (or TM) multiply-adds.
+// Fused options (matmul.comp's, those the forward uses on blocks): RMSNorm of X with gain G, whose
+// gains are applied to the weights as they are dequantized and whose sums of squares are taken in
+// a prologue; accumulate into Y; SwiGLU over rows o and o + out (w1 and w3 stacked), the tile's
+// first BM / 2 rows being w1's and the next BM / 2 the same rows of w3, so that each invocation
+// holds both halves of its outputs.
+// Only storage buffers and barriers: any Vulkan 1.2 device runs it.
+layout(local_size_x_id = 2) in;  // (BM / TM) * (BN / TN), set by the host
+// Weights are bindings 0 and 1 (weights.glsl).
+layout(std430, binding = 2) readonly buffer Input { float X[]; };
+layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
+layout(std430, binding = 3) buffer Output { float Y[]; };
+layout(std430, binding = 4) readonly buffer Gain { float G[]; };
+layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
+layout(push_constant) uniform PushBlock { MatmulPush p; };
+#include "weights.glsl"
+#define FLAG_NORM 1u
+#define FLAG_ACCUM 2u
+#define FLAG_SWIGLU 4u
+layout(constant_id = 0) const uint BM = 64;  // rows of W per tile
+layout(constant_id = 1) const uint BN = 32;  // tokens per tile
+layout(constant_id = 3) const uint TM = 4;   // rows per invocation (even: SwiGLU's halves)
+layout(constant_id = 4) const uint TN = 4;   // tokens per invocation
+layout(constant_id = 5) const uint FUSIONS = 0;  // FLAG_* (a specialization constant, as matmul.comp says why)
+#define BK 32  // inputs per chunk: a whole number of quads (4 words) of every variant
+// vec4s per shared row: a chunk and one of padding, so that the rows a subgroup reads at once
+// start in different banks.
+#define LD (BK / 4 + 1)
+shared vec4 Ws[BM * LD];
+shared vec4 Xs[BN * LD];
+shared float token_ss[BN];
+
+const bool norm = (FUSIONS & FLAG_NORM) != 0;
+const bool swiglu = (FUSIONS & FLAG_SWIGLU) != 0;
+#define INVOCATIONS (gl_WorkGroupSize.x)
+#define NR (BM / TM)  // invocations along the rows
+#define NC (BN / TN)  // invocations along the tokens
+
+// The matrix row of tile row `rho` (tiles start at output row o0), false past the last row.
+bool tile_row(uint rho, uint o0, out uint row) {
+    if (swiglu) {
+        const uint o = o0 + rho % (BM / 2u);
+        row = rho < BM / 2u ? o : o + p.out_dim;
+        return o < p.out_dim;
+    }
+    row = o0 + rho;
+    return row < p.out_dim;
+}
+
+// The chunk [k0, k0 + BK) of the tile's weight rows into Ws, dequantized (and scaled by the norm's
+// gains), zeros past the last row or input. Four words at a time where every row holds whole quads.
+void load_weights(uint o0, uint k0) {
+    const uint words_per_row = p.in_dim / EPW;
+    if (words_per_row % 4u == 0u) {
+        const uint quads = BK / (4u * EPW);  // of a chunk's row
+        for (uint i = gl_LocalInvocationID.x; i < BM * quads; i += INVOCATIONS) {
+            const uint rho = i / quads, q = i % quads, k = k0 + q * 4u * EPW;
+            uint row;
+            vec4 w[EPW], ab;
+            const bool live = tile_row(rho, o0, row) && k < p.in_dim;
+            if (live) weight_quad(row, k / (4u * EPW), p.in_dim, p.group_shift, 0u, w, ab);
+            [[unroll]] for (uint v = 0; v < EPW; ++v) {
+                const vec2 s = v < (EPW > 1 ? EPW / 2 : 1) ? ab.xy : ab.zw;  // the half's (a, b)
+                vec4 x = live ? s.x * w[v] + s.y : vec4(0.0);
+                if (norm && live) x *= G4[k / 4u + v];
+                Ws[rho * LD + q * EPW + v] = x;
+            }
+        }
+        return;
+    }
+    const uint words = BK / EPW;  // of a chunk's row
+    for (uint i = gl_LocalInvocationID.x; i < BM * words; i += INVOCATIONS) {
+        const uint rho = i / words, wi = i % words, k = k0 + wi * EPW;
+        uint row;
+        float v[EPW];
+        const bool live = tile_row(rho, o0, row) && k < p.in_dim;
+        if (live) weight_word(row, k / EPW, p.in_dim, p.group_shift, v);
+        [[unroll]] for (uint m = 0; m < EPW; ++m) {
+            const uint e = wi * EPW + m;
+            Ws[rho * LD + e / 4u][e % 4u] = live ? (norm ? v[m] * G[k + m] : v[m]) : 0.0;
+        }
+    }
+}
+
+// The chunk [k0, k0 + BK) of the tile's input rows into Xs, zeros past the last token or input.
+void load_inputs(uint t0, uint k0, bool fours) {
+    for (uint i = gl_LocalInvocationID.x; i < BN * (BK / 4u); i += INVOCATIONS) {
+        const uint j = i / (BK / 4u), k = k0 + 4u * (i % (BK / 4u)), t = t0 + j;
+        vec4 x = vec4(0.0);
+        if (t < p.n_tokens) {
+            const uint base = t * p.x_stride + k;
+            if (fours) {
+                if (k < p.in_dim) x = X4[base / 4u];
+            } else {
+                [[unroll]] for (uint c = 0; c < 4u; ++c)
+                    if (k + c < p.in_dim) x[c] = X[base + c];
+            }
+        }
+        Xs[j * LD + i % (BK / 4u)] = x;
+    }
+}
+
+// The norm's sum of squares of each of the tile's input rows into token_ss: the invocations split
+// into groups of `parts` per row, their partial sums meeting in Ws (not yet in use).
+void sums_of_squares(uint t0, bool fours) {
+    const uint parts = max(1u, INVOCATIONS / BN);
+    for (uint i = gl_LocalInvocationID.x; i < BN * parts; i += INVOCATIONS) {
+        const uint j = i / parts, part = i % parts, t = t0 + j;
+        float s = 0.0;
+        if (t < p.n_tokens) {
+            if (fours) {
+                for (uint k = 4u * part; k < p.in_dim; k += 4u * parts) {
+                    const vec4 x = X4[(t * p.x_stride + k) / 4u];
+                    s += dot(x, x);
+                }
+            } else {
+                for (uint k = part; k < p.in_dim; k += parts) s += X[t * p.x_stride + k] * X[t * p.x_stride + k];
+            }
+        }
+        Ws[i / 4u][i % 4u] = s;
+    }
+    barrier();
+    if (gl_LocalInvocationID.x < BN) {
+        float s = 0.0;
+        for (uint q = 0; q < parts; ++q) {
+            const uint i = gl_LocalInvocationID.x * parts + q;
+            s += Ws[i / 4u][i % 4u];
+        }
+        token_ss[gl_LocalInvocationID.x] = s;
+    }
+    barrier();  // before the weights overwrite the partial sums
+}
+
+void main() {
+    const uint tr = gl_LocalInvocationID.x % NR, tc = gl_LocalInvocationID.x / NR;
+    const uint o0 = gl_WorkGroupID.x * (swiglu ? BM / 2u : BM), t0 = gl_WorkGroupID.y * BN;
+    const bool fours = p.in_dim % 4u == 0u && p.x_stride % 4u == 0u;
+    if (norm) sums_of_squares(t0, fours);
+    float acc[TM * TN];
+    [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    for (uint k0 = 0; k0 < p.in_dim; k0 += BK) {
+        load_weights(o0, k0);
+        load_inputs(t0, k0, fours);
+        barrier();
+        // (Not unrolled by force: a CPU driver then takes seconds to build the larger tiles.)
+        for (uint kq = 0; kq < BK / 4u; ++kq) {
+            vec4 a[TM], b[TN];
+            [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = Ws[(tr + i * NR) * LD + kq];
+            [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = Xs[(tc + j * NC) * LD + kq];
+            [[unroll]] for (uint i = 0; i < TM; ++i)
+                [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] += dot(a[i], b[j]);
+        }
+        barrier();
+    }
+    // SwiGLU: rows i < TM / 2 are w1's, row i + TM / 2 the same output's w3 row.
+    const uint out_rows = swiglu ? TM / 2u : TM;
+    [[unroll]] for (uint j = 0; j < TN; ++j) {
+        const uint t = t0 + tc + j * NC;
+        if (t >= p.n_tokens) continue;
+        const float rms = norm ? inversesqrt(token_ss[tc + j * NC] / float(p.in_dim) + p.eps) : 1.0;
+        [[unroll]] for (uint i = 0; i < out_rows; ++i) {
+            const uint o = o0 + tr + i * NR;
+            if (o >= p.out_dim) continue;
+            float v = acc[i * TN + j] * rms;
+            if (swiglu) v = v / (1.0 + exp(-v)) * (acc[(i + out_rows) * TN + j] * rms);
+            const uint yi = t * p.y_stride + p.row_offset + o;
+            if ((FUSIONS & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
+        }
+    }
+}
