@@ -11,7 +11,7 @@
 #include <string>
 
 #include "decode/cost_model.h"
-#include "decoding/cost_cache.h"
+#include "setup/cost_cache.h"
 #include "fuzz_support.h"
 #include "model/json_file.h"
 #include "model/model_file.h"

@@ -5,7 +5,7 @@
 
 #include "cli_runner.h"
 #include "decode_support.h"
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "llm/medusa_heads_io.h"
 #include "temp_dir.h"
 #include "test_paths.h"

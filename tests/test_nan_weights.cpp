@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_rusage.h"
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "file_text.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/eagle_layer_io.h"

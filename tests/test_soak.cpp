@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "decode_support.h"
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "resident_memory.h"
 
 using namespace medusa;

@@ -9,7 +9,7 @@
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
 #include "cache_env.h"
-#include "decoding/cost_measurement.h"
+#include "setup/cost_measurement.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"

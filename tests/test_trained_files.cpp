@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "cli_runner.h"
-#include "decoding/drafting.h"
-#include "decoding/trained_files.h"
+#include "setup/drafting.h"
+#include "setup/trained_files.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "model/model_digest.h"

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "decoding/trained_files.h"
+#include "setup/trained_files.h"
 #include "model/json_file.h"
 #include "model/tokenizer.h"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "decode/decoding_kinds.h"
-#include "decoding/decoding_spec.h"
-#include "decoding/trained_files.h"
+#include "setup/decoding_spec.h"
+#include "setup/trained_files.h"
 #include "model/chat_template.h"
 
 namespace medusa::chat {

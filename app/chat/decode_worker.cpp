@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "decode/speculative_decoder.h"
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "llm/context_length.h"
 #include "llm/gpu_tree_runner.h"
 #include "model/chat_template.h"

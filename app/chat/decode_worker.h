@@ -18,7 +18,7 @@
 #include "companion_fit.h"
 #include "decode_settings.h"
 #include "gpu/context.h"
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "model/chat_template.h"
 #include "step_log.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 #include "step_log.h"
 #include "teaching_phase.h"
 

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "decode/depth_acceptance.h"
-#include "decoding/cost_measurement.h"
+#include "setup/cost_measurement.h"
 #include "decoding_setup.h"
 #include "model/encode_in_pieces.h"
 #include "prompts_file.h"

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "context_size.h"
-#include "decoding/trained_files.h"
+#include "setup/trained_files.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
 #include "session.h"

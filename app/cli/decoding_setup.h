@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "args.h"
-#include "decoding/decoding_spec.h"
-#include "decoding/drafting.h"
+#include "setup/decoding_spec.h"
+#include "setup/drafting.h"
 #include "gpu/context.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"

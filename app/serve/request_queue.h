@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "decoding/decoding_spec.h"
+#include "setup/decoding_spec.h"
 #include "openai_response.h"
 
 namespace medusa::serve {

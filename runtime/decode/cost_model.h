@@ -1,5 +1,5 @@
 // What a step costs on this device for this model: the target's verify pass by block size,
-// measured once (runtime/decoding/cost_measurement.h) and cached per device, driver and model.
+// measured once (runtime/setup/cost_measurement.h) and cached per device, driver and model.
 // The step controller weighs every draft shape against it; what it cannot know in advance (a
 // drafter's own time per level, how this run's verify passes compare with the measurement) it
 // learns while decoding.

@@ -1,4 +1,4 @@
-#include "decoding/drafting.h"
+#include "setup/drafting.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,9 +8,9 @@
 #include "decode/eagle_drafter.h"
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
-#include "decoding/cost_measurement.h"
-#include "decoding/overloaded.h"
-#include "decoding/trained_files.h"
+#include "setup/cost_measurement.h"
+#include "setup/overloaded.h"
+#include "setup/trained_files.h"
 #include "llm/eagle_layer_io.h"
 #include "llm/kernel_tuning.h"
 #include "llm/medusa_heads_io.h"

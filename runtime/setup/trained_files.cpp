@@ -1,4 +1,4 @@
-#include "decoding/trained_files.h"
+#include "setup/trained_files.h"
 
 #include <algorithm>
 #include <cstdlib>

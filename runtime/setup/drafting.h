@@ -10,7 +10,6 @@
 
 #include "decode/drafter.h"
 #include "decode/tree.h"
-#include "decoding/decoding_spec.h"
 #include "llm/cpu_reference.h"
 #include "llm/eagle_layer.h"
 #include "llm/eagle_runner.h"
@@ -18,16 +17,10 @@
 #include "llm/medusa_heads.h"
 #include "llm/tree_runner.h"
 #include "model/model_file.h"
+#include "setup/decoding_spec.h"
+#include "setup/drafting_target.h"
 
 namespace medusa {
-
-// Where drafting runs: the target's file and engine, and its device (null: the CPU reference).
-struct DraftingTarget {
-    const ModelFile& file;
-    TreeRunner& runner;
-    gpu::Context* gpu = nullptr;
-    int context = 0;  // the target's KV cache positions; a draft model gets as many, up to its own
-};
 
 // A draft model loaded for a target: its file and the engine it runs on.
 struct DraftModel {

@@ -1,4 +1,4 @@
-// The cost model cache file, cost-model.json (decoding/cost_measurement.h says what is in it):
+// The cost model cache file, cost-model.json (setup/cost_measurement.h says what is in it):
 //   { "<device> | <driver>": { "<entry key>": entry } }
 // where an entry is a target's cost model (CostModel::to_json) or, under "drafter <key>", a
 // drafter's {"level_ms": T}, each with "saved": a count that orders the entries by age.

@@ -1,4 +1,4 @@
-#include "decoding/cost_cache.h"
+#include "setup/cost_cache.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,12 +1,12 @@
-#include "decoding/cost_measurement.h"
+#include "setup/cost_measurement.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
-#include "decoding/cost_cache.h"
-#include "decoding/trained_files.h"
+#include "setup/cost_cache.h"
+#include "setup/trained_files.h"
 #include "llm/kernel_tuning.h"
 
 namespace medusa {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "decode/cost_model.h"
-#include "decoding/drafting.h"
+#include "setup/drafting_target.h"
 
 namespace medusa {
 
@@ -41,7 +41,7 @@ double drafter_cost_ms(const DraftingTarget& target, const std::string& key, con
                         CostRefresh refresh = CostRefresh::UseCache);
 // The cached entry for the target, else a new measurement, which is saved. A cache file that
 // cannot be read is set aside and one that cannot be written left as it is, each with a warning
-// (decoding/cost_cache.h): the run goes on.
+// (setup/cost_cache.h): the run goes on.
 CostModel target_costs(const DraftingTarget& target, CostRefresh refresh = CostRefresh::UseCache,
                        const Progress& progress = {});
 

@@ -1,9 +1,9 @@
-#include "decoding/decoding_spec.h"
+#include "setup/decoding_spec.h"
 
 #include <cstdio>
 #include <filesystem>
 
-#include "decoding/overloaded.h"
+#include "setup/overloaded.h"
 
 namespace medusa {
 
