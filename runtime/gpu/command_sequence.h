@@ -10,11 +10,11 @@
 
 #include "gpu/buffer.h"
 #include "gpu/fence_wait.h"
+#include "gpu/kernel.h"
 
 namespace medusa::gpu {
 
 class Context;
-class Kernel;
 
 // A buffer bound to one binding: a storage buffer (a range of it), or for a texel binding the
 // whole buffer through a texel view (texel()).
@@ -51,6 +51,15 @@ public:
     void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const P& push, uint32_t gx,
                   uint32_t gy = 1, uint32_t gz = 1) {
         dispatch_raw(k, buffers, &push, sizeof(P), gx, gy, gz);
+    }
+    // One invocation per element of an nx by ny by nz grid: as many workgroups as cover it at the
+    // kernel's workgroup size.
+    template <class P>
+    void dispatch_over(const Kernel& k, std::initializer_list<BufferRef> buffers, const P& push, uint32_t nx,
+                       uint32_t ny = 1, uint32_t nz = 1) {
+        const WorkgroupSize& w = k.workgroup_size();
+        dispatch_raw(k, buffers, &push, sizeof(P), (nx + w[0] - 1) / w[0], (ny + w[1] - 1) / w[1],
+                     (nz + w[2] - 1) / w[2]);
     }
     void copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset, size_t bytes);
     void end();

@@ -28,7 +28,11 @@ Kernel::Kernel(Context& ctx, Shader shader, uint32_t num_buffers, uint32_t push_
 
 Kernel::Kernel(Context& ctx, Shader shader, std::vector<BindingKind> kinds, uint32_t push_bytes,
                const std::vector<uint32_t>& spec_constants)
-    : ctx_(ctx), shader_(shader), bindings_(std::move(kinds)), push_bytes_(push_bytes) {
+    : ctx_(ctx),
+      shader_(shader),
+      bindings_(std::move(kinds)),
+      push_bytes_(push_bytes),
+      workgroup_size_(gpu::workgroup_size(shader, spec_constants)) {
     const uint32_t num_buffers = uint32_t(bindings_.size());
     if (std::string why = binding_mismatch(shader, bindings_); !why.empty()) throw VulkanError(why);
     const std::span<const uint32_t> code = embedded_shader(shader).words;

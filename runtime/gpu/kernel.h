@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/embedded_shaders.h"
+#include "gpu/workgroup_size.h"
 
 namespace medusa::gpu {
 
@@ -40,12 +41,16 @@ public:
     uint32_t push_bytes() const { return push_bytes_; }
     Shader shader() const { return shader_; }
     std::string name() const { return shader_name(shader_); }
+    // Its invocations per workgroup in x, y and z, as the shader declares them with the spec
+    // constants it was built with.
+    const WorkgroupSize& workgroup_size() const { return workgroup_size_; }
 
 private:
     Context& ctx_;
     Shader shader_;
     std::vector<BindingKind> bindings_;
     uint32_t push_bytes_;
+    WorkgroupSize workgroup_size_;
     VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     VkPipeline pipeline_ = VK_NULL_HANDLE;

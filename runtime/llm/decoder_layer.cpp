@@ -55,9 +55,9 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
     if (!fused_rope) {
         // Built at first use: CPU drivers fuse it (each pipeline compiles for tens of ms there).
         if (!rope_kv_) rope_kv_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::rope_kv, 6, sizeof(RopePush));
-        seq.dispatch(*rope_kv_, {*a.qkv, kv.keys(), kv.values(), params, bias, *rope_factors_},
-                     RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
-                     div_up(dim / 2 + kvd / 2 + kvd, 64), uint32_t(T));
+        seq.dispatch_over(*rope_kv_, {*a.qkv, kv.keys(), kv.values(), params, bias, *rope_factors_},
+                          RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
+                          dim / 2 + kvd / 2 + kvd, uint32_t(T));
     }
     const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
                             uint32_t(shape_.context), cache_offset};

@@ -98,8 +98,8 @@ gpu::CommandSequence& GpuEagle3Runner::sequence(int T, bool from_target) {
     // layer's own earlier output.
     const uint32_t width = from_target ? uint32_t(feature_dim_) : d;
     gpu::Buffer& gathered = from_target && fuses_ ? *gathered_ : *x_;
-    seq->dispatch(*gather_kernel_, {target_.kv_cache().features(), *store_, *inputs_, *params_, gathered},
-                  RowPush{width}, div_up(width, 64), uint32_t(T));
+    seq->dispatch_over(*gather_kernel_, {target_.kv_cache().features(), *store_, *inputs_, *params_, gathered},
+                       RowPush{width}, width, uint32_t(T));
     if (from_target && fuses_) {
         gpu::Buffer* into_fc = gathered_.get();
         if (feature_norm_) {  // (store_features 0: the store binding is a placeholder)
@@ -116,7 +116,7 @@ gpu::CommandSequence& GpuEagle3Runner::sequence(int T, bool from_target) {
                       {x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get(), x_in_.get(), in}, *kv_, 0,
                       *params_, T);
     seq->stage("eagle");
-    seq->dispatch(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, div_up(d, 64), uint32_t(T));
+    seq->dispatch_over(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, d, uint32_t(T));
     // The final norm writes no feature (store_features 0): the store binding is a placeholder.
     seq->dispatch(*rmsnorm_kernel_, {*x_, *final_norm_, *normed_, *store_, *params_},
                   RmsnormPush{d, uint32_t(T), eps_, 0u}, subgroup_item_groups(target_.context(), uint32_t(T)));

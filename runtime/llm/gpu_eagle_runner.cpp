@@ -65,19 +65,19 @@ gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
     auto& seq = sequences_[T];
     if (seq) return *seq;
     seq = std::make_unique<gpu::CommandSequence>(target_.context());
-    const uint32_t d = shape_.dim, groups = div_up(d, 64);
+    const uint32_t d = shape_.dim;
     seq->begin();
     seq->stage("eagle");
     target_.record_embed(*seq, *params_, *emb_, T);
-    seq->dispatch(*input_kernel_, {*emb_, target_.kv_cache().features(), *store_, *inputs_, *params_, *x_in_},
-                  RowPush{d}, groups, uint32_t(T));
+    seq->dispatch_over(*input_kernel_, {*emb_, target_.kv_cache().features(), *store_, *inputs_, *params_, *x_in_},
+                       RowPush{d}, d, uint32_t(T));
     matmuls_->record(*seq, {.w = &fc_, .x = x_in_.get(), .y = x_.get(), .out_rows = int(d), .tokens = T,
                             .x_stride = 2 * d, .y_stride = d});
-    seq->dispatch(*bias_kernel_, {*x_, *fc_bias_, *params_}, RowPush{d}, groups, uint32_t(T));
+    seq->dispatch_over(*bias_kernel_, {*x_, *fc_bias_, *params_}, RowPush{d}, d, uint32_t(T));
     recorder_->record(*seq, layer_, {x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()}, *kv_, 0, *params_,
                       T);
     seq->stage("eagle");
-    seq->dispatch(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, groups, uint32_t(T));
+    seq->dispatch_over(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, d, uint32_t(T));
     matmuls_->record(*seq, {.w = &target_.classifier(), .x = x_.get(), .y = logits_.get(), .out_rows = vocab_,
                             .tokens = T, .x_stride = d, .y_stride = uint32_t(vocab_)});
     seq->end();

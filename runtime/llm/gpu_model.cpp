@@ -91,8 +91,8 @@ const gpu::Kernel& GpuModel::embed_kernel(MatrixVariant variant) {
 void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu::Buffer& out, int T) {
     const GpuMatrix::Segment& e = embeddings_.only();
     const uint32_t dim = cfg_.dim, epw = elements_per_word(e.variant);
-    seq.dispatch(embed_kernel(e.variant), {*e.words, *e.scales, params, out},
-                 EmbedPush{dim, e.group_shift(), uint32_t(cfg_.vocab_size)}, div_up(dim / epw, 64), uint32_t(T));
+    seq.dispatch_over(embed_kernel(e.variant), {*e.words, *e.scales, params, out},
+                      EmbedPush{dim, e.group_shift(), uint32_t(cfg_.vocab_size)}, dim / epw, uint32_t(T));
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
@@ -106,8 +106,8 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
             if (!feature_store_)
                 feature_store_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::feature_store, 3, sizeof(FeatureStorePush));
             const uint32_t column = uint32_t(captured - feature_layers_.begin()) * dim;
-            seq.dispatch(*feature_store_, {*x_, kv_->features(), *params_},
-                         FeatureStorePush{dim, uint32_t(kv_->feature_dim()), column}, div_up(dim, 64), uint32_t(T));
+            seq.dispatch_over(*feature_store_, {*x_, kv_->features(), *params_},
+                              FeatureStorePush{dim, uint32_t(kv_->feature_dim()), column}, dim, uint32_t(T));
         }
         layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
     }

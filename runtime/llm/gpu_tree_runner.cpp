@@ -43,8 +43,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
     if (stage) {
         seq->stage("heads");
         const uint32_t dim = model_.config().dim;
-        seq->dispatch(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, RowPush{dim},
-                      div_up(dim, 64));
+        seq->dispatch_over(*select_row_, {kv.commit(), model_.hidden_states(), *last_hidden_}, RowPush{dim}, dim);
         stages_.at(*stage).record(*seq, *last_hidden_, model_.block_params(), *probs_);
     }
     model_.record_forward(*seq, T);

@@ -64,9 +64,9 @@ bool KvCache::take_move() {
 
 void KvCache::record_move(gpu::CommandSequence& seq) {
     seq.stage("commit");
-    seq.dispatch(*compact_, {*commit_, *keys_, *values_, *features_},
-                 kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_), uint32_t(feature_dim_)},
-                 kernels::div_up(uint32_t(layers_ * kv_dim_ + feature_dim_), 64));
+    seq.dispatch_over(*compact_, {*commit_, *keys_, *values_, *features_},
+                      kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_), uint32_t(feature_dim_)},
+                      uint32_t(layers_ * kv_dim_ + feature_dim_));
 }
 
 void KvCache::settle() {
