@@ -11,12 +11,14 @@
 #include "bench_charts.h"
 #include "chart_file.h"
 #include "chart_layout.h"
+#include "decode/decoding_kinds.h"
 #include "cli_runner.h"
 #include "cli_rusage.h"
 #include "model/model_file.h"
 #include "temp_dir.h"
 #include "test_paths.h"
 
+using namespace medusa;
 using namespace medusa::charts;
 using medusa::test::run_medusa;
 using medusa::test::slurp;
@@ -123,6 +125,17 @@ TEST_CASE("bench JSON: modes in a fixed order, each prompt set a series, plain d
     CHECK(charts[2].series[0].values == std::vector<double>{1.0, 1.5});
     CHECK(mode_label("draft-tree:stories260K_q80.bin") == "draft tree q80");
     CHECK_THROWS_WITH(charts_from_json(json{{"hello", 1}}, "x.json"), Catch::Contains("x.json"));
+}
+
+TEST_CASE("bench mode labels are the drafters' words, one per folder or file", "[charts]") {
+    for (const DrafterNames& n : kDrafterNames) {
+        CHECK(mode_label(n.name) == n.word);
+        CHECK(parse_drafter_kind(n.name) == n.kind);
+        CHECK(drafter_word(n.kind) == std::string(n.word));
+    }
+    CHECK(mode_label("eagle:eagle3") == "EAGLE eagle3");  // EAGLE-2 beside EAGLE-3
+    CHECK(mode_label("draft:stories260K_q80.bin") == "draft q80");
+    CHECK(mode_label("speculate") == "speculate");
 }
 
 TEST_CASE("tree JSON: one point per budget, the chosen budget marked", "[charts]") {

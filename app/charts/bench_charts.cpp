@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "decode/decoding_kinds.h"
 #include "model/json_file.h"
 #include "model/model_file.h"  // FormatError
 
@@ -59,18 +60,19 @@ std::vector<std::string> prompt_set_order(const json& sets) {
 }  // namespace
 
 std::string mode_label(const std::string& key) {
-    if (key == "ar") return "plain";
-    if (key == "medusa") return "Medusa";
-    if (key == "eagle") return "EAGLE";
-    if (key == "ngram") return "n-gram";
     const size_t colon = key.find(':');
-    if (colon == std::string::npos) return key;
-    // Draft models: the mode and the file's distinguishing part (stories260K_q80.bin -> q80).
+    const std::string mode = key.substr(0, colon);
+    std::string word = mode == "ar" ? drafter_word(DrafterKind::Plain) : mode == "draft-tree" ? "draft tree" : "";
+    for (const DrafterNames& n : kDrafterNames)
+        if (mode == n.name) word = n.word;
+    if (word.empty()) return key;
+    if (colon == std::string::npos) return word;
+    // A mode run once per file: its word and the file's distinguishing part (stories260K_q80.bin -> q80).
     std::string file = key.substr(colon + 1);
     file = file.substr(0, file.find('.'));
     const size_t us = file.find_last_of('_');
     if (us != std::string::npos) file = file.substr(us + 1);
-    return (key.compare(0, colon, "draft-tree") == 0 ? "draft tree " : "draft ") + file;
+    return word + " " + file;
 }
 
 std::vector<Chart> bench_charts(const json& bench) {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 
 namespace medusa::chat {
 

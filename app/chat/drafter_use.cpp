@@ -2,7 +2,7 @@
 
 #include <imgui.h>
 
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 #include "palette.h"
 
 namespace medusa::chat {

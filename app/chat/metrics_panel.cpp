@@ -16,7 +16,7 @@
 #include "decode/depth_acceptance.h"
 #include "dialog_keys.h"
 #include "drafter_use.h"
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 #include "palette.h"
 #include "session_charts.h"
 #include "turn_speed.h"

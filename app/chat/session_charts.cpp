@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 
 namespace medusa::chat {
 

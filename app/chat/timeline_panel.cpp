@@ -11,7 +11,7 @@
 #include "chat_app.h"
 #include "control_explain.h"
 #include "drafter_use.h"
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 #include "palette.h"
 #include "step_explain.h"
 #include "turn_speed.h"

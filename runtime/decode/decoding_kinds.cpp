@@ -4,17 +4,19 @@
 
 namespace medusa {
 
-const char* drafter_kind_name(DrafterKind k) {
-    switch (k) {
-        case DrafterKind::Plain: return "plain";
-        case DrafterKind::Medusa: return "medusa";
-        case DrafterKind::DraftModel: return "draft";
-        case DrafterKind::Ngram: return "ngram";
-        case DrafterKind::Eagle: return "eagle";
-        case DrafterKind::Auto: return "auto";
-    }
-    return "?";
+namespace {
+
+const DrafterNames& names(DrafterKind k) {
+    for (const DrafterNames& n : kDrafterNames)
+        if (n.kind == k) return n;
+    static const DrafterNames unknown{k, "?", "?"};
+    return unknown;
 }
+
+}  // namespace
+
+const char* drafter_kind_name(DrafterKind k) { return names(k).name; }
+const char* drafter_word(DrafterKind k) { return names(k).word; }
 
 const char* accept_rule_name(AcceptRule r) {
     switch (r) {
@@ -36,10 +38,12 @@ const char* stop_reason_name(StopReason r) {
 }
 
 DrafterKind parse_drafter_kind(const std::string& s) {
-    for (DrafterKind k : {DrafterKind::Plain, DrafterKind::Medusa, DrafterKind::DraftModel, DrafterKind::Ngram,
-                          DrafterKind::Eagle, DrafterKind::Auto})
-        if (s == drafter_kind_name(k)) return k;
-    throw std::invalid_argument("unknown drafter '" + s + "' (plain, medusa, draft, ngram, eagle or auto)");
+    std::string listed;
+    for (const DrafterNames& n : kDrafterNames) {
+        if (s == n.name) return n.kind;
+        listed += std::string(listed.empty() ? "" : &n == &kDrafterNames.back() ? " or " : ", ") + n.name;
+    }
+    throw std::invalid_argument("unknown drafter '" + s + "' (" + listed + ")");
 }
 
 AcceptRule parse_accept_rule(const std::string& s) {

@@ -8,7 +8,7 @@
 
 #include "control_explain.h"
 #include "decode_worker.h"
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 #include "worker_fixture.h"
 
 using namespace medusa;

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "control_explain.h"
-#include "drafter_words.h"
+#include "decode/decoding_kinds.h"
 
 using namespace medusa;
 using namespace medusa::chat;
