@@ -1,13 +1,11 @@
 #include "train/eagle3_training.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
 
 #include "llm/eagle_layer_io.h"
-#include "train/checkpoint_folder.h"
 #include "train/gpu_eagle3_trainer.h"
 #include "train/training_progress.h"
 
@@ -132,65 +130,50 @@ Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, con
     return e;
 }
 
+Eagle3Objective::Eagle3Objective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                                 const LlamaConfig& target_config, const DistillData& data,
+                                 const Eagle3TrainOptions& o)
+    : EagleObjectiveBase(ctx, init, target, data, target_config, o, o.seq_len, o.beta1, o.beta2), o_(o),
+      hits_(size_t(o.ttt_steps), 0.0), rows_(size_t(o.ttt_steps), 0.0) {
+    if (o.ttt_steps < 1) throw std::invalid_argument("training-time test needs at least one step");
+    top_ = target_top_tokens(data, target);
+}
+
+Eagle3Objective::~Eagle3Objective() = default;
+
+std::unique_ptr<GpuEagle3Trainer> Eagle3Objective::make_trainer(const EagleLayer& start) {
+    return std::make_unique<GpuEagle3Trainer>(ctx_, start, draft_target_head(target_, start), o_.batch, seq_len_,
+                                              o_.ttt_steps);
+}
+
+size_t Eagle3Objective::step(int step, float lr, std::mt19937_64& rng) {
+    draw_sequences(rng);
+    const Eagle3Batch batch = make_eagle3_batch(data_, target_, start_, top_, seqs_, seq_len_, o_.ttt_steps, o_.decay);
+    opt_.lr = lr;
+    const Eagle3BatchStats s = trainer_->step(batch, opt_, step);
+    loss_ += s.weighted_loss, norm_ += s.grad_norm;
+    for (size_t k = 0; k < hits_.size(); ++k) hits_[k] += s.top1[k], rows_[k] += s.rows[k];
+    return size_t(s.rows[0]);
+}
+
+std::string Eagle3Objective::progress(int steps) {
+    std::string acc;
+    for (size_t k = 0; k < hits_.size(); ++k) {
+        if (k) acc += ' ';
+        acc += fmt("%.2f", hits_[k] / std::max(rows_[k], 1.0));
+    }
+    const std::string line = "loss " + fmt("%.4f", loss_ / steps) + "  top1 per step " + acc + "  lr " +
+                             fmt("%.2e", opt_.lr) + "  |g| " + fmt("%.3f", norm_ / steps);
+    loss_ = norm_ = 0;
+    std::fill(hits_.begin(), hits_.end(), 0.0), std::fill(rows_.begin(), rows_.end(), 0.0);
+    return line;
+}
+
 EagleTrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                const LlamaConfig& target_config, const DistillData& data, const Eagle3TrainOptions& o,
                                const LogFn& log) {
-    if (data.num_sequences() < 1) throw std::invalid_argument("no training sequences");
-    const int seq_len = o.seq_len > 0 ? o.seq_len : longest_sequence(data);
-    if (o.ttt_steps < 1) throw std::invalid_argument("training-time test needs at least one step");
-    EagleLayer start = init;
-    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, o.identity, log);
-    if (resumed) {
-        start = load_eagle_layer(o.checkpoint_dir, target_config);
-        start.source = init.source;
-    }
-    const std::vector<int> top = target_top_tokens(data, target);
-    GpuEagle3Trainer trainer(ctx, start, draft_target_head(target, start), o.batch, seq_len, o.ttt_steps);
-    if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
-    const int first_step = resumed ? resumed->step + 1 : 1;
-    AdamW opt = eagle_adamw(o, o.beta1, o.beta2);
-    const size_t K = size_t(o.ttt_steps);
-    std::vector<double> hits(K, 0), rows(K, 0);
-    double loss = 0, norm = 0;
-    size_t positions = 0, since_positions = 0;
-    int since_log = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto tlog = t0;
-    int steps_done = 0;
-    std::vector<int> seqs(size_t(o.batch));
-    for (int step = first_step; step <= o.steps; ++step) {
-        std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // the batch depends on (seed, step) only
-        for (int& s : seqs) s = int(rng() % uint64_t(data.num_sequences()));
-        const Eagle3Batch batch = make_eagle3_batch(data, target, start, top, seqs, seq_len, o.ttt_steps, o.decay);
-        opt.lr = learning_rate(o, step);
-        const Eagle3BatchStats s = trainer.step(batch, opt, step);
-        loss += s.weighted_loss, norm += s.grad_norm;
-        for (size_t k = 0; k < K; ++k) hits[k] += s.top1[k], rows[k] += s.rows[k];
-        positions += size_t(s.rows[0]), since_positions += size_t(s.rows[0]);
-        ++since_log;
-        ++steps_done;
-        if (log && (step % o.log_every == 0 || step == o.steps)) {
-            const auto now = std::chrono::steady_clock::now();
-            const double dt = std::chrono::duration<double>(now - tlog).count();
-            std::string acc;
-            for (size_t k = 0; k < K; ++k) {
-                if (k) acc += ' ';
-                acc += fmt("%.2f", hits[k] / std::max(rows[k], 1.0));
-            }
-            log("step " + std::to_string(step) + "/" + std::to_string(o.steps) + "  loss " + fmt("%.4f", loss / since_log) +
-                "  top1 per step " + acc + "  lr " + fmt("%.2e", opt.lr) + "  |g| " + fmt("%.3f", norm / since_log) +
-                "  " + fmt("%.0f", since_positions / std::max(dt, 1e-9)) + " positions/s");
-            loss = norm = 0;
-            std::fill(hits.begin(), hits.end(), 0.0), std::fill(rows.begin(), rows.end(), 0.0);
-            since_log = 0;
-            since_positions = 0;
-            tlog = now;
-        }
-        const CheckpointAfter c = checkpoint_after(o, step);
-        if (c.save) save_eagle_checkpoint(o, trainer, step, target.path);
-        if (c.stop) break;
-    }
-    return eagle_result(trainer, init.source, steps_done, positions, t0);
+    Eagle3Objective objective(ctx, init, target, target_config, data, o);
+    return objective.result(TrainingRun(o, log).run(objective));
 }
 
 }  // namespace medusa::train

@@ -1,9 +1,10 @@
 // The EAGLE-3 training loop over self-distilled data (DistillData with the fused layers'
 // inputs): the draft vocabulary as the most frequent tokens of the training text, batches of
 // whole sequences unrolled for training-time test (train/eagle3_reference.h), AdamW with
-// clipping, warm-up and cosine decay, progress lines with each step's accuracy, resumable
+// clipping as an objective of a TrainingRun (progress lines with each step's accuracy), its
 // checkpoints in the published layout plus the optimizer state.
 #pragma once
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -60,6 +61,27 @@ struct Eagle3Evaluation {
 Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, const EagleTarget& target,
                                  const DistillData& data, const std::vector<int>& top, int steps,
                                  int sequences_per_batch = 4);
+
+class GpuEagle3Trainer;
+
+// EAGLE-3's objective: whole sequences unrolled for training-time test on the draft vocabulary.
+class Eagle3Objective : public EagleObjectiveBase<GpuEagle3Trainer> {
+public:
+    // `target_config`: what a checkpoint's layer is read with. Keeps references to its arguments.
+    Eagle3Objective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                    const LlamaConfig& target_config, const DistillData& data, const Eagle3TrainOptions& o);
+    ~Eagle3Objective() override;
+    size_t step(int step, float lr, std::mt19937_64& rng) override;
+    std::string progress(int steps) override;
+
+private:
+    std::unique_ptr<GpuEagle3Trainer> make_trainer(const EagleLayer& start) override;
+
+    const Eagle3TrainOptions& o_;
+    std::vector<int> top_;  // the target's greedy token after each position
+    std::vector<double> hits_, rows_;
+    double loss_ = 0, norm_ = 0;
+};
 
 // Its positions per second count step-0 positions with a target.
 EagleTrainResult train_eagle3(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,

@@ -1,11 +1,10 @@
 #include "train/eagle_training.h"
 
-#include <chrono>
 #include <cstdio>
 
 #include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
-#include "train/checkpoint_folder.h"
+#include "train/gpu_eagle3_trainer.h"
 #include "train/gpu_eagle_trainer.h"
 #include "train/training_progress.h"
 
@@ -82,67 +81,101 @@ EagleTeacherForced evaluate_eagle_teacher_forced(gpu::Context& ctx, const EagleL
     return r;
 }
 
-EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
-                             const DistillData& data, const EagleTrainOptions& o, const LogFn& log) {
-    const int seq_len = o.seq_len > 0 ? o.seq_len : longest_sequence(data);
+template <class Trainer>
+EagleObjectiveBase<Trainer>::EagleObjectiveBase(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                                                const DistillData& data, const LlamaConfig& config,
+                                                const TrainOptions& o, int seq_len, float beta1, float beta2)
+    : ctx_(ctx), init_(init), target_(target), data_(data), config_(config),
+      seq_len_(seq_len > 0 ? seq_len : longest_sequence(data)), seqs_(size_t(o.batch)), start_(init) {
     if (data.num_sequences() < 1) throw std::invalid_argument("no training sequences");
-    EagleLayer start = init;
-    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, o.identity, log);
-    if (resumed) {
-        LlamaConfig cfg;
-        cfg.dim = init.dim;
-        start = load_eagle_layer(o.checkpoint_dir, cfg);
-        start.source = init.source;
-    }
-    GpuEagleTrainer trainer(ctx, start, target.lm_head, target.vocab, o.batch, seq_len, o.loss);
-    if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
-    const int first_step = resumed ? resumed->step + 1 : 1;
-
-    AdamW opt = eagle_adamw(o, o.beta1, o.beta2);
-    double feature = 0, token = 0, top1 = 0, norm = 0;
-    size_t positions = 0, since_positions = 0;
-    int since_log = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto tlog = t0;
-    int steps_done = 0;
-    std::vector<int> seqs(o.batch);
-    for (int step = first_step; step <= o.steps; ++step) {
-        std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // batch and noise depend on (seed, step) only
-        for (int& s : seqs) s = int(rng() % uint64_t(data.num_sequences()));
-        const EagleBatch batch = make_eagle_batch(data, target, seqs, seq_len, o.noise, rng);
-        opt.lr = learning_rate(o, step);
-        const EagleBatchStats s = trainer.step(batch, opt, step);
-        feature += s.feature_loss, token += s.token_loss, top1 += double(s.top1) / std::max(1, s.valid);
-        norm += s.grad_norm;
-        positions += s.valid, since_positions += s.valid;
-        ++since_log;
-        ++steps_done;
-        if (log && (step % o.log_every == 0 || step == o.steps)) {
-            const auto now = std::chrono::steady_clock::now();
-            const double dt = std::chrono::duration<double>(now - tlog).count();
-            log("step " + std::to_string(step) + "/" + std::to_string(o.steps) + "  loss " +
-                fmt("%.4f", feature / since_log) + " + " + fmt("%g", o.loss.token) + " x " + fmt("%.3f", token / since_log) + "  top1 " +
-                fmt("%.3f", top1 / since_log) + "  lr " + fmt("%.2e", opt.lr) + "  |g| " + fmt("%.3f", norm / since_log) +
-                "  " + fmt("%.0f", since_positions / std::max(dt, 1e-9)) + " positions/s");
-            feature = token = top1 = norm = 0;
-            since_log = 0;
-            since_positions = 0;
-            tlog = now;
-        }
-        const CheckpointAfter c = checkpoint_after(o, step);
-        if (c.save) save_eagle_checkpoint(o, trainer, step, target.path);
-        if (c.stop) break;
-    }
-    return eagle_result(trainer, init.source, steps_done, positions, t0);
+    opt_.beta1 = beta1;
+    opt_.beta2 = beta2;
+    opt_.weight_decay = o.weight_decay;
+    opt_.clip = o.clip;
 }
 
-AdamW eagle_adamw(const TrainOptions& o, float beta1, float beta2) {
-    AdamW opt;
-    opt.beta1 = beta1;
-    opt.beta2 = beta2;
-    opt.weight_decay = o.weight_decay;
-    opt.clip = o.clip;
-    return opt;
+template <class Trainer>
+EagleObjectiveBase<Trainer>::~EagleObjectiveBase() = default;
+
+template <class Trainer>
+int EagleObjectiveBase<Trainer>::start(const ResumeFrom& from) {
+    const auto resumed = find_resume_point(from.dir, !from.dir.empty(), *from.identity, from.log);
+    if (resumed) {
+        start_ = load_eagle_layer(from.dir, config_);
+        start_.source = init_.source;
+    }
+    trainer_ = make_trainer(start_);
+    if (!resumed) return 0;
+    trainer_->set_flat(2, resumed->m), trainer_->set_flat(3, resumed->v);
+    return resumed->step;
+}
+
+template <class Trainer>
+void EagleObjectiveBase<Trainer>::draw_sequences(std::mt19937_64& rng) {
+    for (int& s : seqs_) s = int(rng() % uint64_t(data_.num_sequences()));
+}
+
+template <class Trainer>
+void EagleObjectiveBase<Trainer>::save(const std::string& dir, const CheckpointStamp& stamp) const {
+    save_eagle_layer(trainer_->layer(), dir, target_.path);
+    save_optimizer_checkpoint(dir, {trainer_->flat(2), trainer_->flat(3), stamp.step}, stamp.seed, *stamp.identity);
+}
+
+template <class Trainer>
+EagleTrainResult EagleObjectiveBase<Trainer>::result(const RunSummary& run) const {
+    EagleTrainResult res;
+    res.steps_done = run.steps_done;
+    res.wall_s = run.wall_s;
+    res.positions_per_s = run.positions_per_s;
+    res.layer = trainer_->layer();
+    res.layer.source = init_.source;
+    res.stage_times = trainer_->stage_times();
+    return res;
+}
+
+template class EagleObjectiveBase<GpuEagleTrainer>;
+template class EagleObjectiveBase<GpuEagle3Trainer>;
+
+namespace {
+LlamaConfig layer_config(const EagleLayer& init) {
+    LlamaConfig cfg;
+    cfg.dim = init.dim;
+    return cfg;
+}
+}  // namespace
+
+EagleObjective::EagleObjective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                               const DistillData& data, const EagleTrainOptions& o)
+    : EagleObjectiveBase(ctx, init, target, data, layer_config(init), o, o.seq_len, o.beta1, o.beta2), o_(o) {}
+
+EagleObjective::~EagleObjective() = default;
+
+std::unique_ptr<GpuEagleTrainer> EagleObjective::make_trainer(const EagleLayer& start) {
+    return std::make_unique<GpuEagleTrainer>(ctx_, start, target_.lm_head, target_.vocab, o_.batch, seq_len_, o_.loss);
+}
+
+size_t EagleObjective::step(int step, float lr, std::mt19937_64& rng) {
+    draw_sequences(rng);
+    const EagleBatch batch = make_eagle_batch(data_, target_, seqs_, seq_len_, o_.noise, rng);  // noise from (seed, step) too
+    opt_.lr = lr;
+    const EagleBatchStats s = trainer_->step(batch, opt_, step);
+    feature_ += s.feature_loss, token_ += s.token_loss, top1_ += double(s.top1) / std::max(1, s.valid);
+    norm_ += s.grad_norm;
+    return size_t(s.valid);
+}
+
+std::string EagleObjective::progress(int steps) {
+    const std::string line = "loss " + fmt("%.4f", feature_ / steps) + " + " + fmt("%g", o_.loss.token) + " x " +
+                             fmt("%.3f", token_ / steps) + "  top1 " + fmt("%.3f", top1_ / steps) + "  lr " +
+                             fmt("%.2e", opt_.lr) + "  |g| " + fmt("%.3f", norm_ / steps);
+    feature_ = token_ = top1_ = norm_ = 0;
+    return line;
+}
+
+EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
+                             const DistillData& data, const EagleTrainOptions& o, const LogFn& log) {
+    EagleObjective objective(ctx, init, target, data, o);
+    return objective.result(TrainingRun(o, log).run(objective));
 }
 
 }  // namespace medusa::train

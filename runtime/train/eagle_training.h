@@ -1,12 +1,11 @@
 // The EAGLE training loop over self-distilled data: each step a batch of whole sequences,
 // teacher-forced (row i reads the target's f_i and the token t_{i+1}, and learns f_{i+1} and the
 // target's distribution of t_{i+2}), optional uniform noise on the input features as EAGLE adds,
-// AdamW (0.9, 0.95) with global-norm clipping at 0.5, linear warm-up and cosine decay, progress
-// lines, resumable checkpoints (EAGLE's layout plus the optimizer state).
+// AdamW (0.9, 0.95) with global-norm clipping at 0.5, as an objective of a TrainingRun; its
+// checkpoints are EAGLE's layout plus the optimizer state.
 #pragma once
-#include <algorithm>
-#include <chrono>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,12 +14,11 @@
 #include "gpu/context.h"
 #include "llm/eagle_layer.h"
 #include "llm/eagle_layer_io.h"
-#include "train/checkpoint_folder.h"
-#include "train/training_progress.h"
 #include "model/model_file.h"
 #include "train/eagle_reference.h"
 #include "train/head_training.h"
 #include "train/self_distill.h"
+#include "train/training_objective.h"
 
 namespace medusa::train {
 
@@ -71,31 +69,54 @@ struct EagleTrainResult {
     std::vector<gpu::StageTime> stage_times;  // GPU time per stage of the last step
 };
 
-// What both EAGLE loops share (EAGLE-1/2's and EAGLE-3's trainers alike): AdamW from the
-// options, a checkpoint of the trainer's layer and moments, and the result at the end.
-AdamW eagle_adamw(const TrainOptions& o, float beta1, float beta2);
-
+// What EAGLE-1/2's and EAGLE-3's objectives share: batches of whole sequences (o.batch of
+// o.seq_len rows, 0: the longest), AdamW with their betas, a checkpoint of the layer in EAGLE's
+// layout and its moments, and the result.
 template <class Trainer>
-void save_eagle_checkpoint(const TrainOptions& o, const Trainer& trainer, int step, const std::string& base_model) {
-    if (o.checkpoint_dir.empty()) return;
-    commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
-        save_eagle_layer(trainer.layer(), dir, base_model);
-        save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
-    });
-}
+class EagleObjectiveBase : public TrainingObjective {
+public:
+    ~EagleObjectiveBase() override;
+    int start(const ResumeFrom& from) override;
+    const char* speed_unit() const override { return "positions/s"; }
+    void save(const std::string& dir, const CheckpointStamp& stamp) const override;
+    EagleTrainResult result(const RunSummary& run) const;
 
-template <class Trainer>
-EagleTrainResult eagle_result(const Trainer& trainer, const std::string& source, int steps_done, size_t positions,
-                              std::chrono::steady_clock::time_point t0) {
-    EagleTrainResult res;
-    res.steps_done = steps_done;
-    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.positions_per_s = double(positions) / std::max(res.wall_s, 1e-9);
-    res.layer = trainer.layer();
-    res.layer.source = source;
-    res.stage_times = trainer.stage_times();
-    return res;
-}
+protected:
+    // `config`: what a checkpoint's layer is read with. Keeps references to its arguments.
+    EagleObjectiveBase(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target, const DistillData& data,
+                       const LlamaConfig& config, const TrainOptions& o, int seq_len, float beta1, float beta2);
+    virtual std::unique_ptr<Trainer> make_trainer(const EagleLayer& start) = 0;
+    void draw_sequences(std::mt19937_64& rng);  // into seqs_
+
+    gpu::Context& ctx_;
+    const EagleLayer& init_;
+    const EagleTarget& target_;
+    const DistillData& data_;
+    LlamaConfig config_;
+    int seq_len_;
+    std::vector<int> seqs_;
+    EagleLayer start_;  // what the trainer started from: init_ or the checkpoint's layer
+    std::unique_ptr<Trainer> trainer_;
+    AdamW opt_;
+};
+
+class GpuEagleTrainer;
+
+// EAGLE-1/2's objective: next features and tokens, teacher-forced, with noise on the features.
+class EagleObjective : public EagleObjectiveBase<GpuEagleTrainer> {
+public:
+    EagleObjective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target, const DistillData& data,
+                   const EagleTrainOptions& o);
+    ~EagleObjective() override;
+    size_t step(int step, float lr, std::mt19937_64& rng) override;
+    std::string progress(int steps) override;
+
+private:
+    std::unique_ptr<GpuEagleTrainer> make_trainer(const EagleLayer& start) override;
+
+    const EagleTrainOptions& o_;
+    double feature_ = 0, token_ = 0, top1_ = 0, norm_ = 0;
+};
 
 EagleTrainResult train_eagle(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                              const DistillData& data, const EagleTrainOptions& o, const LogFn& log = {});

@@ -1,31 +1,14 @@
 #include "train/head_training.h"
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
 
 #include "llm/medusa_heads_io.h"
-#include "train/checkpoint_folder.h"
 #include "train/gpu_head_trainer.h"
 #include "train/training_progress.h"
 
 namespace medusa::train {
-
-float learning_rate(const TrainOptions& o, int step) {
-    const int warm = std::max(1, int(o.warmup * o.steps));
-    if (step <= warm) return o.lr * float(step) / float(warm);
-    const double t = double(step - warm) / std::max(1, o.steps - warm);
-    const double cosine = 0.5 * (1 + std::cos(M_PI * std::min(1.0, t)));
-    return float(o.lr * (o.min_lr_ratio + (1 - o.min_lr_ratio) * cosine));
-}
-
-CheckpointAfter checkpoint_after(const TrainOptions& o, int step) {
-    CheckpointAfter c;
-    c.stop = step == o.stop_at || (o.interrupted && o.interrupted());
-    c.save = c.stop || step == o.steps || (o.checkpoint_every > 0 && step % o.checkpoint_every == 0);
-    return c;
-}
 
 namespace {
 
@@ -96,76 +79,70 @@ HeadAccuracy evaluate_heads(gpu::Context& ctx, const MedusaHeads& heads, const D
     return a;
 }
 
-TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const DistillData& data, const TrainOptions& o,
-                        const LogFn& log) {
-    const int K = init.count();
-    MedusaHeads start = init;
-    const auto resumed = find_resume_point(o.checkpoint_dir, o.resume, o.identity, log);
+HeadsObjective::HeadsObjective(gpu::Context& ctx, const MedusaHeads& init, const DistillData& data,
+                               const TrainOptions& o)
+    : ctx_(ctx), init_(init), data_(data), seq_of_(sequence_of(data)), pos_(trainable_positions(data)),
+      chunk_(size_t(o.batch)), loss_(size_t(init.count()), 0.0), top1_(size_t(init.count()), 0.0) {
+    if (pos_.empty()) throw std::invalid_argument("no training positions: the generated sequences are too short");
+    opt_.weight_decay = o.weight_decay;
+    opt_.clip = o.clip;
+}
+
+HeadsObjective::~HeadsObjective() = default;
+
+int HeadsObjective::start(const ResumeFrom& from) {
+    const auto resumed = find_resume_point(from.dir, !from.dir.empty(), *from.identity, from.log);
+    MedusaHeads start = init_;
     if (resumed) {
         LlamaConfig cfg;
-        cfg.dim = init.dim;
-        cfg.vocab_size = init.vocab;
-        start = load_medusa_heads(o.checkpoint_dir, cfg);
-        start.source = init.source;
+        cfg.dim = init_.dim;
+        cfg.vocab_size = init_.vocab;
+        start = load_medusa_heads(from.dir, cfg);
+        start.source = init_.source;
     }
-    GpuHeadTrainer trainer(ctx, start, o.batch);
-    if (resumed) trainer.set_flat(2, resumed->m), trainer.set_flat(3, resumed->v);
-    const int first_step = resumed ? resumed->step + 1 : 1;
-    auto save_checkpoint = [&](int step) {
-        if (o.checkpoint_dir.empty()) return;
-        commit_checkpoint(o.checkpoint_dir, [&](const std::string& dir) {
-            save_medusa_heads(trainer.heads(), dir);
-            save_optimizer_checkpoint(dir, {trainer.flat(2), trainer.flat(3), step}, o.seed, o.identity);
-        });
-    };
+    trainer_ = std::make_unique<GpuHeadTrainer>(ctx_, start, int(chunk_.size()));
+    if (!resumed) return 0;
+    trainer_->set_flat(2, resumed->m), trainer_->set_flat(3, resumed->v);
+    return resumed->step;
+}
 
-    const auto seq_of = sequence_of(data);
-    const auto pos = trainable_positions(data);
-    if (pos.empty()) throw std::invalid_argument("no training positions: the generated sequences are too short");
-    AdamW opt;
-    opt.weight_decay = o.weight_decay;
-    opt.clip = o.clip;
-    std::vector<float> h;
-    std::vector<int> targets;
-    std::vector<size_t> chunk(o.batch);
-    std::vector<double> loss(K, 0), top1(K, 0), norm_sum(1, 0);
-    int since_log = 0;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto tlog = t0;
-    TrainResult res;
-    for (int step = first_step; step <= o.steps; ++step) {
-        std::mt19937_64 rng(o.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // the batch depends on (seed, step) only
-        for (auto& c : chunk) c = pos[rng() % pos.size()];
-        gather(data, seq_of, chunk, K, h, targets);
-        opt.lr = learning_rate(o, step);
-        const BatchStats s = trainer.step(h, targets, opt, step);
-        for (int k = 0; k < K; ++k) loss[k] += s.loss[k], top1[k] += double(s.top1[k]) / std::max(1, s.valid[k]);
-        norm_sum[0] += s.grad_norm;
-        ++since_log;
-        ++res.steps_done;
-        if (log && (step % o.log_every == 0 || step == o.steps)) {
-            const auto now = std::chrono::steady_clock::now();
-            const double dt = std::chrono::duration<double>(now - tlog).count();
-            std::string line = "step " + std::to_string(step) + "/" + std::to_string(o.steps) + "  loss";
-            for (int k = 0; k < K; ++k) line += fmt(" %.3f", loss[k] / since_log);
-            line += "  top1";
-            for (int k = 0; k < K; ++k) line += fmt(" %.3f", top1[k] / since_log);
-            line += "  lr" + fmt(" %.2e", opt.lr) + "  |g|" + fmt(" %.3f", norm_sum[0] / since_log);
-            line += "  " + fmt("%.0f", since_log * double(o.batch) / std::max(dt, 1e-9)) + " tok/s";
-            log(line);
-            std::fill(loss.begin(), loss.end(), 0), std::fill(top1.begin(), top1.end(), 0), norm_sum[0] = 0;
-            since_log = 0;
-            tlog = now;
-        }
-        const CheckpointAfter c = checkpoint_after(o, step);
-        if (c.save) save_checkpoint(step);
-        if (c.stop) break;
-    }
-    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.positions_per_s = res.steps_done * double(o.batch) / std::max(res.wall_s, 1e-9);
-    res.heads = trainer.heads();
-    res.heads.source = init.source;
-    return res;
+size_t HeadsObjective::step(int step, float lr, std::mt19937_64& rng) {
+    const int K = init_.count();
+    for (auto& c : chunk_) c = pos_[rng() % pos_.size()];
+    gather(data_, seq_of_, chunk_, K, h_, targets_);
+    opt_.lr = lr;
+    const BatchStats s = trainer_->step(h_, targets_, opt_, step);
+    for (int k = 0; k < K; ++k) loss_[k] += s.loss[k], top1_[k] += double(s.top1[k]) / std::max(1, s.valid[k]);
+    norm_ += s.grad_norm;
+    return chunk_.size();
+}
+
+std::string HeadsObjective::progress(int steps) {
+    std::string line = "loss";
+    for (double l : loss_) line += fmt(" %.3f", l / steps);
+    line += "  top1";
+    for (double t : top1_) line += fmt(" %.3f", t / steps);
+    line += "  lr" + fmt(" %.2e", opt_.lr) + "  |g|" + fmt(" %.3f", norm_ / steps);
+    std::fill(loss_.begin(), loss_.end(), 0), std::fill(top1_.begin(), top1_.end(), 0), norm_ = 0;
+    return line;
+}
+
+void HeadsObjective::save(const std::string& dir, const CheckpointStamp& stamp) const {
+    save_medusa_heads(trainer_->heads(), dir);
+    save_optimizer_checkpoint(dir, {trainer_->flat(2), trainer_->flat(3), stamp.step}, stamp.seed, *stamp.identity);
+}
+
+MedusaHeads HeadsObjective::heads() const {
+    MedusaHeads h = trainer_->heads();
+    h.source = init_.source;
+    return h;
+}
+
+TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const DistillData& data, const TrainOptions& o,
+                        const LogFn& log) {
+    HeadsObjective objective(ctx, init, data, o);
+    const RunSummary run = TrainingRun(o, log).run(objective);
+    return {objective.heads(), run.steps_done, run.wall_s, run.positions_per_s};
 }
 
 }  // namespace medusa::train

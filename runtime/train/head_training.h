@@ -1,9 +1,9 @@
-// The Medusa-1 training loop over self-distilled data: batches of positions, loss
+// Medusa-1 training over self-distilled data: batches of positions, loss
 // sum_k 0.8^k CE(head_k(h_t), y_{t+k+2}) (head k guesses k+1 tokens past the model's next one),
-// AdamW with linear warm-up and cosine decay, progress lines, resumable checkpoints,
-// and per-head accuracy on held-out text.
+// AdamW, as an objective of a TrainingRun; and per-head accuracy on held-out text.
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,34 +12,10 @@
 #include "train/head_reference.h"
 #include "train/checkpoint_identity.h"
 #include "train/self_distill.h"
+#include "train/training_objective.h"
+#include "train/training_run.h"
 
 namespace medusa::train {
-
-struct TrainOptions {
-    int steps = 1000;
-    int batch = 256;            // positions per step
-    float lr = 3e-3f;           // peak
-    float warmup = 0.05f;       // fraction of the steps
-    float min_lr_ratio = 0.05f;  // cosine floor, relative to the peak
-    float weight_decay = 0.0f;
-    float clip = 1.0f;
-    uint64_t seed = 0;
-    int log_every = 50;
-    int checkpoint_every = 0;   // 0: only at the end
-    std::string checkpoint_dir; // empty: no checkpoints
-    bool resume = false;
-    CheckpointIdentity identity;  // recorded in each checkpoint; a resume must match it
-    int stop_at = 0;            // >0: checkpoint and stop after this step, as an interruption would
-    std::function<bool()> interrupted;  // true: checkpoint and stop after the current step (Ctrl-C)
-};
-
-float learning_rate(const TrainOptions& o, int step);  // step counts from 1
-// Whether a loop saves a checkpoint after `step` (every checkpoint_every steps, at the end, and
-// at stop_at or when interrupted) and whether it stops there.
-struct CheckpointAfter {
-    bool save = false, stop = false;
-};
-CheckpointAfter checkpoint_after(const TrainOptions& o, int step);
 
 // Head k's target for position p (index into data.tokens), or -1 past its sequence's end.
 int head_target(const DistillData& data, const std::vector<int>& seq_of, size_t p, int k);
@@ -60,7 +36,36 @@ struct TrainResult {
     double positions_per_s = 0;  // training positions per second (each trains all K heads)
 };
 
-using LogFn = std::function<void(const std::string&)>;
+class GpuHeadTrainer;
+
+// Medusa-1's objective: positions drawn from the whole text, each training all K heads.
+class HeadsObjective : public TrainingObjective {
+public:
+    // Keeps references to `init` and `data`; o: the batch and AdamW's decay and clipping.
+    HeadsObjective(gpu::Context& ctx, const MedusaHeads& init, const DistillData& data, const TrainOptions& o);
+    ~HeadsObjective() override;
+    int start(const ResumeFrom& from) override;
+    size_t step(int step, float lr, std::mt19937_64& rng) override;
+    std::string progress(int steps) override;
+    const char* speed_unit() const override { return "tok/s"; }
+    void save(const std::string& dir, const CheckpointStamp& stamp) const override;
+    MedusaHeads heads() const;  // the current parameters
+
+private:
+    gpu::Context& ctx_;
+    const MedusaHeads& init_;
+    const DistillData& data_;
+    std::vector<int> seq_of_;
+    std::vector<size_t> pos_;
+    std::unique_ptr<GpuHeadTrainer> trainer_;
+    AdamW opt_;
+    std::vector<size_t> chunk_;
+    std::vector<float> h_;
+    std::vector<int> targets_;
+    std::vector<double> loss_, top1_;
+    double norm_ = 0;
+};
+
 TrainResult train_heads(gpu::Context& ctx, const MedusaHeads& init, const DistillData& data, const TrainOptions& o,
                         const LogFn& log = {});
 

@@ -1,6 +1,5 @@
 #include "train/joint_training.h"
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -9,7 +8,6 @@
 #include "llm/softmax.h"
 #include "model/dequantize.h"
 #include "model/safetensors_file.h"
-#include "train/checkpoint_folder.h"
 #include "train/gpu_joint_trainer.h"
 #include "train/training_progress.h"
 
@@ -124,101 +122,100 @@ bool load_lora(const std::string& dir, std::vector<float>& lora, const LoraConfi
     return true;
 }
 
+JointObjective::JointObjective(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads,
+                               const DistillData& data, const JointOptions& o)
+    : ctx_(ctx), base_(base), init_(heads), data_(data), o_(o), loss_(size_t(heads.count()), 0.0),
+      top1_(size_t(heads.count()), 0.0) {
+    // Sequences long enough to give every head a target.
+    for (int s = 0; s < data.num_sequences(); ++s)
+        if (data.seq_start[s + 1] - data.seq_start[s] > heads.count() + 2) usable_.push_back(s);
+    if (usable_.empty()) throw std::invalid_argument("no training sequences: the generated text is too short");
+    lora_opt_.weight_decay = heads_opt_.weight_decay = o.schedule.weight_decay;
+    lora_opt_.clip = heads_opt_.clip = o.schedule.clip;
+}
+
+JointObjective::~JointObjective() = default;
+
+// A checkpoint is DIR/lora (adapters + their moments) and DIR/heads (heads + their moments).
+int JointObjective::start(const ResumeFrom& from) {
+    const bool resume = !from.dir.empty();
+    const std::string lora_dir = resume ? (fs::path(from.dir) / "lora").string() : "";
+    const std::string heads_dir = resume ? (fs::path(from.dir) / "heads").string() : "";
+    std::vector<float> lora = init_lora(base_.config, o_.lora, o_.schedule.seed);
+    MedusaHeads heads = init_;
+    const auto lora_resume = find_resume_point(lora_dir, resume, *from.identity, from.log);
+    const auto heads_resume = find_resume_point(heads_dir, resume, *from.identity, {});
+    const bool resumed = lora_resume && heads_resume;
+    if (resumed) {
+        if (!load_lora(lora_dir, lora, o_.lora)) throw FormatError(lora_dir + ": no lora.safetensors to resume from");
+        LlamaConfig cfg = base_.config;
+        heads = load_medusa_heads(heads_dir, cfg);
+        heads.source = init_.source;
+    }
+    trainer_ = std::make_unique<GpuJointTrainer>(ctx_, base_, o_.lora, lora, heads, o_.sequences, o_.seq_len);
+    if (!resumed) return 0;
+    trainer_->set_lora_flat(2, lora_resume->m), trainer_->set_lora_flat(3, lora_resume->v);
+    trainer_->set_heads_flat(2, heads_resume->m), trainer_->set_heads_flat(3, heads_resume->v);
+    return lora_resume->step;
+}
+
+size_t JointObjective::step(int step, float lr, std::mt19937_64& rng) {
+    const int K = init_.count();
+    std::vector<int> seqs(o_.sequences);
+    for (int& s : seqs) s = usable_[rng() % usable_.size()];
+    const JointBatch b = make_joint_batch(data_, seqs, o_.seq_len, K, o_.lambda);
+    TrainOptions backbone = o_.schedule;
+    backbone.lr = o_.backbone_lr;
+    heads_opt_.lr = lr;
+    lora_opt_.lr = learning_rate(backbone, step);
+    const JointBatchStats s = trainer_->step(b, lora_opt_, heads_opt_, step);
+    kl_ += s.kl, lora_norm_ += s.lora_grad_norm;
+    for (int k = 0; k < K; ++k)
+        loss_[k] += s.head_loss[k], top1_[k] += double(s.head_top1[k]) / std::max(1, s.head_valid[k]);
+    return size_t(b.rows());
+}
+
+std::string JointObjective::progress(int steps) {
+    std::string line = "KL" + fmt(" %.4f", kl_ / steps) + "  heads loss";
+    for (double l : loss_) line += fmt(" %.3f", l / steps);
+    line += "  top1";
+    for (double t : top1_) line += fmt(" %.3f", t / steps);
+    line += "  lr" + fmt(" %.1e", heads_opt_.lr) + fmt("/%.1e", lora_opt_.lr) + "  |g_lora|" + fmt(" %.3f", lora_norm_ / steps);
+    kl_ = lora_norm_ = 0;
+    std::fill(loss_.begin(), loss_.end(), 0), std::fill(top1_.begin(), top1_.end(), 0);
+    return line;
+}
+
+void JointObjective::save(const std::string& dir, const CheckpointStamp& stamp) const {
+    const std::string lora_part = (fs::path(dir) / "lora").string(), heads_part = (fs::path(dir) / "heads").string();
+    fs::create_directories(lora_part), fs::create_directories(heads_part);
+    save_medusa_heads(heads(), heads_part);
+    save_lora(lora_part, trainer_->lora_flat(0), o_.lora);
+    save_optimizer_checkpoint(heads_part, {trainer_->heads_flat(2), trainer_->heads_flat(3), stamp.step}, stamp.seed,
+                              *stamp.identity);
+    save_optimizer_checkpoint(lora_part, {trainer_->lora_flat(2), trainer_->lora_flat(3), stamp.step}, stamp.seed,
+                              *stamp.identity);
+}
+
+MedusaHeads JointObjective::heads() const {
+    MedusaHeads h = trainer_->heads();
+    h.source = init_.source;
+    return h;
+}
+
 JointResult train_joint(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads_init,
                         const DistillData& data, const DistillData& heldout, const JointOptions& o, const LogFn& log) {
-    const TrainOptions& sch = o.schedule;
-    const int K = heads_init.count();
-    // Checkpoints: DIR/lora (adapters + their moments), DIR/heads (heads + their moments).
-    const std::string lora_dir = sch.checkpoint_dir.empty() ? "" : (fs::path(sch.checkpoint_dir) / "lora").string();
-    const std::string heads_dir = sch.checkpoint_dir.empty() ? "" : (fs::path(sch.checkpoint_dir) / "heads").string();
-    std::vector<float> lora = init_lora(base.config, o.lora, sch.seed);
-    MedusaHeads heads = heads_init;
-    if (sch.resume) committed_checkpoint(sch.checkpoint_dir);  // finish a swap a kill interrupted
-    const auto lora_resume = find_resume_point(lora_dir, sch.resume, sch.identity, log);
-    const auto heads_resume = find_resume_point(heads_dir, sch.resume, sch.identity, {});
-    if (lora_resume && heads_resume) {
-        if (!load_lora(lora_dir, lora, o.lora)) throw FormatError(lora_dir + ": no lora.safetensors to resume from");
-        LlamaConfig cfg = base.config;
-        heads = load_medusa_heads(heads_dir, cfg);
-        heads.source = heads_init.source;
-    }
-    GpuJointTrainer trainer(ctx, base, o.lora, lora, heads, o.sequences, o.seq_len);
-    if (lora_resume && heads_resume) {
-        trainer.set_lora_flat(2, lora_resume->m), trainer.set_lora_flat(3, lora_resume->v);
-        trainer.set_heads_flat(2, heads_resume->m), trainer.set_heads_flat(3, heads_resume->v);
-    }
-    const int first_step = lora_resume && heads_resume ? lora_resume->step + 1 : 1;
-    auto save_checkpoint = [&](int step) {
-        if (sch.checkpoint_dir.empty()) return;
-        MedusaHeads h = trainer.heads();
-        h.source = heads_init.source;
-        commit_checkpoint(sch.checkpoint_dir, [&](const std::string& dir) {  // adapters and heads as one unit
-            const std::string lora_part = (fs::path(dir) / "lora").string(), heads_part = (fs::path(dir) / "heads").string();
-            fs::create_directories(lora_part), fs::create_directories(heads_part);
-            save_medusa_heads(h, heads_part);
-            save_lora(lora_part, trainer.lora_flat(0), o.lora);
-            save_optimizer_checkpoint(heads_part, {trainer.heads_flat(2), trainer.heads_flat(3), step}, sch.seed,
-                                      sch.identity);
-            save_optimizer_checkpoint(lora_part, {trainer.lora_flat(2), trainer.lora_flat(3), step}, sch.seed,
-                                      sch.identity);
-        });
-    };
-
-    // Sequences long enough to give every head a target.
-    std::vector<int> usable;
-    for (int s = 0; s < data.num_sequences(); ++s)
-        if (data.seq_start[s + 1] - data.seq_start[s] > K + 2) usable.push_back(s);
-    if (usable.empty()) throw std::invalid_argument("no training sequences: the generated text is too short");
-    AdamW lora_opt, heads_opt;
-    lora_opt.weight_decay = heads_opt.weight_decay = sch.weight_decay;
-    lora_opt.clip = heads_opt.clip = sch.clip;
-    TrainOptions backbone = sch;
-    backbone.lr = o.backbone_lr;
-    double kl = 0, lora_norm = 0;
-    std::vector<double> loss(K, 0), top1(K, 0);
-    int since_log = 0;
+    JointObjective objective(ctx, base, heads_init, data, o);
+    const RunSummary run = TrainingRun(o.schedule, log).run(objective);
     JointResult res;
-    const auto t0 = std::chrono::steady_clock::now();
-    auto tlog = t0;
-    for (int step = first_step; step <= sch.steps; ++step) {
-        std::mt19937_64 rng(sch.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // the batch depends on (seed, step)
-        std::vector<int> seqs(o.sequences);
-        for (int& s : seqs) s = usable[rng() % usable.size()];
-        const JointBatch b = make_joint_batch(data, seqs, o.seq_len, K, o.lambda);
-        heads_opt.lr = learning_rate(sch, step);
-        lora_opt.lr = learning_rate(backbone, step);
-        const JointBatchStats s = trainer.step(b, lora_opt, heads_opt, step);
-        kl += s.kl, lora_norm += s.lora_grad_norm;
-        for (int k = 0; k < K; ++k) loss[k] += s.head_loss[k], top1[k] += double(s.head_top1[k]) / std::max(1, s.head_valid[k]);
-        ++since_log;
-        ++res.steps_done;
-        if (log && (step % sch.log_every == 0 || step == sch.steps)) {
-            const auto now = std::chrono::steady_clock::now();
-            const double dt = std::chrono::duration<double>(now - tlog).count();
-            std::string line = "step " + std::to_string(step) + "/" + std::to_string(sch.steps) + "  KL" +
-                               fmt(" %.4f", kl / since_log) + "  heads loss";
-            for (int k = 0; k < K; ++k) line += fmt(" %.3f", loss[k] / since_log);
-            line += "  top1";
-            for (int k = 0; k < K; ++k) line += fmt(" %.3f", top1[k] / since_log);
-            line += "  lr" + fmt(" %.1e", heads_opt.lr) + fmt("/%.1e", lora_opt.lr) + "  |g_lora|" +
-                    fmt(" %.3f", lora_norm / since_log);
-            line += "  " + fmt("%.0f", since_log * double(b.rows()) / std::max(dt, 1e-9)) + " tok/s";
-            log(line);
-            kl = lora_norm = 0, since_log = 0;
-            std::fill(loss.begin(), loss.end(), 0), std::fill(top1.begin(), top1.end(), 0);
-            tlog = now;
-        }
-        const CheckpointAfter c = checkpoint_after(sch, step);
-        if (c.save) save_checkpoint(step);
-        if (c.stop) break;
-    }
-    res.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    res.tokens_per_s = res.steps_done * double(trainer.rows()) / std::max(res.wall_s, 1e-9);
+    res.steps_done = run.steps_done;
+    res.wall_s = run.wall_s;
+    res.tokens_per_s = run.positions_per_s;
+    GpuJointTrainer& trainer = objective.trainer();
     res.stage_times = trainer.stage_times();
     res.lora = trainer.lora_flat(0);
-    res.heads = trainer.heads();
-    res.heads.source = heads_init.source;
-    if (heldout.num_sequences() > 0) res.heldout = evaluate_joint(trainer, heldout, o.sequences, o.seq_len, K);
+    res.heads = objective.heads();
+    if (heldout.num_sequences() > 0) res.heldout = evaluate_joint(trainer, heldout, o.sequences, o.seq_len, heads_init.count());
     return res;
 }
 

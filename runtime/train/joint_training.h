@@ -1,9 +1,10 @@
 // The Medusa-2 joint phase over self-distilled text: batches of whole teacher-forced sequences
 // (from each sequence's start, so positions and context are the model's own), the loss
 // KL(p_base || p_tuned) + lambda sum_k 0.8^k CE_k, AdamW for the adapters at a learning rate well
-// below the heads', the same warm-up + cosine schedule for both, progress lines, resumable
-// checkpoints, and a held-out report: KL, perplexity of both models, per-head accuracy.
+// below the heads', the same warm-up + cosine schedule for both (a TrainingRun), and a held-out
+// report: KL, perplexity of both models, per-head accuracy.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "train/joint_reference.h"
 #include "train/lora.h"
 #include "train/self_distill.h"
+#include "train/training_objective.h"
 
 namespace medusa::train {
 
@@ -43,6 +45,35 @@ struct JointReport {
 
 class GpuJointTrainer;
 JointReport evaluate_joint(GpuJointTrainer& trainer, const DistillData& data, int sequences, int seq_len, int heads);
+
+// Medusa-2's objective: whole sequences from their start, the heads and the backbone's adapters
+// stepped together (the adapters at o.backbone_lr on the same schedule).
+class JointObjective : public TrainingObjective {
+public:
+    // Keeps references to its arguments.
+    JointObjective(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads, const DistillData& data,
+                   const JointOptions& o);
+    ~JointObjective() override;
+    int start(const ResumeFrom& from) override;
+    size_t step(int step, float lr, std::mt19937_64& rng) override;
+    std::string progress(int steps) override;
+    const char* speed_unit() const override { return "tok/s"; }
+    void save(const std::string& dir, const CheckpointStamp& stamp) const override;
+    MedusaHeads heads() const;  // the current heads
+    GpuJointTrainer& trainer() { return *trainer_; }
+
+private:
+    gpu::Context& ctx_;
+    const BackboneWeights& base_;
+    const MedusaHeads& init_;
+    const DistillData& data_;
+    const JointOptions& o_;
+    std::vector<int> usable_;
+    std::unique_ptr<GpuJointTrainer> trainer_;
+    AdamW lora_opt_, heads_opt_;
+    double kl_ = 0, lora_norm_ = 0;
+    std::vector<double> loss_, top1_;
+};
 
 struct JointResult {
     std::vector<float> lora;
