@@ -11,6 +11,8 @@ int run_generate(int argc, char** argv);
 int run_serve(int argc, char** argv);
 int run_info(int argc, char** argv);
 int run_bench(int argc, char** argv);
+// train --objective heads|joint|eagle|eagle3, and train-heads [--joint], train-eagle [--eagle3]
+int run_train(int argc, char** argv);
 int run_train_heads(int argc, char** argv);
 int run_train_eagle(int argc, char** argv);
 int run_train_eagle3(int argc, char** argv);  // train-eagle --eagle3

@@ -72,6 +72,10 @@ const char* kUsage =
     "      --tune-kernels [--tune-out FILE]: time every matrix-kernel configuration (texel or storage reads,\n"
     "      workgroup sizes, output rows per subgroup on GPUs) on this device and keep the fastest for this\n"
     "      model's shapes (kernel-tuning.json)\n"
+    "  train --objective heads|joint|eagle|eagle3 -m MODEL --out DIR [the objective's flags]\n"
+    "      one training run on the model's own text: heads (Medusa-1), joint (Medusa-2), eagle (EAGLE-1/2) or\n"
+    "      eagle3; each takes the flags of its old name: train-heads, train-heads --joint, train-eagle,\n"
+    "      train-eagle --eagle3 (medusa help train-heads, medusa help train-eagle)\n"
     "  train-heads -m MODEL --heads K --out DIR [--steps N] [--seed S] [--resume] [--checkpoint-every N]\n"
     "        [--tokenizer FILE] [--sequences N] [--max-len N] [--batch B] [--lr LR] [--layers L] [--device N]\n"
     "        [--data-engine auto|cpu|gpu] [--validate]\n"
@@ -159,16 +163,7 @@ int main(int argc, char** argv) {
         if (cmd == "serve") return medusa::cli::run_serve(argc, argv);
         if (cmd == "info") return medusa::cli::run_info(argc, argv);
         if (cmd == "bench") return medusa::cli::run_bench(argc, argv);
-        if (cmd == "train-heads") {
-            for (int i = 2; i < argc; ++i)
-                if (!std::strcmp(argv[i], "--joint")) return medusa::cli::run_train_joint(argc, argv);
-            return medusa::cli::run_train_heads(argc, argv);
-        }
-        if (cmd == "train-eagle") {
-            for (int i = 2; i < argc; ++i)
-                if (!std::strcmp(argv[i], "--eagle3")) return medusa::cli::run_train_eagle3(argc, argv);
-            return medusa::cli::run_train_eagle(argc, argv);
-        }
+        if (cmd == "train" || cmd == "train-heads" || cmd == "train-eagle") return medusa::cli::run_train(argc, argv);
         if (cmd == "tune-tree") return medusa::cli::run_tune_tree(argc, argv);
         if (cmd == "tree") return medusa::cli::run_tree(argc, argv);
         if (cmd == "plot") return medusa::cli::run_plot(argc, argv);

@@ -1,9 +1,13 @@
-// `medusa train-heads`: self-distillation data from the model itself, Medusa-1 training of K heads
-// on the GPU, and a held-out accuracy report; writes Medusa's HF layout into --out.
+// `medusa train --objective heads|joint|eagle|eagle3`, and its objectives' old names (train-heads,
+// train-heads --joint, train-eagle, train-eagle --eagle3). The heads' objective is here:
+// self-distillation data from the model itself, Medusa-1 training of K heads on the GPU, and a
+// held-out accuracy report; writes Medusa's HF layout into --out.
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "commands.h"
 #include "interrupt.h"
@@ -17,6 +21,7 @@
 #include "model/json_file.h"
 #include "model/folder_lock.h"
 #include "train/checkpoint_identity.h"
+#include "train/training_objective.h"
 #include "train/training_progress.h"
 
 namespace medusa::cli {
@@ -35,7 +40,55 @@ nlohmann::json accuracy_json(const HeadAccuracy& a) {
             {"positions", a.positions}};
 }
 
+bool has_flag(int argc, char** argv, const char* flag) {
+    for (int i = 2; i < argc; ++i)
+        if (!std::strcmp(argv[i], flag)) return true;
+    return false;
+}
+
+// `train --objective NAME` (heads without it) or an old name: train-heads [--joint], train-eagle [--eagle3].
+Objective chosen_objective(int argc, char** argv) {
+    const std::string cmd = argv[1];
+    if (cmd == "train-heads") return has_flag(argc, argv, "--joint") ? Objective::Joint : Objective::Heads;
+    if (cmd == "train-eagle") return has_flag(argc, argv, "--eagle3") ? Objective::Eagle3 : Objective::Eagle;
+    for (int i = 2; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--objective")) continue;
+        const auto o = i + 1 < argc ? objective_named(argv[i + 1]) : std::nullopt;
+        if (!o) throw UsageError("--objective expects heads, joint, eagle or eagle3");
+        return *o;
+    }
+    return Objective::Heads;
+}
+
+// The arguments as the objective's own parser reads them: without train's `--objective NAME`.
+std::vector<char*> objective_arguments(int argc, char** argv) {
+    const bool train = !std::strcmp(argv[1], "train");
+    std::vector<char*> rest;
+    for (int i = 0; i < argc; ++i) {
+        if (train && i >= 2 && !std::strcmp(argv[i], "--objective")) {
+            ++i;
+            continue;
+        }
+        rest.push_back(argv[i]);
+    }
+    rest.push_back(nullptr);
+    return rest;
+}
+
 }  // namespace
+
+int run_train(int argc, char** argv) {
+    const Objective objective = chosen_objective(argc, argv);
+    std::vector<char*> rest = objective_arguments(argc, argv);
+    const int n = int(rest.size()) - 1;
+    switch (objective) {
+        case Objective::Heads: return run_train_heads(n, rest.data());
+        case Objective::Joint: return run_train_joint(n, rest.data());
+        case Objective::Eagle: return run_train_eagle(n, rest.data());
+        case Objective::Eagle3: return run_train_eagle3(n, rest.data());
+    }
+    return 2;
+}
 
 int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, flags_of("train-heads"));
