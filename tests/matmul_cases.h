@@ -16,6 +16,7 @@
 #include "model/block_format.h"
 #include "model/dequantize.h"
 #include "model/model_file.h"
+#include "model/half_float.h"
 
 namespace medusa::test {
 

@@ -13,6 +13,7 @@
 #include "llm/kernel_params.h"
 #include "llm/matmul_recorder.h"
 #include "model/dequantize.h"
+#include "model/half_float.h"
 
 using namespace medusa;
 using namespace medusa::kernels;

@@ -13,6 +13,7 @@
 #include "model/hf_loader.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
+#include "model/half_float.h"
 #include "config_checks.h"
 #include "test_paths.h"
 

@@ -10,6 +10,7 @@
 #include "llm/medusa_heads_io.h"
 #include "model/dequantize.h"
 #include "model/safetensors_file.h"
+#include "model/half_float.h"
 
 using namespace medusa;
 namespace fs = std::filesystem;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "model/dequantize.h"
+#include "model/half_float.h"
 
 namespace medusa {
 

@@ -15,6 +15,7 @@
 #include "model/json_file.h"
 #include "model/safetensors_file.h"
 #include "model/torch_checkpoint.h"
+#include "model/half_float.h"
 
 namespace medusa {
 

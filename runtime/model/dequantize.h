@@ -3,15 +3,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/tensor.h"
 
 namespace medusa {
 
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);  // round to nearest even
-float bf16_to_float(uint16_t b);
-float float_to_bf16_float(float f);  // f rounded to bf16 precision (nearest even), as a float
-uint16_t float_to_bf16(float f);     // round to nearest even; NaN stays NaN
 // Bytes a tensor of `numel` values takes in `type` (Q8_G: int8 values + f32 scale per group);
 // throws std::invalid_argument when numel does not split into the type's blocks or groups.
 size_t tensor_nbytes(DType type, int64_t numel, int group_size);

@@ -2,8 +2,10 @@
 // same products and differences, in the same order, no fused multiply-add: CMake compiles this
 // file with -ffp-contract=off), so the values equal llama.cpp's bit for bit.
 #include "model/dequantize_blocks.h"
+#include "model/half_float.h"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace medusa {
 

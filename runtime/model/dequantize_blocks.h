@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "model/dequantize.h"
+#include "model/tensor.h"
 
 namespace medusa {
 

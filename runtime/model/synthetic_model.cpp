@@ -10,7 +10,9 @@
 #include <thread>
 
 #include "model/block_format.h"
+#include "model/dequantize.h"
 #include "model/dequantize_blocks.h"
+#include "model/half_float.h"
 
 namespace medusa {
 
