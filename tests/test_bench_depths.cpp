@@ -17,7 +17,7 @@ TEST_CASE("bench --compare reports acceptance by depth that adds up to the accep
     const auto r = medusa::test::run_medusa("bench -m " + model_path("stories260K.bin") + " --tokenizer " +
                                             model_path("tok512.model") +
                                             " --runs 1 --tokens 24 --max-block 8 --no-cpu --fixed-shape"
-                                            " --compare ar,medusa,ngram --json " + out);
+                                            " --compare plain,medusa,ngram --json " + out);
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     CHECK(r.out.find("accepted to depth k, of the steps that drafted that deep:") != std::string::npos);
@@ -26,7 +26,7 @@ TEST_CASE("bench --compare reports acceptance by depth that adds up to the accep
     for (const auto& [set, modes] : sets.items())
         for (const auto& [mode, m] : modes.items()) {
             CAPTURE(set, mode);
-            if (mode == "ar") {
+            if (mode == "plain") {
                 CHECK_FALSE(m.contains("acceptance_by_depth"));
                 continue;
             }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench_charts.h"
+#include "bench_mode.h"
 #include "chart_file.h"
 #include "chart_layout.h"
 #include "decode/decoding_kinds.h"
@@ -136,6 +137,30 @@ TEST_CASE("bench mode labels are the drafters' words, one per folder or file", "
     CHECK(mode_label("eagle:eagle3") == "EAGLE eagle3");  // EAGLE-2 beside EAGLE-3
     CHECK(mode_label("draft:stories260K_q80.bin") == "draft q80");
     CHECK(mode_label("speculate") == "speculate");
+}
+
+TEST_CASE("bench files of either spelling of plain decoding chart alike", "[charts]") {
+    for (const char* plain : {"plain", "ar"}) {
+        CAPTURE(plain);
+        json bench;
+        bench["compare"]["prompt_sets"]["stories"] = {{"eagle", {{"tokens_per_s", 2000.0}}},
+                                                      {"draft-tree:stories260K_q80.bin", {{"tokens_per_s", 900.0}}},
+                                                      {"draft:stories260K_q80.bin", {{"tokens_per_s", 800.0}}},
+                                                      {plain, {{"tokens_per_s", 1000.0}}}};
+        const Chart speed = charts_from_json(bench, "bench.json")[0];
+        CHECK(speed.labels == std::vector<std::string>{"plain", "EAGLE", "draft q80", "draft tree q80"});
+        CHECK(speed.reference == 1000);
+    }
+}
+
+TEST_CASE("bench mode keys read back as the modes written, and as before", "[charts]") {
+    const BenchMode tree{.kind = DrafterKind::DraftModel, .tree = true, .variant = "stories260K_q80.bin"};
+    CHECK(bench_mode_key(tree) == "draft-tree:stories260K_q80.bin");
+    CHECK(parse_bench_mode_key(bench_mode_key(tree)) == tree);
+    for (const DrafterNames& n : kDrafterNames) CHECK(parse_bench_mode_key(bench_mode_key({.kind = n.kind}))->kind == n.kind);
+    CHECK(bench_mode_key(*parse_bench_mode_key("ar")) == "plain");
+    CHECK(parse_bench_mode_key("eagle:eagle3")->variant == "eagle3");
+    for (const char* odd : {"", "fast", "eagle:", ":x", "plainly"}) CHECK_FALSE(parse_bench_mode_key(odd));
 }
 
 TEST_CASE("tree JSON: one point per budget, the chosen budget marked", "[charts]") {

@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "decode/decoding_kinds.h"
+#include "bench_mode.h"
 #include "model/json_file.h"
 #include "model/model_file.h"  // FormatError
 
@@ -40,13 +40,20 @@ std::optional<int> count_at(const json& j, const char* key) {
 // on two or three prompt sets); a file asking for more is refused rather than drawn.
 constexpr size_t kMaxModes = 64, kMaxPromptSets = 16;
 
-// Plain decoding first, then the drafters from the most to the least machinery; JSON objects
-// come back sorted by name, which would put "ar" wherever the alphabet puts it.
+// In bench_mode_rank's order, keys the charts do not know last; JSON objects come back sorted by
+// name, which would put plain decoding wherever the alphabet puts it.
 int mode_rank(const std::string& key) {
-    static const char* order[] = {"ar", "medusa", "eagle", "draft:", "draft-tree:", "ngram"};
-    for (int i = 0; i < 6; ++i)
-        if (key.rfind(order[i], 0) == 0) return i;
-    return 6;
+    const std::optional<BenchMode> m = parse_bench_mode_key(key);
+    return m ? bench_mode_rank(*m) : INT_MAX;
+}
+
+// Plain decoding's row of a prompt set, under the key of either spelling ("plain", "ar").
+const json& plain_row(const json& rows) {
+    static const json kNull;
+    if (rows.is_object())
+        for (const auto& [key, row] : rows.items())
+            if (parse_bench_mode_key(key) == BenchMode{.kind = DrafterKind::Plain}) return row;
+    return kNull;
 }
 
 // Story prompts first: the set every mode runs; "retell" only comes with n-gram lookup.
@@ -60,19 +67,8 @@ std::vector<std::string> prompt_set_order(const json& sets) {
 }  // namespace
 
 std::string mode_label(const std::string& key) {
-    const size_t colon = key.find(':');
-    const std::string mode = key.substr(0, colon);
-    std::string word = mode == "ar" ? drafter_word(DrafterKind::Plain) : mode == "draft-tree" ? "draft tree" : "";
-    for (const DrafterNames& n : kDrafterNames)
-        if (mode == n.name) word = n.word;
-    if (word.empty()) return key;
-    if (colon == std::string::npos) return word;
-    // A mode run once per file: its word and the file's distinguishing part (stories260K_q80.bin -> q80).
-    std::string file = key.substr(colon + 1);
-    file = file.substr(0, file.find('.'));
-    const size_t us = file.find_last_of('_');
-    if (us != std::string::npos) file = file.substr(us + 1);
-    return word + " " + file;
+    const std::optional<BenchMode> m = parse_bench_mode_key(key);
+    return m ? bench_mode_label(*m) : key;
 }
 
 std::vector<Chart> bench_charts(const json& bench) {
@@ -115,8 +111,8 @@ std::vector<Chart> bench_charts(const json& bench) {
                 s.values.push_back(number_at(member(rows, m), "tokens_per_s"));
                 t.values.push_back(number_at(member(rows, m), "tau"));
             }
-            if (set == "stories" && rows.is_object() && rows.contains("ar")) {
-                speed.reference = number_at(rows["ar"], "tokens_per_s");
+            if (const json& plain = plain_row(rows); set == "stories" && !plain.is_null()) {
+                speed.reference = number_at(plain, "tokens_per_s");
                 speed.reference_label = "plain decoding";
             }
             speed.series.push_back(std::move(s));

@@ -19,8 +19,8 @@ std::vector<Chart> tree_budget_charts(const nlohmann::json& tree);
 std::vector<Chart> charts_from_json(const nlohmann::json& j, const std::string& source);
 std::vector<Chart> charts_from_file(const std::string& path);
 
-// A short name for a bench mode key, in the drafters' words (decoding_kinds.h): "ar" -> "plain",
-// "eagle" -> "EAGLE", "draft:stories260K_q80.bin" -> "draft q80"; a key it does not know, as it is.
+// A short name for a bench mode key (bench_mode.h): "plain" or "ar" -> "plain", "eagle" -> "EAGLE",
+// "draft:stories260K_q80.bin" -> "draft q80"; a key it does not know, as it is.
 std::string mode_label(const std::string& key);
 
 }  // namespace medusa::charts

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "bench_mode.h"
 #include "decode/depth_acceptance.h"
 #include "setup/cost_measurement.h"
 #include "decoding_setup.h"
@@ -35,7 +36,8 @@ double median(std::vector<double> v) {
 }
 
 struct ModeResult {
-    std::string name, description;
+    charts::BenchMode mode;
+    std::string name, description;  // name: the mode's key in the table and the JSON
     double tokens_per_s = 0;
     GenerationStats total;  // summed over the prompts of the median run
     json stage_ms = json::object();
@@ -110,11 +112,11 @@ json step_stages(GpuModel& model, const ModelFile& file, const Drafting& loaded,
     return stages;
 }
 
-json mode_json(const ModeResult& m, double ar_rate) {
+json mode_json(const ModeResult& m, double plain_rate) {
     const GenerationStats& s = m.total;
     json j = {{"description", m.description},
               {"tokens_per_s", m.tokens_per_s},
-              {"ratio_to_ar", ar_rate > 0 ? m.tokens_per_s / ar_rate : 0.0},
+              {"ratio_to_plain", plain_rate > 0 ? m.tokens_per_s / plain_rate : 0.0},
               {"tau", s.tokens_per_step()},
               {"steps", s.steps},
               {"tokens", s.new_tokens},
@@ -207,43 +209,61 @@ std::pair<std::string, std::vector<std::vector<int>>> user_prompt_set(const Args
     return {name, set};
 }
 
-// The drafters `--compare MODE` stands for, each with its name in the table: a draft mode has one
-// per --draft-model file.
-std::vector<std::pair<std::string, DrafterSpec>> compared_drafters(const Args& args, const std::string& mode) {
-    if (mode == "ar") return {{"ar", PlainSpec{}}};
-    if (mode == "medusa") return {{"medusa", medusa_spec(args)}};
-    if (mode == "draft" || mode == "draft-tree") {
-        if (!args.has("--draft-model")) throw UsageError("--compare " + mode + " needs --draft-model FILE[,FILE]");
-        std::vector<std::pair<std::string, DrafterSpec>> out;
-        for (const auto& path : split(args.str("--draft-model"))) {
-            DraftModelSpec d = draft_model_spec(args, path);
-            d.branches = mode == "draft" ? 1 : args.has("--draft-tree") ? d.branches : 2;
-            out.push_back({mode + ":" + path.substr(path.find_last_of('/') + 1), d});
-        }
-        return out;
+// The modes --compare lists, in its order; throws UsageError naming a word that is none.
+std::vector<charts::BenchMode> compared_modes(const Args& args) {
+    std::vector<charts::BenchMode> out;
+    for (const std::string& word : split(args.str("--compare", "plain,medusa"))) {
+        const auto m = charts::parse_bench_mode_word(word);
+        if (!m) throw UsageError("unknown --compare mode '" + word + "' (plain or ar, medusa, draft, draft-tree, ngram, eagle, auto)");
+        out.push_back(*m);
     }
-    if (mode == "ngram") return {{"ngram", ngram_spec(args)}};
-    if (mode == "eagle") {  // one per folder: EAGLE-2 beside EAGLE-3, say
-        if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR[,DIR]");
-        const std::vector<std::string> folders = split(args.str("--eagle"));
-        std::vector<std::pair<std::string, DrafterSpec>> out;
-        for (const auto& path : folders) {
-            EagleSpec e = eagle_spec(args);
-            e.layer = path;
-            const std::string name = std::filesystem::path(path).lexically_normal().filename().string();
-            out.push_back({folders.size() == 1 ? "eagle" : "eagle:" + (name.empty() ? path : name), e});
+    return out;
+}
+
+// The drafters `--compare MODE` stands for, each as the column it fills: a draft mode has one per
+// --draft-model file, EAGLE one per --eagle folder.
+std::vector<std::pair<charts::BenchMode, DrafterSpec>> compared_drafters(const Args& args, const charts::BenchMode& mode) {
+    switch (mode.kind) {
+        case DrafterKind::Plain: return {{mode, PlainSpec{}}};
+        case DrafterKind::Medusa: return {{mode, medusa_spec(args)}};
+        case DrafterKind::Ngram: return {{mode, ngram_spec(args)}};
+        case DrafterKind::Auto: return {{mode, auto_spec(args)}};
+        case DrafterKind::DraftModel: {
+            const std::string flag = "--compare " + charts::bench_mode_key(mode);
+            if (!args.has("--draft-model")) throw UsageError(flag + " needs --draft-model FILE[,FILE]");
+            std::vector<std::pair<charts::BenchMode, DrafterSpec>> out;
+            for (const auto& path : split(args.str("--draft-model"))) {
+                DraftModelSpec d = draft_model_spec(args, path);
+                d.branches = !mode.tree ? 1 : args.has("--draft-tree") ? d.branches : 2;
+                charts::BenchMode file = mode;
+                file.variant = path.substr(path.find_last_of('/') + 1);
+                out.push_back({file, d});
+            }
+            return out;
         }
-        return out;
+        case DrafterKind::Eagle: {  // one per folder: EAGLE-2 beside EAGLE-3, say
+            if (!args.has("--eagle")) throw UsageError("--compare eagle needs --eagle DIR[,DIR]");
+            const std::vector<std::string> folders = split(args.str("--eagle"));
+            std::vector<std::pair<charts::BenchMode, DrafterSpec>> out;
+            for (const auto& path : folders) {
+                EagleSpec e = eagle_spec(args);
+                e.layer = path;
+                const std::string name = std::filesystem::path(path).lexically_normal().filename().string();
+                charts::BenchMode folder = mode;
+                if (folders.size() > 1) folder.variant = name.empty() ? path : name;
+                out.push_back({folder, e});
+            }
+            return out;
+        }
     }
-    if (mode == "auto") return {{"auto", auto_spec(args)}};
-    throw UsageError("unknown --compare mode '" + mode + "' (ar, medusa, draft, draft-tree, ngram, eagle, auto)");
+    return {};
 }
 
 }  // namespace
 
 json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, const std::vector<int>& fallback_prompt,
                    int n_tokens, int runs) {
-    const std::vector<std::string> modes = split(args.str("--compare", "ar,medusa"));
+    const std::vector<charts::BenchMode> modes = compared_modes(args);
     std::vector<std::vector<int>> prompts;
     if (auto tok = try_open_tokenizer(args, file))
         for (const char* text : {"Once upon a time", "The little dog", "Tom and Sue went to the park", "One day"})
@@ -263,8 +283,8 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
                                          [](const std::string& line) { std::fprintf(stderr, "\r%s   ", line.c_str()); });
     std::fprintf(stderr, "\n");
     std::vector<std::pair<std::string, std::vector<std::vector<int>>>> sets = {{"stories", prompts}};
-    if (std::find(modes.begin(), modes.end(), "ngram") != modes.end() ||
-        std::find(modes.begin(), modes.end(), "auto") != modes.end())
+    if (std::any_of(modes.begin(), modes.end(),
+                    [](const charts::BenchMode& m) { return m.kind == DrafterKind::Ngram || m.kind == DrafterKind::Auto; }))
         sets.push_back({"retell", retell_prompts(file, *engine.runner, prompts, std::min(120, ctx / 3))});
     if (args.has("--prompts")) sets.push_back(user_prompt_set(args, file, ctx, n_tokens));
 
@@ -282,14 +302,15 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
         // else the machine does slows them all alike instead of whichever mode was running.
         std::vector<std::unique_ptr<TimedMode>> timed;
         for (const auto& mode : modes) {
-            for (auto& [name, drafter] : compared_drafters(args, mode)) {
+            for (auto& [column, drafter] : compared_drafters(args, mode)) {
                 spec.drafter = drafter;
                 check_spec(spec);
                 if (std::holds_alternative<AutoSpec>(drafter) && spec.shaping == StepShaping::Fixed) continue;
                 auto t = std::make_unique<TimedMode>();
                 t->drafting = make_drafting(drafter, file, engine, spec.shaping);
                 t->decoder = std::make_unique<SpeculativeDecoder>(*engine.runner, *t->drafting.drafter, o);
-                t->m.name = name;
+                t->m.mode = column;
+                t->m.name = charts::bench_mode_key(column);
                 t->m.description = t->drafting.summary;
                 timed.push_back(std::move(t));
             }
@@ -309,17 +330,17 @@ json bench_compare(const Args& args, GpuModel& model, const ModelFile& file, con
             t->m.stage_ms = step_stages(model, file, t->drafting, o, set_prompts.front(), spec.shaping);
             results.push_back(t->m);
         }
-        double ar_rate = 0;
+        double plain_rate = 0;
         for (const auto& m : results)
-            if (m.name == "ar") ar_rate = m.tokens_per_s;
+            if (m.mode.kind == DrafterKind::Plain) plain_rate = m.tokens_per_s;
         std::printf("prompts: %s (%zu, %d new tokens each)\n", set_name.c_str(), set_prompts.size(), n_tokens);
-        std::printf("%-28s %10s %8s %7s %7s %9s %8s %10s\n", "mode", "tokens/s", "x AR", "tau", "alpha", "submits", "steps",
+        std::printf("%-28s %10s %8s %7s %7s %9s %8s %10s\n", "mode", "tokens/s", "x plain", "tau", "alpha", "submits", "steps",
                     "predicted");
         json set_json = json::object();
         for (const auto& m : results) {
-            set_json[m.name] = mode_json(m, ar_rate);
+            set_json[m.name] = mode_json(m, plain_rate);
             std::printf("%-28s %10.1f %8.2f %7.2f %7s %9.2f %8d %10.1f\n", m.name.c_str(), m.tokens_per_s,
-                        ar_rate > 0 ? m.tokens_per_s / ar_rate : 0.0, m.total.tokens_per_step(),
+                        plain_rate > 0 ? m.tokens_per_s / plain_rate : 0.0, m.total.tokens_per_step(),
                         m.total.drafted ? std::to_string(m.total.acceptance()).substr(0, 5).c_str() : "-",
                         m.total.submits_per_step(), m.total.steps,
                         m.predicted_verify_ms > 0 ? m.first_run_tokens * 1000.0 / m.predicted_verify_ms : 0.0);

@@ -1,4 +1,4 @@
-// `medusa bench --compare ar,medusa,draft,draft-tree,ngram,eagle,auto`: decoding modes side by
+// `medusa bench --compare plain,medusa,draft,draft-tree,ngram,eagle,auto` ("ar" for plain too): decoding modes side by
 // side on the same target, engine and prompts, all through the same speculative loop, timed in
 // rounds (run 1 of every mode, then run 2 of every mode, ...) so that the machine's other work
 // falls on all of them alike. Greedy unless --temp says otherwise, so every mode emits the same
@@ -14,7 +14,7 @@
 
 namespace medusa::cli {
 
-// Prints a table per prompt set; returns per mode tokens/s, ratio to ar, tau (tokens per
+// Prints a table per prompt set; returns per mode (keyed as bench_mode.h writes them) tokens/s, ratio to plain decoding, tau (tokens per
 // verify pass), alpha (accepted share of the drafted depth), submits per step and per-stage GPU
 // time of one step. With "ngram" or "auto" among the modes a second prompt set retells a story
 // the prompt already holds, where copying pays; --prompts FILE adds a set of its own.
