@@ -20,8 +20,7 @@ StepSlices::StepSlices(gpu::Context& ctx, int steps, size_t n, gpu::MemoryKind k
 
 GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& target_head,
                                    int sequences, int seq_len, int steps, TrainMatmul matmul)
-    : shape_(init), seq_len_(seq_len), rows_(sequences * seq_len), steps_(steps), k_(ctx, init.head_dim(), matmul),
-      opt_(ctx, pack_eagle_layer(init)) {
+    : GpuEagleTrainerBase(ctx, init, matmul), seq_len_(seq_len), rows_(sequences * seq_len), steps_(steps) {
     if (!init.eagle3()) throw std::invalid_argument("training-time test trains EAGLE-3 layers");
     if (init.scales_rope())
         throw std::invalid_argument("training a layer with RoPE scaling is not supported: its RoPE is rope_theta's alone");
@@ -81,7 +80,7 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
                                             });
 }
 
-GpuEagle3Trainer::~GpuEagle3Trainer() = default;
+GpuEagle3Trainer::~GpuEagle3Trainer() { seqs_.reset(); }  // its recorded commands before the buffers they name
 
 void GpuEagle3Trainer::record(gpu::CommandSequence& s, bool backward, bool update) {
     const EagleFlatLayout at(shape_);
@@ -198,20 +197,6 @@ void GpuEagle3Trainer::write_inputs(const Eagle3Batch& b, const AdamW& opt, int 
     opt_.set_step(opt, step);
 }
 
-Eagle3BatchStats GpuEagle3Trainer::step(const Eagle3Batch& b, const AdamW& opt, int step, bool update) {
-    write_inputs(b, opt, step);
-    seqs_->run_step(update);
-    Eagle3BatchStats s = read_stats(b);
-    s.grad_norm = opt_.grad_norm();
-    return s;
-}
-
-Eagle3BatchStats GpuEagle3Trainer::evaluate(const Eagle3Batch& b) {
-    write_inputs(b, AdamW{}, 1);
-    seqs_->run_eval();
-    return read_stats(b);
-}
-
 Eagle3BatchStats GpuEagle3Trainer::read_stats(const Eagle3Batch& b) const {
     Eagle3BatchStats s;
     std::vector<float> st(2 * size_t(rows_));
@@ -233,19 +218,5 @@ Eagle3BatchStats GpuEagle3Trainer::read_stats(const Eagle3Batch& b) const {
     }
     return s;
 }
-
-std::vector<float> GpuEagle3Trainer::flat(int which) const { return opt_.read(OptimizerState::Which(which)); }
-
-void GpuEagle3Trainer::set_flat(int which, const std::vector<float>& v) { opt_.write(OptimizerState::Which(which), v); }
-
-EagleLayer GpuEagle3Trainer::layer() const { return unpack_eagle_layer(flat(0), shape_); }
-
-EagleLayer GpuEagle3Trainer::gradients() const {
-    EagleLayer g = unpack_eagle_layer(flat(1), shape_);
-    g.source = "gradient";
-    return g;
-}
-
-std::vector<gpu::StageTime> GpuEagle3Trainer::stage_times() const { return seqs_->stage_times(); }
 
 }  // namespace medusa::train

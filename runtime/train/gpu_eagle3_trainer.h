@@ -15,9 +15,7 @@
 #include "llm/eagle_layer.h"
 #include "train/eagle3_reference.h"
 #include "train/head_reference.h"
-#include "train/optimizer_state.h"
-#include "train/step_sequences.h"
-#include "train/train_kernels.h"
+#include "train/gpu_eagle_trainer_base.h"
 
 namespace medusa::train {
 
@@ -40,36 +38,24 @@ struct StepSlices {
     void upload(int k, const float* v) const { buf->upload(v, floats * 4, size_t(k) * stride * 4); }
 };
 
-class GpuEagle3Trainer {
+class GpuEagle3Trainer : public GpuEagleTrainerBase<Eagle3Batch, Eagle3BatchStats> {
 public:
     // target_head: (draft vocabulary, dim), the target's classifier rows of the layer's draft
     // tokens. Batches hold `sequences` causal runs of `seq_len` rows, unrolled `steps` times.
     GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& target_head, int sequences,
                      int seq_len, int steps, TrainMatmul matmul = TrainMatmul::Auto);
-    ~GpuEagle3Trainer();
+    ~GpuEagle3Trainer() override;
 
     int rows() const { return rows_; }
     int steps() const { return steps_; }
-    // Computes the loss gradient and, when `update`, applies one AdamW step (step counts from 1).
-    Eagle3BatchStats step(const Eagle3Batch& b, const AdamW& opt, int step, bool update = true);
-    // Forward and loss only; parameters and moments are untouched.
-    Eagle3BatchStats evaluate(const Eagle3Batch& b);
 
-    EagleLayer layer() const;      // current parameters
-    EagleLayer gradients() const;  // of the last step()
-    std::vector<float> flat(int which) const;  // 0 params, 1 grads, 2 first moment, 3 second moment
-    void set_flat(int which, const std::vector<float>& v);
-    std::vector<gpu::StageTime> stage_times() const;  // GPU time per stage of the last training step
 
 private:
     void record(gpu::CommandSequence& seq, bool backward, bool update);
-    void write_inputs(const Eagle3Batch& b, const AdamW& opt, int step);
-    Eagle3BatchStats read_stats(const Eagle3Batch& b) const;
+    void write_inputs(const Eagle3Batch& b, const AdamW& opt, int step) override;
+    Eagle3BatchStats read_stats(const Eagle3Batch& b) const override;
 
-    EagleLayer shape_;  // sizes and settings (parameters live on the GPU)
     int seq_len_, rows_, steps_;
-    TrainKernels k_;
-    OptimizerState opt_;
     std::unique_ptr<gpu::Buffer> target_head_, features_;
     std::unique_ptr<StepSlices> emb_, target_, pos_, row_w_, stats_;  // per step, from the host
     std::unique_ptr<StepSlices> hs_;  // steps + 1: step 0's residual (fc's output), then each step's output
@@ -77,7 +63,6 @@ private:
     std::unique_ptr<StepSlices> d_hs_, d_qkv_;
     std::unique_ptr<gpu::Buffer> fn_, rf_, logits_, target_logits_, d_fn_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_ne_,
         d_nh_;
-    std::unique_ptr<StepSequences> seqs_;
 };
 
 }  // namespace medusa::train

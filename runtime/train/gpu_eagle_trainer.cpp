@@ -11,8 +11,8 @@ using namespace layout;
 GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head,
                                  int vocab, int sequences, int seq_len, const EagleLossWeights& weights,
                                  TrainMatmul matmul)
-    : shape_(init), vocab_(vocab), seq_len_(seq_len), rows_(sequences * seq_len), weights_(weights),
-      k_(ctx, init.head_dim(), matmul), opt_(ctx, pack_eagle_layer(init)) {
+    : GpuEagleTrainerBase(ctx, init, matmul), vocab_(vocab), seq_len_(seq_len), rows_(sequences * seq_len),
+      weights_(weights) {
     if (sequences < 1 || seq_len < 1) throw std::invalid_argument("EAGLE training needs at least one sequence");
     if (lm_head.size() != size_t(vocab) * init.dim) throw std::invalid_argument("LM head of the wrong size");
     if (init.scales_rope())
@@ -55,7 +55,7 @@ GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, cons
                                             });
 }
 
-GpuEagleTrainer::~GpuEagleTrainer() = default;
+GpuEagleTrainer::~GpuEagleTrainer() { seqs_.reset(); }  // its recorded commands before the buffers they name
 
 void GpuEagleTrainer::record(gpu::CommandSequence& s, bool backward, bool update) {
     const EagleFlatLayout at(shape_);
@@ -140,20 +140,6 @@ void GpuEagleTrainer::write_inputs(const EagleBatch& b, const AdamW& opt, int st
     opt_.set_step(opt, step);
 }
 
-EagleBatchStats GpuEagleTrainer::step(const EagleBatch& b, const AdamW& opt, int step, bool update) {
-    write_inputs(b, opt, step);
-    seqs_->run_step(update);
-    EagleBatchStats s = read_stats(b);
-    s.grad_norm = opt_.grad_norm();
-    return s;
-}
-
-EagleBatchStats GpuEagleTrainer::evaluate(const EagleBatch& b) {
-    write_inputs(b, AdamW{}, 1);
-    seqs_->run_eval();
-    return read_stats(b);
-}
-
 EagleBatchStats GpuEagleTrainer::read_stats(const EagleBatch& b) const {
     std::vector<float> st(3 * size_t(rows_));
     stats_->download(st.data(), st.size() * 4);
@@ -170,20 +156,6 @@ EagleBatchStats GpuEagleTrainer::read_stats(const EagleBatch& b) const {
     if (s.valid) s.feature_loss /= s.valid, s.token_loss /= s.valid;
     return s;
 }
-
-std::vector<float> GpuEagleTrainer::flat(int which) const { return opt_.read(OptimizerState::Which(which)); }
-
-void GpuEagleTrainer::set_flat(int which, const std::vector<float>& v) { opt_.write(OptimizerState::Which(which), v); }
-
-EagleLayer GpuEagleTrainer::layer() const { return unpack_eagle_layer(flat(0), shape_); }
-
-EagleLayer GpuEagleTrainer::gradients() const {
-    EagleLayer g = unpack_eagle_layer(flat(1), shape_);
-    g.source = "gradient";
-    return g;
-}
-
-std::vector<gpu::StageTime> GpuEagleTrainer::stage_times() const { return seqs_->stage_times(); }
 
 std::vector<float> GpuEagleTrainer::predicted_features() const {
     std::vector<float> out(size_t(rows_) * shape_.dim);

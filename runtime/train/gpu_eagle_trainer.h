@@ -13,9 +13,7 @@
 #include "llm/eagle_layer.h"
 #include "train/eagle_reference.h"
 #include "train/head_reference.h"
-#include "train/optimizer_state.h"
-#include "train/step_sequences.h"
-#include "train/train_kernels.h"
+#include "train/gpu_eagle_trainer_base.h"
 
 namespace medusa::train {
 
@@ -27,44 +25,31 @@ struct EagleBatchStats {
     double grad_norm = 0;                     // before clipping (training steps only)
 };
 
-class GpuEagleTrainer {
+class GpuEagleTrainer : public GpuEagleTrainerBase<EagleBatch, EagleBatchStats> {
 public:
     // lm_head: the target's (vocab, dim) output matrix. Batches hold `sequences` causal runs of
     // `seq_len` rows each.
     GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, const std::vector<float>& lm_head, int vocab,
                     int sequences, int seq_len, const EagleLossWeights& weights = {},
                     TrainMatmul matmul = TrainMatmul::Auto);
-    ~GpuEagleTrainer();
+    ~GpuEagleTrainer() override;
 
     int rows() const { return rows_; }
-    // Computes the loss gradient and, when `update`, applies one AdamW step (step counts from 1).
-    EagleBatchStats step(const EagleBatch& b, const AdamW& opt, int step, bool update = true);
-    // Forward and loss only; parameters and moments are untouched.
-    EagleBatchStats evaluate(const EagleBatch& b);
 
-    EagleLayer layer() const;      // current parameters
-    EagleLayer gradients() const;  // of the last step()
-    std::vector<float> flat(int which) const;  // 0 params, 1 grads, 2 first moment, 3 second moment
-    void set_flat(int which, const std::vector<float>& v);
     std::vector<float> predicted_features() const;  // f-hat of the last batch, [rows][dim]
-    std::vector<gpu::StageTime> stage_times() const;  // GPU time per stage of the last training step
 
 private:
     void record(gpu::CommandSequence& seq, bool backward, bool update);
-    void write_inputs(const EagleBatch& b, const AdamW& opt, int step);
-    EagleBatchStats read_stats(const EagleBatch& b) const;
+    void write_inputs(const EagleBatch& b, const AdamW& opt, int step) override;
+    EagleBatchStats read_stats(const EagleBatch& b) const override;
 
-    EagleLayer shape_;  // sizes and settings (parameters live on the GPU)
     int vocab_, seq_len_, rows_;
     EagleLossWeights weights_;
-    TrainKernels k_;
-    OptimizerState opt_;                                                // parameters, gradients, AdamW
     std::unique_ptr<gpu::Buffer> lm_head_;                              // (vocab, dim), frozen
     std::unique_ptr<gpu::Buffer> input_, target_, positions_, row_w_;  // per step, from the host
     std::unique_ptr<gpu::Buffer> stats_;                                // read back
     std::unique_ptr<gpu::Buffer> x_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_, out_, logits_, target_logits_;
     std::unique_ptr<gpu::Buffer> d_out_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_qkv_, d_x_;
-    std::unique_ptr<StepSequences> seqs_;
 };
 
 }  // namespace medusa::train
