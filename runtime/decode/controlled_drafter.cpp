@@ -82,6 +82,16 @@ void ControlledDrafter::learn_cost(Member& m, double ms) {
     m.timed = true;
 }
 
+namespace {
+
+// A member whose tree its device stage drafts: its passes run the stage too.
+template <class M>
+const M* staged(const M& m, const CandidateTree& t) {
+    return t.device_tokens ? &m : nullptr;
+}
+
+}  // namespace
+
 CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     if (fresh_) {
         sampling_ = c.sampler && !c.sampler->greedy();
@@ -94,13 +104,20 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
     const double step_ms = std::chrono::duration<double, std::milli>(now - last_propose_).count();
     last_propose_ = now;
     const int room = shape_sizes(std::max(1, c.max_nodes)).back();  // the largest block a step verifies
+    const std::vector<int> member_of = weigh(c, room);
+    choose_best();
+    explore(member_of, step_ms);
+    chosen_ = member_of[size_t(trace_.chosen)];
+    CandidateTree tree = chosen_ >= 0 ? draft_chosen(c, room) : CandidateTree::root_only(c.sequence.back());
+    shadow_the_rest(c.sequence.size());
+    proposed_at_ = Clock::now();
+    return tree;
+}
+
+std::vector<int> ControlledDrafter::weigh(const DraftContext& c, int room) {
     trace_ = ControlTrace{};
     trace_.weighed.push_back({DrafterKind::Plain, 1, 0, 1.0, verify_ms(1)});
     std::vector<int> member_of = {-1};  // per weighed option
-    const VerifyCost verify = [this](int n) { return verify_ms(n); };
-    // A member whose tree its device stage drafts: its passes run the stage too.
-    auto staged = [](const Member& m, const CandidateTree& t) { return t.device_tokens ? &m : nullptr; };
-
     for (size_t i = 0; i < members_.size(); ++i) {
         Member& m = members_[i];
         Drafter& d = *m.drafter;
@@ -139,25 +156,33 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
         }
         member_of.push_back(int(i));
     }
+    return member_of;
+}
 
-    // The option with the most expected tokens per ms; plain decoding unless a draft beats it.
-    int best = 0;
-    for (int o = 1; o < int(trace_.weighed.size()); ++o)
-        if (trace_.weighed[o].tokens_per_ms() > trace_.weighed[best].tokens_per_ms()) best = o;
-    trace_.chosen = best;
-    trace_.reason = best > 0 ? ControlReason::Pays
+void ControlledDrafter::choose_best() {
+    // The option with the most expected tokens per ms from option `first` on.
+    const auto best_from = [this](int first) {
+        int best = first;
+        for (int o = first + 1; o < int(trace_.weighed.size()); ++o)
+            if (trace_.weighed[o].tokens_per_ms() > trace_.weighed[best].tokens_per_ms()) best = o;
+        return best;
+    };
+    // Plain decoding unless a draft beats it.
+    trace_.chosen = best_from(0);
+    trace_.reason = trace_.chosen > 0           ? ControlReason::Pays
                     : trace_.weighed.size() > 1 ? ControlReason::NothingPays
                                                 : ControlReason::NothingDrafted;
     if (options_.always_draft && trace_.reason == ControlReason::NothingPays) {
-        best = 1;
-        for (int o = 2; o < int(trace_.weighed.size()); ++o)
-            if (trace_.weighed[o].tokens_per_ms() > trace_.weighed[best].tokens_per_ms()) best = o;
-        trace_.chosen = best;
+        trace_.chosen = best_from(1);
         trace_.reason = ControlReason::DraftedAnyway;
     }
+}
+
+void ControlledDrafter::explore(const std::vector<int>& member_of, double step_ms) {
     // A drafter left idle drafts one level now and then, so that its costs and acceptance are
     // measured again: as often as keeps that under kExploreShare of the time (host-drafted cheap
     // proposals are scored without being verified, and need no such turn).
+    const int best = trace_.chosen;
     for (size_t i = 0; i < members_.size(); ++i)
         if (int(i) != member_of[size_t(best)] && members_[i].idle > 0) members_[i].idle_ms += step_ms;
     const double share = kExploreShare / double(members_.size());
@@ -179,54 +204,48 @@ CandidateTree ControlledDrafter::propose(const DraftContext& c) {
         }
         trace_.chosen = o;
         trace_.reason = ControlReason::Explore;
-        break;
+        return;
     }
-    chosen_ = member_of[size_t(trace_.chosen)];
+}
 
-    CandidateTree tree = CandidateTree::root_only(c.sequence.back());
-    if (chosen_ >= 0) {
-        // (A cheap proposal is never sampled: n-gram continuations and Medusa's top-k are chosen
-        // deterministically, so any part of them may be kept.)
-        Member& m = members_[size_t(chosen_)];
-        const ShapeOption& option = trace_.weighed[size_t(trace_.chosen)];
-        if (m.drafter->cheap_proposal()) {
-            tree = m.tree.keep(trace_.reason == ControlReason::Explore ? std::vector<int>{0, 1} : m.kept);
-        } else {
-            DraftContext cc = c;
-            cc.max_depth = option.depth;
-            cc.max_nodes = room;
-            const auto t0 = Clock::now();
-            CandidateTree drafted = m.drafter->propose(cc);
-            const double ms = ms_since(t0);
-            m.proposed = true;
-            m.last_ms = ms;
-            learn_cost(m, ms / std::max(1, drafted.max_depth()));
-            const bool sampled = std::any_of(drafted.child_q.begin(), drafted.child_q.end(),
-                                             [](const std::vector<float>& q) { return !q.empty(); });
-            if (trace_.reason == ControlReason::Explore) {
-                tree = drafted.prefix(2);  // the first draft, whatever its value
-            } else if (drafted.size() > 1 && !sampled) {
-                // Now that the drafter's confidence in each node is known, keep what pays of it.
-                // Sampled drafts are verified whole: keeping some by their values would bias the
-                // sample (a kept draw must be a draw from q, not from its likelier part).
-                const TreePlan plan = plan_tree(drafted.parent, path_prob(m, drafted), !drafted.device_tokens, verify,
-                                                timing() ? ms : draft_cost(m) * drafted.max_depth());
-                tree = drafted.keep(plan.kept);
-            } else {
-                tree = std::move(drafted);
-            }
-        }
-    }
+CandidateTree ControlledDrafter::draft_chosen(const DraftContext& c, int room) {
+    // (A cheap proposal is never sampled: n-gram continuations and Medusa's top-k are chosen
+    // deterministically, so any part of them may be kept.)
+    Member& m = members_[size_t(chosen_)];
+    const ShapeOption& option = trace_.weighed[size_t(trace_.chosen)];
+    const bool exploring = trace_.reason == ControlReason::Explore;
+    if (m.drafter->cheap_proposal()) return m.tree.keep(exploring ? std::vector<int>{0, 1} : m.kept);
+    DraftContext cc = c;
+    cc.max_depth = option.depth;
+    cc.max_nodes = room;
+    const auto t0 = Clock::now();
+    CandidateTree drafted = m.drafter->propose(cc);
+    const double ms = ms_since(t0);
+    m.proposed = true;
+    m.last_ms = ms;
+    learn_cost(m, ms / std::max(1, drafted.max_depth()));
+    const bool sampled = std::any_of(drafted.child_q.begin(), drafted.child_q.end(),
+                                     [](const std::vector<float>& q) { return !q.empty(); });
+    if (exploring) return drafted.prefix(2);  // the first draft, whatever its value
+    if (drafted.size() <= 1 || sampled) return drafted;
+    // Now that the drafter's confidence in each node is known, keep what pays of it. Sampled
+    // drafts are verified whole: keeping some by their values would bias the sample (a kept draw
+    // must be a draw from q, not from its likelier part).
+    const TreePlan plan = plan_tree(drafted.parent, path_prob(m, drafted), !drafted.device_tokens,
+                                    [this](int n) { return verify_ms(n); },
+                                    timing() ? ms : draft_cost(m) * drafted.max_depth());
+    return drafted.keep(plan.kept);
+}
+
+void ControlledDrafter::shadow_the_rest(size_t sequence_length) {
     for (size_t i = 0; i < members_.size(); ++i) {
         Member& m = members_[i];
         m.idle = int(i) == chosen_ ? 0 : m.idle + 1;
         if (int(i) == chosen_) m.idle_ms = 0;
         // A host-drafted cheap proposal not verified is scored against what the text becomes.
         if (int(i) != chosen_ && m.proposed && m.tree.size() > 1 && !m.tree.device_tokens)
-            add_shadow(i, m.tree, c.sequence.size());
+            add_shadow(i, m.tree, sequence_length);
     }
-    proposed_at_ = Clock::now();
-    return tree;
 }
 
 const DraftStage* ControlledDrafter::device_stage() const {

@@ -90,6 +90,14 @@ private:
         return costs_.verify.at(tokens) + (staged ? staged->stage_ms : 0.0);
     }
     std::vector<double> path_prob(const Member& m, const CandidateTree& t) const;
+    // A step's parts: each member's best shape weighed against plain decoding (returns the member
+    // of each weighed option, -1 for plain); the best chosen; an idle member's turn to explore;
+    // the chosen member's draft; the proposals not verified scored against the text to come.
+    std::vector<int> weigh(const DraftContext& c, int room);
+    void choose_best();
+    void explore(const std::vector<int>& member_of, double step_ms);
+    CandidateTree draft_chosen(const DraftContext& c, int room);
+    void shadow_the_rest(size_t sequence_length);
     void learn_cost(Member& m, double ms);
     void resolve_shadows(std::span<const int> sequence);
     void add_shadow(size_t member, const CandidateTree& t, size_t start);
