@@ -10,8 +10,6 @@ using MatPush = layout::TrainMatmulPush;
 using ResPush = layout::TrainResblockPush;
 using CePush = layout::TrainSoftmaxCePush;
 
-uint32_t div_up(size_t a, uint32_t b) { return uint32_t((a + b - 1) / b); }
-
 }  // namespace
 
 std::vector<float> pack_heads(const MedusaHeads& heads) {
@@ -74,7 +72,7 @@ void HeadStackPass::record(gpu::CommandSequence& seq, const TrainKernels& kernel
             const gpu::Buffer& z = *z_[k * layers_ + l];
             const gpu::Buffer& y = *x_[k * layers_ + l];
             mm(*xin, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), 1, D, 0, D, 0}, params, z);  // Z = X W1^T
-            seq.dispatch(*res_fwd_, {z, *xin, y, params}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
+            seq.dispatch_over(*res_fwd_, {z, *xin, y, params}, ResPush{D, R, uint32_t(b1_off(k, l))}, D);
             xin = &y;
         }
         mm(*xin, {R, V, D, 0, D, 1, uint32_t(w2_off(k)), 1, D, 0, V, 0}, params, *logits_);  // logits = X W2^T
@@ -87,7 +85,7 @@ void HeadStackPass::record(gpu::CommandSequence& seq, const TrainKernels& kernel
         for (int l = layers_ - 1; l >= 0; --l) {
             const gpu::Buffer& z = *z_[k * layers_ + l];
             const gpu::Buffer& in = l == 0 ? h : *x_[k * layers_ + l - 1];
-            seq.dispatch(*res_bwd_, {z, *dx_, *dz_, grads}, ResPush{D, R, uint32_t(b1_off(k, l))}, div_up(D, 64));
+            seq.dispatch_over(*res_bwd_, {z, *dx_, *dz_, grads}, ResPush{D, R, uint32_t(b1_off(k, l))}, D);
             mm(*dz_, {D, D, R, 0, 1, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 0}, in, grads);  // dW1 = dZ^T X
             // dX of the block input = dY (residual, already in dx) + dZ W1
             if (l > 0 || dh) mm(*dz_, {R, D, D, 0, D, 1, uint32_t(w1_off(k, l)), D, 1, 0, D, 1}, params, *dx_);

@@ -65,7 +65,7 @@ TrainKernels::~TrainKernels() = default;
 void TrainKernels::matmul(gpu::CommandSequence& s, const gpu::Buffer& a, const gpu::Buffer& b, const gpu::Buffer& c,
                           const TrainMatmulPush& p) const {
     const gpu::Kernel& k = matmul_quad_ && quad_fits(p) ? *matmul_quad_ : *matmul_;
-    s.dispatch(k, {a, b, c}, p, div_up(p.N, 64), div_up(p.M, 64));
+    s.dispatch(k, {a, b, c}, p, div_up(p.N, 64), div_up(p.M, 64));  // a workgroup per 64x64 tile of C
 }
 
 // C(m, n) = sum_k A(m, k) B(k, n), operands addressed as (offset, row stride, column stride).
@@ -89,77 +89,77 @@ void TrainKernels::linear_dw(gpu::CommandSequence& s, Mat dy, Mat x, Mat dw, uin
 
 void TrainKernels::bias(gpu::CommandSequence& s, const gpu::Buffer& y, const gpu::Buffer& params,
                         const TrainBiasPush& p) const {
-    s.dispatch(*bias_fwd_, {y, params}, p, div_up(p.rows * p.dim, 64));
+    s.dispatch_over(*bias_fwd_, {y, params}, p, p.rows * p.dim);
 }
 
 void TrainKernels::bias_grad(gpu::CommandSequence& s, const gpu::Buffer& dy, const gpu::Buffer& grads,
                              const TrainBiasPush& p) const {
-    s.dispatch(*bias_bwd_, {dy, grads}, p, div_up(p.dim, 64));
+    s.dispatch_over(*bias_bwd_, {dy, grads}, p, p.dim);
 }
 
 void TrainKernels::rmsnorm(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef y, gpu::BufferRef r,
                            gpu::BufferRef params, const TrainRmsnormPush& p) const {
-    s.dispatch(*norm_fwd_, {x, y, r, params}, p, div_up(p.rows, 64));
+    s.dispatch_over(*norm_fwd_, {x, y, r, params}, p, p.rows);
 }
 
 void TrainKernels::rmsnorm_dx(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy,
                               gpu::BufferRef r, gpu::BufferRef params, gpu::BufferRef dx,
                               const TrainRmsnormPush& p) const {
-    s.dispatch(*norm_bwd_, {x, dy, r, params, dx}, p, div_up(p.rows, 64));
+    s.dispatch_over(*norm_bwd_, {x, dy, r, params, dx}, p, p.rows);
 }
 
 void TrainKernels::rmsnorm_dgain(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy,
                                  gpu::BufferRef r, gpu::BufferRef grads, const TrainRmsnormPush& p) const {
-    s.dispatch(*norm_gain_, {x, dy, r, grads}, p, div_up(p.dim, 64));
+    s.dispatch_over(*norm_gain_, {x, dy, r, grads}, p, p.dim);
 }
 
 void TrainKernels::rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions,
                         const TrainRopePush& p) const {
-    s.dispatch(*rope_, {x, positions}, p, div_up(p.rows * (p.width / 2), 64));
+    s.dispatch_over(*rope_, {x, positions}, p, p.rows * (p.width / 2));
 }
 
 void TrainKernels::attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
                              const gpu::Buffer& lse, const TrainAttentionPush& p) const {
     if (!att_fwd_) throw std::logic_error("TrainKernels built without attention (head size 0)");
-    s.dispatch(*att_fwd_, {qkv, o, lse}, p, div_up(p.rows * p.n_heads, 64));
+    s.dispatch_over(*att_fwd_, {qkv, o, lse}, p, p.rows * p.n_heads);
 }
 
 void TrainKernels::attention_backward(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,
                                       const gpu::Buffer& lse, const gpu::Buffer& d_o, const gpu::Buffer& d_qkv,
                                       const TrainAttentionPush& p) const {
     if (!att_bwd_q_) throw std::logic_error("TrainKernels built without attention (head size 0)");
-    s.dispatch(*att_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_heads, 64));
-    s.dispatch(*att_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
+    s.dispatch_over(*att_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, p.rows * p.n_heads);
+    s.dispatch_over(*att_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, p.rows * p.n_kv_heads);
 }
 
 void TrainKernels::ttt_attention(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o, gpu::BufferRef lse,
                                  const TrainTttAttentionPush& p) const {
     if (!ttt_fwd_) throw std::logic_error("TrainKernels built without attention (head size 0)");
-    s.dispatch(*ttt_fwd_, {qkv, o, lse}, p, div_up(p.rows * p.n_heads, 64));
+    s.dispatch_over(*ttt_fwd_, {qkv, o, lse}, p, p.rows * p.n_heads);
 }
 
 void TrainKernels::ttt_attention_backward(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o,
                                           gpu::BufferRef lse, gpu::BufferRef d_o, gpu::BufferRef d_qkv,
                                           const TrainTttAttentionPush& p) const {
     if (!ttt_bwd_q_) throw std::logic_error("TrainKernels built without attention (head size 0)");
-    s.dispatch(*ttt_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_heads, 64));
-    s.dispatch(*ttt_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, div_up(p.rows * p.n_kv_heads, 64));
+    s.dispatch_over(*ttt_bwd_q_, {qkv, o, lse, d_o, d_qkv}, p, p.rows * p.n_heads);
+    s.dispatch_over(*ttt_bwd_kv_, {qkv, o, lse, d_o, d_qkv}, p, p.rows * p.n_kv_heads);
 }
 
 void TrainKernels::swiglu(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef a,
                           const TrainSwigluPush& p) const {
-    s.dispatch(*swiglu_fwd_, {gu, a}, p, div_up(p.rows * p.hidden, 64));
+    s.dispatch_over(*swiglu_fwd_, {gu, a}, p, p.rows * p.hidden);
 }
 
 void TrainKernels::swiglu_backward(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef da,
                                    gpu::BufferRef d_gu, const TrainSwigluPush& p) const {
-    s.dispatch(*swiglu_bwd_, {gu, da, d_gu}, p, div_up(p.rows * p.hidden, 64));
+    s.dispatch_over(*swiglu_bwd_, {gu, da, d_gu}, p, p.rows * p.hidden);
 }
 
 void TrainKernels::smooth_l1(gpu::CommandSequence& s, const gpu::Buffer& pred, const gpu::Buffer& target,
                              const gpu::Buffer& row_w, const gpu::Buffer& d_pred, const gpu::Buffer& stats,
                              const TrainSmoothL1Push& p) const {
-    s.dispatch(*smooth_l1_, {pred, target, row_w, d_pred, stats}, p, div_up(p.rows, 64));
+    s.dispatch_over(*smooth_l1_, {pred, target, row_w, d_pred, stats}, p, p.rows);
 }
 
 void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, gpu::BufferRef logits,
@@ -170,7 +170,7 @@ void TrainKernels::soft_cross_entropy(gpu::CommandSequence& s, gpu::BufferRef lo
 
 void TrainKernels::axpy(gpu::CommandSequence& s, const gpu::Buffer& x, const gpu::Buffer& y,
                         const TrainAxpyPush& p) const {
-    s.dispatch(*axpy_, {x, y}, p, div_up(p.n, 64));
+    s.dispatch_over(*axpy_, {x, y}, p, p.n);
 }
 
 void TrainKernels::grad_norm(gpu::CommandSequence& s, const gpu::Buffer& grads, const gpu::Buffer& parts,
