@@ -67,6 +67,15 @@ TEST_CASE("a spec out of range is refused, naming the flag", "[spec]") {
     CHECK_THAT(refusal(s), Contains("--typical-delta"));
 }
 
+TEST_CASE("untrained heads are no path: the word init, and an empty path refused", "[spec]") {
+    CHECK_FALSE(parse_heads_word("init"));
+    CHECK(parse_heads_word("/h/heads") == "/h/heads");
+    CHECK(heads_word(std::nullopt) == "init");
+    CHECK(heads_word(parse_heads_word("/h/heads")) == "/h/heads");
+    CHECK_THAT(refusal(with(MedusaSpec{.heads = ""})), Contains("--heads needs a heads file or folder"));
+    CHECK(refusal(with(MedusaSpec{.heads = std::nullopt})).empty());
+}
+
 TEST_CASE("describe() names each drafter and the rule that applies", "[spec]") {
     DecodingSpec s;
     CHECK(describe(s) == "plain decoding");

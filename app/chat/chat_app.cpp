@@ -124,7 +124,7 @@ void ChatApp::drop(const std::string& path) {
     switch (k) {
         case FileKind::Model: settings.model_path = path; break;
         case FileKind::Tokenizer: settings.tokenizer_path = path; break;
-        case FileKind::MedusaHeads: settings.heads_path = path, settings.mode = DrafterKind::Medusa; break;
+        case FileKind::MedusaHeads: set_heads_field(settings, path), settings.mode = DrafterKind::Medusa; break;
         case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DrafterKind::Eagle; break;
         case FileKind::Tree: settings.tree = path, settings.mode = DrafterKind::Medusa; break;
         case FileKind::Benchmark:

@@ -66,7 +66,7 @@ Options parse_flags(int argc, char** argv, const Options& start) {
         else if (a == "--charts") o.charts = value();
         else if (a == "--model" || a == "-m") s.model_path = value();
         else if (a == "--tokenizer") s.tokenizer_path = value();
-        else if (a == "--heads") s.heads_path = value(), drafter = DrafterKind::Medusa;
+        else if (a == "--heads") set_heads_field(s, value()), drafter = DrafterKind::Medusa;
         else if (a == "--tree") s.tree = value(), drafter = DrafterKind::Medusa;
         else if (a == "--plain") chosen = DrafterKind::Plain;
         else if (a == "--auto") chosen = DrafterKind::Auto;

@@ -69,7 +69,7 @@ std::vector<DroppedFile> ill_fitting_files(const DecodeSettings& s, const ModelF
             out.push_back({what, path, path + ": vocabulary " + std::to_string(v) + ", but " + model_name + " has " +
                                            std::to_string(model.config.vocab_size)});
     };
-    if (!s.heads_path.empty() && s.heads_path != "init") check(Companion::Heads, s.heads_path, "vocab_size");
+    if (!s.heads_from_cache && s.heads_path) check(Companion::Heads, *s.heads_path, "vocab_size");
     if (!s.eagle_path.empty()) check(Companion::EagleLayer, s.eagle_path, "vocab_size");
     if (!s.tokenizer_path.empty()) {
         try {
@@ -84,7 +84,7 @@ std::vector<DroppedFile> ill_fitting_files(const DecodeSettings& s, const ModelF
 void drop_files(DecodeSettings& s, const std::vector<DroppedFile>& dropped) {
     for (const DroppedFile& d : dropped) {
         switch (d.what) {
-            case Companion::Heads: s.heads_path.clear(); break;  // Medusa then starts from the model's own
+            case Companion::Heads: set_heads_field(s, ""); break;  // Medusa then starts from the model's own
             case Companion::EagleLayer:
                 s.eagle_path.clear();
                 if (s.mode == DrafterKind::Eagle) s.mode = DrafterKind::Plain;

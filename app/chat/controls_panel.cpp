@@ -4,6 +4,7 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "chat_app.h"
@@ -53,16 +54,29 @@ void show_path_tail(const std::string& path) {
     dl->AddText(ImVec2(a.x + pad.x, a.y + pad.y), ImGui::GetColorU32(ImGuiCol_Text), shown.c_str());
 }
 
-void path_field(ChatApp& app, const char* label, const char* hint, std::string& path, const char* title) {
+// A path typed or chosen in the file dialog: `shown` in the field, `set` given what is typed or chosen.
+void path_field(ChatApp& app, const char* label, const char* hint, std::string shown,
+                const std::function<void(const std::string&)>& set, const char* title) {
     ImGui::PushID(label);
     ImGui::SetNextItemWidth(ImGui::CalcItemWidth() - ImGui::GetFrameHeight() - 4);
-    ImGui::InputTextWithHint("##path", hint, &path);
-    show_path_tail(path);
+    if (ImGui::InputTextWithHint("##path", hint, &shown)) set(shown);
+    show_path_tail(shown);
     ImGui::SameLine(0, 4);
-    if (ImGui::Button("...", ImVec2(ImGui::GetFrameHeight(), 0))) app.files.open(&path, title);
+    if (ImGui::Button("...", ImVec2(ImGui::GetFrameHeight(), 0))) app.files.open(shown, set, title);
     ImGui::SameLine();
     ImGui::TextUnformatted(label);
     ImGui::PopID();
+}
+
+void path_field(ChatApp& app, const char* label, const char* hint, std::string& path, const char* title) {
+    path_field(app, label, hint, path, [&path](const std::string& p) { path = p; }, title);
+}
+
+// Medusa's heads file, as the word heads_field() gives: empty for the cache's, "init" for untrained.
+void heads_field(ChatApp& app, const char* hint) {
+    DecodeSettings& s = app.settings;
+    path_field(app, "heads file", hint, heads_field(s), [&s](const std::string& w) { set_heads_field(s, w); },
+               "Choose Medusa heads");
 }
 
 // Indexed by DrafterKind: the combo box below converts between them.
@@ -155,7 +169,7 @@ void draw_auto_settings(ChatApp& app, DecodeSettings& s) {
                 (drafters[i] == DrafterKind::Ngram ? " (always)" : "");
     ImGui::TextUnformatted(uses.c_str());
     ImGui::PopTextWrapPos();
-    path_field(app, "heads file", "trained for this model, if any", s.heads_path, "Choose Medusa heads");
+    heads_field(app, "trained for this model, if any");
     help("Auto uses Medusa only with trained heads: this file, else those the cache holds for this model (its "
          "EAGLE layer too, where the layer field is empty); with Medusa mode's tree and heads settings.");
     path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
@@ -204,7 +218,7 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
              "the cache holds one. The status line names the tree in use.");
         ImGui::SliderInt("heads", &s.num_heads, 1, 7);
         help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
-        path_field(app, "heads file", "trained for this model, else untrained", s.heads_path, "Choose Medusa heads");
+        heads_field(app, "trained for this model, else untrained");
         help("Empty: the heads trained for this model in the cache (recognised by the model's content, whatever "
              "its file is called), else heads initialised from the model; init: always those.");
     }

@@ -9,14 +9,13 @@ namespace medusa::chat {
 
 DecodingSpec DecodeSettings::spec() const {
     DecodingSpec d;
-    // "init", as the command line takes it: heads initialised from the model, as an empty path.
-    const std::string heads = heads_path == "init" ? "" : heads_path;
+    const HeadsPath heads = heads_from_cache ? std::nullopt : heads_path;
     const MedusaSpec medusa{.heads = heads,
                             .num_heads = std::max(1, num_heads),
                             .tree = tree.empty() ? MedusaSpec{}.tree : tree,
                             .max_depth = std::max(1, num_heads),
                             .trained_cache = cache_dir,
-                            .cached_heads = heads_path.empty(),
+                            .cached_heads = heads_from_cache,
                             .cached_tree = tree.empty()};
     const DraftModelSpec draft{.model = draft_path,
                                .gamma = std::clamp(gamma, 1, kMaxDraftedTokens),
@@ -37,11 +36,11 @@ DecodingSpec DecodeSettings::spec() const {
         case DrafterKind::Auto:
             // Every drafter the settings have files for: trained heads, an EAGLE layer, a draft
             // model; and what the cache holds for the model where they name none.
-            d.drafter = AutoSpec{.medusa = heads.empty() ? std::nullopt : std::optional(medusa),
+            d.drafter = AutoSpec{.medusa = heads ? std::optional(medusa) : std::nullopt,
                                  .eagle = eagle_path.empty() ? std::nullopt : std::optional(eagle),
                                  .draft = draft_path.empty() ? std::nullopt : std::optional(draft),
                                  .ngram = ngram,
-                                 .trained_cache = heads_path == "init" ? std::string() : cache_dir};
+                                 .trained_cache = heads_from_cache || heads ? cache_dir : std::string()};
             break;
     }
     // A mode the user picked shows its drafter's work every step: the controller shapes the draft
@@ -73,6 +72,13 @@ DecodeSettings::DecoderKey DecodeSettings::decoder_key() const {
 }
 
 std::string DecodeSettings::mode_name() const { return describe(spec()); }
+
+std::string heads_field(const DecodeSettings& s) { return s.heads_from_cache ? "" : heads_word(s.heads_path); }
+
+void set_heads_field(DecodeSettings& s, const std::string& word) {
+    s.heads_from_cache = word.empty();
+    s.heads_path = s.heads_from_cache ? std::nullopt : parse_heads_word(word);
+}
 
 std::vector<DrafterKind> auto_drafters(const DecodeSettings& s) {
     DecodeSettings a = s;

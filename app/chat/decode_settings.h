@@ -17,9 +17,11 @@ namespace medusa::chat {
 struct DecodeSettings {
     std::string model_path = MEDUSA_SHARED_DIR "/models/stories260K.bin";
     std::string tokenizer_path = MEDUSA_SHARED_DIR "/models/tok512.model";
-    // Empty: the heads trained for the model in the cache (trained_files.h), else Medusa's
-    // initialisation from the model; "init": that initialisation, whatever the cache holds.
-    std::string heads_path;
+    // Medusa's heads: with heads_from_cache, those trained for the model in the cache
+    // (trained_files.h), else untrained; otherwise heads_path (nullopt: untrained, whatever the
+    // cache holds). heads_field() is the word the heads field and the saved settings show.
+    bool heads_from_cache = true;
+    HeadsPath heads_path;
     DrafterKind mode = DrafterKind::Medusa;  // which drafter proposes each step's candidates
     // A preset, "dense:W1,W2,..", "chain:N" or a JSON file; empty: the tree tuned with the cached
     // heads, else MedusaSpec's default.
@@ -76,6 +78,10 @@ struct DecodeSettings {
     // describe(spec()): "medusa (mc_sim_7b_63, 4 heads, greedy)", "plain decoding", ...
     std::string mode_name() const;
 };
+
+// The heads as one word: "" for the cache's, "init" for untrained, else the path; and back.
+std::string heads_field(const DecodeSettings& s);
+void set_heads_field(DecodeSettings& s, const std::string& word);
 
 // The drafters mode auto would choose among with these settings' files: n-gram lookup always,
 // Medusa with a trained heads file, EAGLE with a layer, the draft model with a model file.

@@ -15,14 +15,19 @@ namespace medusa::chat {
 namespace fs = std::filesystem;
 
 void FileDialog::open(std::string* target, const std::string& title) {
-    target_ = target;
+    open(*target, [target](const std::string& path) { *target = path; }, title);
+}
+
+void FileDialog::open(const std::string& start_path, std::function<void(const std::string&)> choose,
+                      const std::string& title) {
+    choose_ = std::move(choose);
     title_ = title;
     std::error_code ec;
-    fs::path start = target->empty() ? fs::current_path(ec) : fs::path(*target);
+    fs::path start = start_path.empty() ? fs::current_path(ec) : fs::path(start_path);
     if (!fs::is_directory(start, ec)) start = start.parent_path();
     if (start.empty() || !fs::is_directory(start, ec)) start = fs::current_path(ec);
     list(fs::absolute(start, ec).lexically_normal().string());
-    typed_ = *target;
+    typed_ = start_path;
     want_popup_ = true;
 }
 
@@ -44,7 +49,7 @@ void FileDialog::list(const std::string& dir) {
 }
 
 bool FileDialog::draw() {
-    if (!target_) return false;
+    if (!choose_) return false;
     const std::string id = title_ + "###file dialog";
     if (want_popup_) ImGui::OpenPopup(id.c_str()), want_popup_ = false;
     bool chosen = false;
@@ -77,18 +82,18 @@ bool FileDialog::draw() {
         }
         ImGui::TextWrapped("%s", description_.c_str());
         if (ImGui::Button("Open") && !typed_.empty()) {
-            *target_ = typed_;
+            choose_(typed_);
             chosen = true;
         }
         ImGui::SameLine();
         if (ImGui::Button("Cancel") || chosen || close_on_escape()) {
             ImGui::CloseCurrentPopup();
-            target_ = nullptr;
+            choose_ = nullptr;
         }
         ImGui::TextDisabled("Double-click a folder to enter it; a folder can be chosen itself.");
         ImGui::EndPopup();
     } else {
-        target_ = nullptr;  // closed by other means
+        choose_ = nullptr;  // closed by other means
     }
     return chosen;
 }

@@ -32,7 +32,7 @@ constexpr int kSettingsVersion = 2;
 
 json to_json(const SavedState& st) {
     const DecodeSettings& s = st.settings;
-    return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", s.heads_path},
+    return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", heads_field(s)},
             {"mode", drafter_kind_name(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
             {"rule", accept_rule_name(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
             {"adaptive_gamma", s.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft_branches},
@@ -102,7 +102,9 @@ std::optional<SavedState> load_state(const std::string& path) {
     DecodeSettings& s = st.settings;
     take(j, "model", s.model_path);
     take(j, "tokenizer", s.tokenizer_path);
-    take(j, "heads", s.heads_path);
+    std::string heads = heads_field(s);
+    take(j, "heads", heads);
+    set_heads_field(s, heads);
     take_name(j, "mode", s.mode, parse_drafter_kind, DrafterKind::Eagle);
     take(j, "tree", s.tree);
     if (int version = 1; (take(j, "version", version), version) < 2 && s.tree == MedusaSpec{}.tree) s.tree.clear();

@@ -84,8 +84,7 @@ SamplingParams sampling_params(const Args& args, float default_temperature) {
 
 MedusaSpec medusa_spec(const Args& args) {
     MedusaSpec m;
-    const std::string heads = args.str("--heads", "init");
-    if (heads != "init") m.heads = heads;
+    m.heads = parse_heads_word(args.str("--heads", heads_word(std::nullopt)));
     m.num_heads = args.integer("--num-heads", 0);
     if (args.has("--num-heads") && m.num_heads < 1) throw UsageError("--num-heads must be >= 1");
     m.tree = args.str("--tree", m.tree);

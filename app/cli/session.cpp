@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "llm/medusa_heads_io.h"
+#include "model/load_model.h"
+#include "setup/decoding_spec.h"
 #include "model/block_format.h"
 #include "model/output_path.h"
 #include "terminal_text.h"
@@ -103,10 +105,10 @@ TreeBuffers open_tree(const Args& args) {
 }
 
 MedusaHeads open_heads(const Args& args, const ModelFile& model) {
-    const std::string spec = args.str("--heads", "init");
+    const HeadsPath path = parse_heads_word(args.str("--heads", heads_word(std::nullopt)));
     const int depth = build_tree_buffers(load_tree(args.str("--tree", "mc_sim_7b_63"))).max_depth;
-    if (spec == "init") return MedusaHeads::init_from_model(model, args.integer("--num-heads", std::max(1, depth)));
-    MedusaHeads heads = load_medusa_heads(spec, model.config);
+    if (!path) return MedusaHeads::init_from_model(model, args.integer("--num-heads", std::max(1, depth)));
+    MedusaHeads heads = load_medusa_heads(*path, model.config);
     if (const std::string note = heads.non_finite_note(); !note.empty())
         std::fprintf(stderr, "warning: %s\n", terminal_safe(note).c_str());
     return heads;

@@ -31,6 +31,7 @@ std::string rule_text(const DecodingSpec& s) {
 }
 
 void validate_medusa(const MedusaSpec& m) {
+    require(!m.heads || !m.heads->empty(), "--heads needs a heads file or folder, or 'init' for untrained heads");
     require(m.num_heads >= 0, "--num-heads must be >= 1");
     require(m.max_depth >= 0, "the Medusa tree's depth limit must be >= 0");
     require(!m.tree.empty() || m.choices, "--tree needs a preset, a spec or a file");
@@ -66,8 +67,8 @@ std::string medusa_text(const MedusaSpec& m) {
                                  : m.tree;
     const int heads = m.max_depth > 0 ? m.max_depth : m.num_heads;
     const std::string h = heads > 0        ? std::to_string(heads) + " heads"
-                          : m.heads.empty() ? std::string("init heads")
-                                            : std::filesystem::path(m.heads).filename().string();
+                          : !m.heads ? std::string("init heads")
+                                     : std::filesystem::path(*m.heads).filename().string();
     return tree + ", " + h;
 }
 
@@ -88,6 +89,19 @@ std::string eagle_text(const EagleSpec& e) {
 }
 
 }  // namespace
+
+namespace {
+
+constexpr const char* kUntrainedHeadsWord = "init";
+
+}  // namespace
+
+HeadsPath parse_heads_word(const std::string& word) {
+    if (word == kUntrainedHeadsWord) return std::nullopt;
+    return word;
+}
+
+std::string heads_word(const HeadsPath& heads) { return heads ? *heads : kUntrainedHeadsWord; }
 
 DrafterKind drafter_kind(const DrafterSpec& spec) {
     return std::visit(Overloaded{[](const PlainSpec&) { return DrafterKind::Plain; },

@@ -21,9 +21,16 @@ struct PlainSpec {
     bool operator==(const PlainSpec&) const = default;
 };
 
+// Medusa heads to load: a file or folder in any layout read, or nullopt for untrained heads,
+// initialised from the target's own classifier.
+using HeadsPath = std::optional<std::string>;
+// The front ends' word for heads: "init" is untrained heads (`--heads init`), else a path.
+HeadsPath parse_heads_word(const std::string& word);
+std::string heads_word(const HeadsPath& heads);
+
 // Medusa heads on the target's last hidden state fill a sparse tree (--heads, --num-heads, --tree).
 struct MedusaSpec {
-    std::string heads;                  // a heads file or folder in any layout read; empty: initialised from the model
+    HeadsPath heads;                    // nullopt: untrained
     int num_heads = 0;                  // initialised heads: how many (0: one a tree level)
     std::string tree = "mc_sim_7b_63";  // a preset, dense:W1,W2,.., chain:N or a JSON file
     std::optional<std::vector<std::vector<int>>> choices;  // when set, the tree's rank paths themselves (not `tree`)

@@ -38,17 +38,17 @@ std::unique_ptr<Drafter> build_medusa(const MedusaSpec& m, const DraftingTarget&
     if (const auto* a = reuse ? std::get_if<AutoSpec>(&reuse->spec) : nullptr; a && a->medusa) old = &*a->medusa;
     if (old && reuse->heads && old->heads == m.heads && old->num_heads == m.num_heads) {
         d.heads = reuse->heads;
-    } else if (m.heads.empty()) {
+    } else if (!m.heads) {
         const int count = m.num_heads > 0 ? m.num_heads : std::max(1, d.tree.max_depth);
         d.heads = std::make_shared<const MedusaHeads>(MedusaHeads::init_from_model(target.file, count));
     } else {
-        d.heads = std::make_shared<const MedusaHeads>(load_medusa_heads(m.heads, target.file.config));
+        d.heads = std::make_shared<const MedusaHeads>(load_medusa_heads(*m.heads, target.file.config));
     }
     // Heads from a file may hold NaN; initialised heads are the model's own classifier, whose NaN
     // is the model's error, reported as such when decoding starts.
-    if (const std::string note = d.heads->non_finite_note(); !m.heads.empty() && !note.empty())
+    if (const std::string note = d.heads->non_finite_note(); m.heads && !note.empty())
         d.warnings.push_back(note);
-    d.summary = "medusa (" + (m.heads.empty() ? std::string("untrained heads") : "heads " + d.heads->source) + ", " +
+    d.summary = "medusa (" + (!m.heads ? std::string("untrained heads") : "heads " + d.heads->source) + ", " +
                 std::to_string(d.heads->count()) + " heads, " + std::to_string(d.tree.num_nodes) + "-node tree" +
                 (m.choices ? "" : " " + m.tree) + ")";
     return std::make_unique<MedusaDrafter>(target.runner, target.file, *d.heads, d.tree);
@@ -75,7 +75,7 @@ std::unique_ptr<Drafter> build_draft_model(const DraftModelSpec& s, const Drafti
     o.max_gamma = std::max(o.gamma, 16);
     o.branches = s.branches;
     const LlamaConfig& c = d.draft->file.config;
-    d.summary = "draft " + file_name(s.model) + " (" + d.draft->file.format + ", " + std::to_string(c.n_layers) +
+    d.summary = "draft " + file_name(s.model) + " (" + format_name(d.draft->file.format) + ", " + std::to_string(c.n_layers) +
                 " layers, dim " + std::to_string(c.dim) + "; gamma " + std::to_string(o.gamma) +
                 (o.adaptive_gamma ? " adaptive" : "") +
                 (o.branches > 1 ? ", tree of " + std::to_string(o.branches) + " branches" : "") + ")";

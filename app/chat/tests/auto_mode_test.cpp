@@ -31,12 +31,12 @@ std::vector<int> emitted(const std::vector<StepRecord>& steps) {
 
 TEST_CASE("auto uses n-gram lookup always and each drafter its settings have a file for", "[chat][auto]") {
     DecodeSettings s;
-    s.heads_path.clear();
+    set_heads_field(s, "");
     s.eagle_path.clear();
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram, DrafterKind::DraftModel});
     s.draft_path.clear();
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram});
-    s.heads_path = "heads";
+    set_heads_field(s, "heads");
     s.eagle_path = "eagle";
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram, DrafterKind::Medusa, DrafterKind::Eagle});
     // Auto is the controller choosing: a fixed shape left on from another mode does not apply.

@@ -11,6 +11,7 @@
 #include "decode_worker.h"
 #include "llm/medusa_heads.h"
 #include "llm/medusa_heads_io.h"
+#include "model/load_model.h"
 #include "model/safetensors_file.h"
 #include "train/checkpoint_identity.h"
 #include "worker_fixture.h"
@@ -47,7 +48,7 @@ TEST_CASE("files made for another model are named and left out, what fits is kep
     fs::create_directories(t.dir / "eagle");
     std::ofstream(t.dir / "eagle" / "config.json") << R"({"hidden_size": 128, "num_attention_heads": 8})";
     DecodeSettings s;
-    s.heads_path = heads;
+    set_heads_field(s, heads);
     s.eagle_path = (t.dir / "eagle").string();
     s.mode = DrafterKind::Eagle;
     const ModelFile stories = load_model(kModels + "stories260K.bin");
@@ -64,7 +65,7 @@ TEST_CASE("files made for another model are named and left out, what fits is kep
     CHECK(on_xs[0].why == heads + ": trained for stories260K, not llama2xs.bin");
     DecodeSettings fitted = s;
     drop_files(fitted, on_xs);
-    CHECK(fitted.heads_path.empty());
+    CHECK(heads_field(fitted).empty());
     CHECK(fitted.eagle_path.empty());
     CHECK(fitted.mode == DrafterKind::Plain);  // EAGLE without a layer: plain decoding
     CHECK(fitted.tokenizer_path == s.tokenizer_path);  // tok512 fits both
@@ -81,7 +82,7 @@ TEST_CASE("the worker decodes a model without heads trained for another, and say
     TempDir t;
     DecodeSettings s;
     s.model_path = kModels + "llama2xs.bin";
-    s.heads_path = stories_heads(t.dir);
+    set_heads_field(s, stories_heads(t.dir));
     s.mode = DrafterKind::Medusa;
     s.tree = "chain:2";
     s.max_new_tokens = 8;
@@ -93,8 +94,8 @@ TEST_CASE("the worker decodes a model without heads trained for another, and say
     CHECK(worker.last_error().empty());
     const auto dropped = worker.take_dropped();
     REQUIRE(dropped.size() == 1);
-    CHECK(dropped[0].why == s.heads_path + ": trained for stories260K, not llama2xs.bin");
-    CHECK(worker.status().find(s.heads_path) == std::string::npos);  // Medusa from llama2xs's own init heads
+    CHECK(dropped[0].why == *s.heads_path + ": trained for stories260K, not llama2xs.bin");
+    CHECK(worker.status().find(*s.heads_path) == std::string::npos);  // Medusa from llama2xs's own init heads
     CHECK(worker.take_dropped().empty());
 }
 
@@ -116,7 +117,7 @@ TEST_CASE("heads whose checkpoint records their model fit it by content, whateve
                           {f32_tensor("adam.m", moments)}, metadata);
     };
     DecodeSettings s;
-    s.heads_path = folder;
+    set_heads_field(s, folder);
     record(stories);
     CHECK(ill_fitting_files(s, stories).empty());  // the name says my-copy, the content says stories260K
     const auto on_xs = ill_fitting_files(s, xs);

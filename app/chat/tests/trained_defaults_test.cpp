@@ -16,33 +16,33 @@ TEST_CASE("trained defaults: empty heads and tree are left to the cache, chosen 
     CHECK(m.trained_cache == "/some/cache");
     CHECK(m.cached_heads);
     CHECK(m.cached_tree);
-    CHECK(m.heads.empty());
+    CHECK_FALSE(m.heads);
     CHECK(m.tree == "mc_sim_7b_63");  // what stands when the cache holds nothing for the model
     s.tree = "chain:3";
     m = medusa_of(s);
     CHECK(m.cached_heads);
     CHECK_FALSE(m.cached_tree);
     CHECK(m.tree == "chain:3");
-    s.heads_path = "/my/heads";
+    set_heads_field(s, "/my/heads");
     m = medusa_of(s);
     CHECK_FALSE(m.cached_heads);
     CHECK(m.heads == "/my/heads");
     // Auto looks up the cache's heads and EAGLE layer unless heads are set to stay untrained.
     s.mode = DrafterKind::Auto;
-    s.heads_path.clear();
+    set_heads_field(s, "");
     CHECK(std::get<AutoSpec>(s.spec().drafter).trained_cache == "/some/cache");
     CHECK_FALSE(std::get<AutoSpec>(s.spec().drafter).medusa.has_value());
-    s.heads_path = "init";
+    set_heads_field(s, "init");
     CHECK(std::get<AutoSpec>(s.spec().drafter).trained_cache.empty());
 }
 
 TEST_CASE("heads 'init', as the command line takes it, are the model's own initialised heads", "[chat]") {
     DecodeSettings s;
-    s.heads_path = "init";
+    set_heads_field(s, "init");
     const DecodingSpec spec = s.spec();
     const auto* medusa = std::get_if<MedusaSpec>(&spec.drafter);
     REQUIRE(medusa);
-    CHECK(medusa->heads.empty());
+    CHECK_FALSE(medusa->heads);
     CHECK_FALSE(medusa->cached_heads);  // untrained, whatever the cache holds
 }
 
