@@ -76,6 +76,14 @@ TEST_CASE("untrained heads are no path: the word init, and an empty path refused
     CHECK(refusal(with(MedusaSpec{.heads = std::nullopt})).empty());
 }
 
+TEST_CASE("EAGLE's tree is dynamic or a fixed tree: the word dynamic, and an empty spec refused", "[spec]") {
+    CHECK(parse_eagle_tree("dynamic").dynamic());
+    CHECK(parse_eagle_tree("chain:3").fixed == "chain:3");
+    CHECK(eagle_tree_word(EagleTree{}) == "dynamic");
+    CHECK(eagle_tree_word(parse_eagle_tree("chain:3")) == "chain:3");
+    CHECK(refusal(with(EagleSpec{.layer = "l", .tree = {.fixed = ""}})) == "--eagle-tree needs 'dynamic' or a tree spec");
+}
+
 TEST_CASE("describe() names each drafter and the rule that applies", "[spec]") {
     DecodingSpec s;
     CHECK(describe(s) == "plain decoding");
@@ -97,7 +105,7 @@ TEST_CASE("describe() names each drafter and the rule that applies", "[spec]") {
     CHECK(describe(s) == "n-gram (6 tokens, greedy)");
     s.drafter = EagleSpec{.layer = "e", .nodes = 10};
     CHECK(describe(s) == "eagle (dynamic tree, 10 nodes, greedy)");
-    s.drafter = EagleSpec{.layer = "e", .tree = "chain:3"};
+    s.drafter = EagleSpec{.layer = "e", .tree = {.fixed = "chain:3"}};
     CHECK(describe(s) == "eagle (chain:3, greedy)");
     CHECK(drafter_kind(s.drafter) == DrafterKind::Eagle);
 }

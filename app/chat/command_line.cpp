@@ -77,7 +77,7 @@ Options parse_flags(int argc, char** argv, const Options& start) {
         else if (a == "--draft-tree") s.draft_branches = whole_number(a, value(), 1, 8), drafter = DrafterKind::DraftModel;
         else if (a == "--ngram") s.ngram_tokens = whole_number(a, value(), 1, 127), drafter = DrafterKind::Ngram;
         else if (a == "--eagle") s.eagle_path = value(), drafter = DrafterKind::Eagle;
-        else if (a == "--eagle-tree") s.eagle_tree = value(), drafter = DrafterKind::Eagle;
+        else if (a == "--eagle-tree") s.eagle_tree = parse_eagle_tree(value()), drafter = DrafterKind::Eagle;
         else if (a == "--accept") o.accept = value();
         else if (a == "--chat-template") chat_template = value();
         else if (a == "--temp") s.temperature = real_number(a, value(), 0.0f, 10.0f);

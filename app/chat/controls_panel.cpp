@@ -197,7 +197,8 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
         help("The longest continuation of a match proposed per step, in tokens.");
     } else if (s.mode == DrafterKind::Eagle) {
         path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
-        ImGui::InputText("EAGLE tree", &s.eagle_tree);
+        if (std::string tree = eagle_tree_word(s.eagle_tree); ImGui::InputText("EAGLE tree", &tree))
+            s.eagle_tree = parse_eagle_tree(tree);
         help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
              "rank paths (a preset such as mc_sim_7b_63, dense:W,..): EAGLE-1.");
         ImGui::SliderInt("top-k", &s.eagle_top_k, 1, 16);

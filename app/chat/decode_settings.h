@@ -41,7 +41,7 @@ struct DecodeSettings {
     // The drafter's own shape every step; off, the step controller shapes it (and in auto chooses
     // the drafter, or plain decoding).
     bool fixed_shape = false;
-    std::string eagle_tree = "dynamic";
+    EagleTree eagle_tree;
     int eagle_top_k = 8, eagle_depth = 6, eagle_nodes = 59;
     float temperature = 0.7f;  // typical and sample
     int top_k = 0;             // 0: off

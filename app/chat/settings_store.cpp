@@ -36,7 +36,7 @@ json to_json(const SavedState& st) {
             {"mode", drafter_kind_name(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
             {"rule", accept_rule_name(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
             {"adaptive_gamma", s.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft_branches},
-            {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", s.eagle_tree},
+            {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", eagle_tree_word(s.eagle_tree)},
             {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
             {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p}, {"min_p", s.min_p},
             {"repeat_penalty", s.repeat_penalty}, {"typical_eps", s.typical_eps}, {"typical_delta", s.typical_delta},
@@ -117,7 +117,9 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "draft_branches", s.draft_branches);
     take(j, "ngram_tokens", s.ngram_tokens);
     take(j, "eagle", s.eagle_path);
-    take(j, "eagle_tree", s.eagle_tree);
+    std::string eagle_tree = eagle_tree_word(s.eagle_tree);
+    take(j, "eagle_tree", eagle_tree);
+    s.eagle_tree = parse_eagle_tree(eagle_tree);
     take(j, "eagle_top_k", s.eagle_top_k);
     take(j, "eagle_depth", s.eagle_depth);
     take(j, "eagle_nodes", s.eagle_nodes);

@@ -111,7 +111,7 @@ NgramSpec ngram_spec(const Args& args) {
 EagleSpec eagle_spec(const Args& args) {
     EagleSpec e;
     e.layer = args.str("--eagle", "");
-    e.tree = args.str("--eagle-tree", e.tree);
+    e.tree = parse_eagle_tree(args.str("--eagle-tree", eagle_tree_word(e.tree)));
     e.top_k = args.integer("--eagle-topk", e.top_k);
     e.depth = args.integer("--eagle-depth", e.depth);
     e.nodes = args.integer("--eagle-nodes", e.nodes);

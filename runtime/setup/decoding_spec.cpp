@@ -53,7 +53,7 @@ void validate_eagle(const EagleSpec& e) {
     require(!e.layer.empty(),
             "--eagle needs the draft layer's folder: train one with `medusa train-eagle` (or "
             "scripts/train_default_heads.sh)");
-    require(!e.tree.empty(), "--eagle-tree needs 'dynamic' or a tree spec");
+    require(e.tree.dynamic() || !e.tree.fixed->empty(), "--eagle-tree needs 'dynamic' or a tree spec");
     check_range(e.top_k, 1, 32, "--eagle-topk");
     check_range(e.depth, 1, 16, "--eagle-depth");
     check_range(e.nodes, 1, kMaxDraftedTokens, "--eagle-nodes");
@@ -85,7 +85,7 @@ std::string ngram_text(const NgramSpec& n) {
 // The tree policy only: EAGLE-2's dynamic tree serves EAGLE-3 layers too, and the layer's own
 // version is named where it is loaded.
 std::string eagle_text(const EagleSpec& e) {
-    return e.tree == "dynamic" ? "dynamic tree, " + std::to_string(e.nodes) + " nodes" : e.tree;
+    return e.tree.dynamic() ? "dynamic tree, " + std::to_string(e.nodes) + " nodes" : *e.tree.fixed;
 }
 
 }  // namespace
@@ -93,6 +93,7 @@ std::string eagle_text(const EagleSpec& e) {
 namespace {
 
 constexpr const char* kUntrainedHeadsWord = "init";
+constexpr const char* kDynamicTreeWord = "dynamic";
 
 }  // namespace
 
@@ -102,6 +103,12 @@ HeadsPath parse_heads_word(const std::string& word) {
 }
 
 std::string heads_word(const HeadsPath& heads) { return heads ? *heads : kUntrainedHeadsWord; }
+
+EagleTree parse_eagle_tree(const std::string& word) {
+    return word == kDynamicTreeWord ? EagleTree{} : EagleTree{.fixed = word};
+}
+
+std::string eagle_tree_word(const EagleTree& tree) { return tree.fixed ? *tree.fixed : kDynamicTreeWord; }
 
 DrafterKind drafter_kind(const DrafterSpec& spec) {
     return std::visit(Overloaded{[](const PlainSpec&) { return DrafterKind::Plain; },

@@ -60,10 +60,21 @@ struct NgramSpec {
     bool operator==(const NgramSpec&) const = default;
 };
 
+// EAGLE's tree: EAGLE-2's dynamic tree, grown each step from the layer's top-k, or an EAGLE-1
+// tree of rank paths (a preset, dense:W1,W2,.., chain:N or a JSON file, as --tree takes them).
+struct EagleTree {
+    std::optional<std::string> fixed;  // nullopt: the dynamic tree
+    bool dynamic() const { return !fixed; }
+    bool operator==(const EagleTree&) const = default;
+};
+// The front ends' word for it (--eagle-tree): "dynamic", else the fixed tree's spec.
+EagleTree parse_eagle_tree(const std::string& word);
+std::string eagle_tree_word(const EagleTree& tree);
+
 // EAGLE's draft layer on the target's features (--eagle, --eagle-tree, --eagle-topk, ...).
 struct EagleSpec {
     std::string layer;                // the layer's folder (EAGLE's layout)
-    std::string tree = "dynamic";     // EAGLE-2's dynamic tree, or an EAGLE-1 tree of rank paths
+    EagleTree tree;
     int top_k = 8, depth = 6, nodes = 59;  // EAGLE-2: expanded per level, deepest level, nodes verified
     bool operator==(const EagleSpec&) const = default;
 };

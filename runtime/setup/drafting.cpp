@@ -95,7 +95,7 @@ std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& t
     o.top_k = s.top_k;
     o.depth = s.depth;
     o.nodes = s.nodes;
-    if (s.tree != "dynamic") o.choices = load_tree(s.tree, {.topk = 32, .max_depth = 16}).choices;
+    if (s.tree.fixed) o.choices = load_tree(*s.tree.fixed, {.topk = 32, .max_depth = 16}).choices;
     if (o.choices.empty() && o.depth > eagle_deepest_level(o.top_k)) {
         o.depth = eagle_deepest_level(o.top_k);
         d.warnings.push_back("EAGLE drafts " + std::to_string(o.depth) + " levels, not " + std::to_string(s.depth) +
@@ -115,7 +115,7 @@ std::unique_ptr<Drafter> build_eagle(const EagleSpec& s, const DraftingTarget& t
     }
     const std::string tree = o.choices.empty() ? "dynamic tree: top-" + std::to_string(o.top_k) + ", depth " +
                                                      std::to_string(o.depth) + ", " + std::to_string(o.nodes) + " nodes"
-                                               : "tree " + s.tree;
+                                               : "tree " + *s.tree.fixed;
     d.summary = "eagle (" + layer.source + ", " +
                 (layer.eagle3() ? version + tree : (o.choices.empty() ? "EAGLE-2 " : "EAGLE-1 ") + tree) + ")";
     return std::make_unique<EagleDrafter>(*d.eagle, o);
