@@ -115,7 +115,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
     if (!frames_until(window, r, app, [&] { return idle() && app.reader.turns().size() == 2 && app.reader.turns()[1].done; }, 120))
         return fail("draft generation did not finish");
     if (!app.worker.last_error().empty()) return fail("draft generation failed");
-    if (app.reader.turns()[1].mode.rfind("draft (", 0) != 0) return fail("the draft turn is not named draft");
+    if (app.reader.turns()[1].drafter != DrafterKind::DraftModel) return fail("the draft turn is not a draft-model turn");
     size_t chains = 0;
     for (size_t i = medusa_steps; i < app.reader.steps().size(); ++i) {
         const StepRecord& s = app.reader.steps()[i];
