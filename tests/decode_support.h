@@ -7,6 +7,7 @@
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
 #include "llm/medusa_heads.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 
 namespace medusa::test {

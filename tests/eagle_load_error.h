@@ -5,6 +5,7 @@
 #include <string>
 
 #include "llm/eagle_layer_io.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "test_paths.h"
 

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "model/chat_template.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 #include "cli_runner.h"
@@ -224,7 +225,7 @@ TEST_CASE("a GGUF's tokenizer.chat_template survives loading and selects the tem
     const fs::path p = write_tiny_gguf("chatml", &chatml);
     const ModelFile m = load_model(p.string());
     fs::remove(p);
-    CHECK(m.format == "gguf");
+    CHECK(m.format == ModelFormat::Gguf);
     CHECK(m.chat_template == chatml);
     const ChatTemplateDetection d = detect_chat_template(m);
     CHECK(d.kind == ChatTemplate::ChatML);
@@ -272,7 +273,7 @@ TEST_CASE("a Hugging Face folder is recognised by its tokenizer_config.json or m
     const fs::path dir = fs::temp_directory_path() / ("medusa-hf-chat-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     ModelFile m;
-    m.format = "safetensors";
+    m.format = ModelFormat::Safetensors;
     m.path = (dir / "model.safetensors").string();
     std::ofstream(dir / "config.json") << R"({"_name_or_path": "lmsys/vicuna-7b-v1.5", "architectures": ["LlamaForCausalLM"]})";
     CHECK(detect_chat_template(m).kind == ChatTemplate::VicunaV11);
@@ -309,7 +310,7 @@ TEST_CASE("tokenizer_config.json and config.json of the wrong shape are refused 
     fs::create_directories(dir);
     std::ofstream(dir / "tokenizer_config.json") << R"({"chat_template": 42})";
     ModelFile m;
-    m.format = "safetensors";
+    m.format = ModelFormat::Safetensors;
     m.path = dir.string();
     const ChatTemplateDetection d = detect_chat_template(m);
     CHECK(d.kind == ChatTemplate::None);

@@ -9,6 +9,7 @@
 #include "cache_env.h"
 #include "captured_warnings.h"
 #include "cli_runner.h"
+#include "model/load_model.h"
 #include "setup/cost_cache.h"
 #include "setup/cost_measurement.h"
 #include "file_text.h"

@@ -10,6 +10,7 @@
 #include "gpu/device_limits.h"
 #include "llm/gpu_model.h"
 #include "llm/model_memory.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "test_paths.h"
 

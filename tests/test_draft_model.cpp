@@ -9,6 +9,7 @@
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
+#include "model/load_model.h"
 #include "model/synthetic_model.h"
 #include "test_paths.h"
 

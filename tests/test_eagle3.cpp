@@ -24,6 +24,7 @@
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/eagle_layer_io.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 
 using namespace medusa;

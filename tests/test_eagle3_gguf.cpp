@@ -21,6 +21,7 @@
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 
 using namespace medusa;

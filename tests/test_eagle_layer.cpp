@@ -10,6 +10,7 @@
 #include "llm/eagle_layer.h"
 #include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
+#include "model/load_model.h"
 #include "model/safetensors_file.h"
 #include "model/synthetic_model.h"
 #include "test_paths.h"

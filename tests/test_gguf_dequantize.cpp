@@ -17,6 +17,7 @@
 #include "model/dequantize.h"
 #include "model/file_bytes.h"
 #include "model/gguf_loader.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/rope_rows.h"
 #include "oracle_json.h"

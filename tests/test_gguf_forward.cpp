@@ -8,6 +8,7 @@
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "oracle_json.h"
 

@@ -9,6 +9,7 @@
 #include "cli_runner.h"
 #include "config_checks.h"
 #include "model/gguf_writer.h"
+#include "model/load_model.h"
 #include "model/synthetic_model.h"
 #include "temp_dir.h"
 #include "test_paths.h"
@@ -54,7 +55,7 @@ TEST_CASE("a llama2.c checkpoint written as GGUF reads back as the same model an
     CHECK(last_total > 1'000'000);  // stories260K's F32 weights
 
     const ModelFile gguf = load_model(out);
-    CHECK(gguf.format == "gguf");
+    CHECK(gguf.format == ModelFormat::Gguf);
     require_same_config(bin.config, gguf.config);
     CHECK(gguf.config.tied_classifier == bin.config.tied_classifier);
     require_same_tensors(bin, gguf);

@@ -6,6 +6,7 @@
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 
 using namespace medusa;

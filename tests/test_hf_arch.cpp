@@ -17,6 +17,7 @@
 #include "llm/gpu_model.h"
 #include "model/bpe_tokenizer.h"
 #include "model/dequantize.h"
+#include "model/load_model.h"
 #include "model/rope_rows.h"
 #include "model/safetensors_file.h"
 #include "test_paths.h"

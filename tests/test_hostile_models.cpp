@@ -13,6 +13,7 @@
 #include "file_text.h"
 #include "model/gguf_writer.h"
 #include "model/hf_loader.h"
+#include "model/load_model.h"
 #include "model/safetensors_file.h"
 #include "temp_dir.h"
 #include "test_paths.h"

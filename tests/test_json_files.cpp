@@ -13,6 +13,7 @@
 #include "llm/medusa_heads_io.h"
 #include "model/file_bytes.h"
 #include "model/json_file.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"

@@ -7,6 +7,7 @@
 
 #include "cache_env.h"
 #include "captured_warnings.h"
+#include "model/load_model.h"
 #include "scoped_env.h"
 #include "cli_runner.h"
 #include "greedy_reference.h"

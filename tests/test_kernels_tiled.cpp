@@ -11,6 +11,7 @@
 #include "llm/kernel_tuning.h"
 #include "llm/matmul_recorder.h"
 #include "matmul_cases.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 
 using namespace medusa;

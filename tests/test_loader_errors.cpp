@@ -8,6 +8,7 @@
 
 #include "model/dequantize.h"
 #include "model/hf_loader.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
 #include "model/tokenizer.h"

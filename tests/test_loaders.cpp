@@ -11,6 +11,7 @@
 
 #include "model/dequantize.h"
 #include "model/hf_loader.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
 #include "model/half_float.h"
@@ -92,7 +93,7 @@ TEST_CASE("llama2.c fp32 headers give the configuration", "[loaders]") {
         const auto h = header_ints(model_path(c.file), 0, 7);
         REQUIRE(h == c.expect);
         const ModelFile m = load_model(model_path(c.file));
-        CHECK(m.format == "llama2c-v0");
+        CHECK(m.format == ModelFormat::Llama2cV0);
         CHECK(m.path == model_path(c.file));
         const LlamaConfig& k = m.config;
         CHECK(std::vector<int32_t>{k.dim, k.hidden_dim, k.n_layers, k.n_heads, k.n_kv_heads, k.vocab_size, k.seq_len} ==
@@ -160,7 +161,7 @@ TEST_CASE("llama2.c int8 (version 2) file matches the fp32 file", "[loaders]") {
 
     const ModelFile q = load_model(path);
     const ModelFile f = load_model(model_path("stories260K.bin"));
-    CHECK(q.format == "llama2c-v2");
+    CHECK(q.format == ModelFormat::Llama2cV2);
     CHECK(q.config.dim == cfg[0]);
     CHECK(q.config.hidden_dim == cfg[1]);
     CHECK(q.config.vocab_size == cfg[5]);
@@ -199,7 +200,7 @@ TEST_CASE("GGUF f32 files equal the llama2.c files bit for bit", "[loaders]") {
         CAPTURE(model);
         const ModelFile g = load_model(model_path(std::string("gguf/") + model + "-f32.gguf"));
         const ModelFile f = load_model(model_path(std::string(model) + ".bin"));
-        CHECK(g.format == "gguf");
+        CHECK(g.format == ModelFormat::Gguf);
         const LlamaConfig &a = g.config, &b = f.config;
         medusa::test::check_same_shapes(a, b);
         CHECK(a.rope_theta == 10000.0f);
@@ -395,7 +396,7 @@ TEST_CASE("Hugging Face safetensors models load in llama2.c's RoPE convention", 
             std::vector<std::vector<uint8_t>> keep;
             write_hf_model(f, dir.path, DType::F32, sharded, lm_head, keep);
             const ModelFile h = load_model(dir.path.string());
-            CHECK(h.format == "safetensors");
+            CHECK(h.format == ModelFormat::Safetensors);
             CHECK(h.config.dim == 64);
             CHECK(h.config.hidden_dim == 172);
             CHECK(h.config.n_kv_heads == 4);

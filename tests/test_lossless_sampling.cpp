@@ -21,6 +21,7 @@
 #include "decode_support.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
+#include "model/load_model.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"
 #include "trained_heads.h"

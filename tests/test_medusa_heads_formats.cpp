@@ -12,6 +12,7 @@
 #include "cli_runner.h"
 #include "llm/medusa_heads_io.h"
 #include "model/dequantize.h"
+#include "model/load_model.h"
 #include "model/safetensors_file.h"
 #include "model/torch_checkpoint.h"
 #include "model/torch_pickle.h"

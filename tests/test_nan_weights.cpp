@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_rusage.h"
+#include "model/load_model.h"
 #include "setup/drafting.h"
 #include "file_text.h"
 #include "llm/cpu_tree_runner.h"

@@ -8,6 +8,7 @@
 #include "decode/medusa_drafter.h"
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
+#include "model/load_model.h"
 #include "setup/cost_measurement.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"

@@ -9,6 +9,7 @@
 #include "decode/ngram_drafter.h"
 #include "decode_support.h"
 #include "cache_env.h"
+#include "model/load_model.h"
 #include "setup/cost_measurement.h"
 #include "greedy_reference.h"
 #include "llm/cpu_reference.h"

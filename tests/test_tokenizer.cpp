@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "model/gguf_vocab.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"

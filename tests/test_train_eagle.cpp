@@ -11,6 +11,7 @@
 #include "cli_runner.h"
 #include "gpu_fixture.h"
 #include "llm/eagle_layer_io.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 #include "train/eagle_draft_accuracy.h"
 #include "train/eagle_flat_params.h"

@@ -15,6 +15,7 @@
 #include "gpu_fixture.h"
 #include "llm/eagle_layer_io.h"
 #include "model/dequantize.h"
+#include "model/load_model.h"
 #include "model/safetensors_file.h"
 #include "test_paths.h"
 #include "train/eagle3_reference.h"

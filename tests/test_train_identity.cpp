@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli_rusage.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "temp_dir.h"
 #include "test_paths.h"

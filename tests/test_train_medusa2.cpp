@@ -15,6 +15,7 @@
 #include "cli_runner.h"
 #include "gpu_fixture.h"
 #include "gradient_check.h"
+#include "model/load_model.h"
 #include "test_paths.h"
 #include "trained_heads.h"
 #include "llm/cpu_reference.h"
@@ -204,7 +205,7 @@ TEST_CASE("merged weights are base + (alpha/r) B A, and the llama2.c file loads 
     const fs::path path = fs::temp_directory_path() / ("medusa2_merged_" + std::to_string(getpid()) + ".bin");
     write_llama2c(merged, path.string());
     const ModelFile m = load_model(path.string());
-    CHECK(m.format == "llama2c-v0");
+    CHECK(m.format == ModelFormat::Llama2cV0);
     CHECK_FALSE(m.config.tied_classifier);
     const BackboneWeights back = BackboneWeights::from_model(m);
     CHECK(back.layers[1].w2 == merged.layers[1].w2);
@@ -300,7 +301,7 @@ TEST_CASE("medusa train-heads --joint writes a tuned model and Medusa-2 heads th
     REQUIRE(r.exit_code == 0);
     CHECK(r.err.find("step 6/6") != std::string::npos);
     const ModelFile tuned = load_model((dir / "model.bin").string());
-    CHECK(tuned.format == "llama2c-v0");
+    CHECK(tuned.format == ModelFormat::Llama2cV0);
     CHECK(tuned.config.dim == 64);
     const auto config = nlohmann::json::parse(test::slurp((dir / "heads" / "config.json").string()));
     CHECK(config["medusa_version"] == 2);

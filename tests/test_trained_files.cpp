@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "model/load_model.h"
 #include "setup/drafting.h"
 #include "setup/trained_files.h"
 #include "llm/cpu_tree_runner.h"

@@ -5,6 +5,7 @@
 #include "gpu_fixture.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
+#include "model/load_model.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"
 #include "train/eagle3_training.h"

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "decode/speculative_decoder.h"
+#include "model/load_model.h"
 #include "setup/drafting.h"
 #include "llm/context_length.h"
 #include "llm/gpu_tree_runner.h"
@@ -93,7 +94,7 @@ std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const M
 
 std::string model_line(const ModelFile& file) {
     const auto& c = file.config;
-    return file_name(file.path) + " (" + file.format + ", " + std::to_string(c.n_layers) + " layers, dim " +
+    return file_name(file.path) + " (" + format_name(file.format) + ", " + std::to_string(c.n_layers) + " layers, dim " +
            std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ")";
 }
 

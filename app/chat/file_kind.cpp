@@ -9,6 +9,7 @@
 #include "decode/tree.h"
 #include "model/gguf_metadata.h"
 #include "model/json_file.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "model/safetensors_file.h"
 #include "model/tokenizer.h"

@@ -113,7 +113,7 @@ void plan_placement(BenchPlan& p, const Args& args, const ModelFile& file) {
     p.layouts = parse_layouts(p.layouts_name);
     p.big = file.config.dim >= 1024;
     // Synthetic 7B shapes would need gigabytes of cache for their full context: 1024 positions.
-    p.context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
+    p.context = context_size(args, file, file.format == ModelFormat::Synthetic ? 1024 : 0);
     // Where the timed verify blocks sit in the cache: after the prompt, or deeper (--position),
     // where attention over the cached keys costs more.
     p.position = args.integer("--position", p.n_prompt);
@@ -127,7 +127,7 @@ json bench_header(const ModelFile& file, gpu::Context& gpu, const BenchPlan& p) 
     const LlamaConfig& c = file.config;
     json out;
     out["model"] = file.path;
-    out["synthetic"] = file.format == "synthetic";
+    out["synthetic"] = file.format == ModelFormat::Synthetic;
     out["config"] = {{"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers}, {"n_heads", c.n_heads},
                      {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size}, {"context", c.seq_len}};
     out["ctx_size"] = p.context;
@@ -166,7 +166,7 @@ json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, con
     g["verify_latency_ms"] = bench_verify_latency(model, p.position, p.runs, max_block);
     g["forward_ratio"] = forward_ratios(g["verify_latency_ms"]);
     // Decoding modes side by side: --compare's list, else plain against Medusa.
-    if (args.has("--compare") || args.has("--prompts") || (!args.has("--no-medusa") && file.format != "synthetic"))
+    if (args.has("--compare") || args.has("--prompts") || (!args.has("--no-medusa") && file.format != ModelFormat::Synthetic))
         out["compare"] = bench_compare(args, model, file, p.prompt, p.n_decode, p.runs);
     return g;
 }

@@ -112,7 +112,7 @@ int run_kernel_tuning(const Args& args) {
     const bool cpu_driver = kernels::prefers_cpu_layouts(*gpu);
     const int max_block = std::clamp(args.integer("--max-block", cpu_driver ? 8 : 64), 1, TokenBlock::kMaxTokens);
     const int block = std::min(max_block, int(kernels::kMatmulTile));
-    const int context = context_size(args, file, file.format == "synthetic" ? 1024 : 0);
+    const int context = context_size(args, file, file.format == ModelFormat::Synthetic ? 1024 : 0);
     GpuModel model(*gpu, file, {.context = context, .matmul = MatmulConfig{}});
     const std::string device_key = tuning_device_key(*gpu), model_key = tuning_model_key(file);
     const std::vector<MatmulConfig> candidates = matmul_candidates(*gpu, model.matmuls().cpu_layouts());

@@ -27,7 +27,7 @@ int run_info(int argc, char** argv) {
 
     ModelFile m = open_model(args);
     const LlamaConfig& c = m.config;
-    std::printf("\nmodel %s (%s)\n", m.path.c_str(), m.format.c_str());
+    std::printf("\nmodel %s (%s)\n", m.path.c_str(), format_name(m.format));
     std::printf("  dim %d, hidden %d, layers %d, heads %d, kv heads %d, head dim %d, vocab %d, context %d\n", c.dim,
                 c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.vocab_size, c.seq_len);
     std::printf("  rope theta %g, rms eps %g, classifier %s\n", c.rope_theta, c.rms_eps,

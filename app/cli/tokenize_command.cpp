@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "model/encode_in_pieces.h"
 #include "model/file_bytes.h"
+#include "model/load_model.h"
 #include "session.h"
 
 namespace medusa::cli {

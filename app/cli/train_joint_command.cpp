@@ -95,7 +95,7 @@ JointOutputs save_joint(const BackboneWeights& base, const ModelFile& file, cons
                         const JointOptions& jo, const std::string& out) {
     const std::string model_path = (fs::path(out) / "model.bin").string();
     write_llama2c(merge_lora(base, r.lora, jo.lora), model_path);
-    if (file.format.rfind("llama2c", 0) != 0)  // GGUF and HF folders carry their vocabulary; llama2.c files do not
+    if (!is_llama2c(file.format))  // GGUF and HF folders carry their vocabulary; llama2.c files do not
         std::fprintf(stderr, "note: %s is a llama2.c fp32 checkpoint without %s's vocabulary: give it --tokenizer\n",
                      model_path.c_str(), file.path.c_str());
     const std::string heads_dir = (fs::path(out) / "heads").string();

@@ -1,4 +1,5 @@
 #include "decode/draft_model_drafter.h"
+#include "model/load_model.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -226,13 +226,13 @@ ChatTemplate detect_chat_template_jinja(const std::string& j) {
 }
 
 ChatTemplateDetection detect_chat_template(const ModelFile& m) {
-    if (m.format.rfind("llama2c", 0) == 0)
+    if (is_llama2c(m.format))
         return {ChatTemplate::None, "llama2.c checkpoint: a story model without a chat format"};
-    if (m.format == "gguf") {
+    if (m.format == ModelFormat::Gguf) {
         if (m.chat_template.empty()) return {ChatTemplate::None, "GGUF file without tokenizer.chat_template"};
         return found(detect_chat_template_jinja(m.chat_template), "GGUF tokenizer.chat_template");
     }
-    if (m.format == "safetensors") {
+    if (m.format == ModelFormat::Safetensors) {
         std::error_code ec;
         fs::path dir(m.path);
         if (!fs::is_directory(dir, ec)) dir = dir.parent_path().empty() ? fs::path(".") : dir.parent_path();
@@ -246,7 +246,7 @@ ChatTemplateDetection detect_chat_template(const ModelFile& m) {
         }
         return {ChatTemplate::None, "Hugging Face folder without a chat_template or a model name"};
     }
-    return {ChatTemplate::None, m.format + " file: no chat format recorded"};
+    return {ChatTemplate::None, std::string(format_name(m.format)) + " file: no chat format recorded"};
 }
 
 std::optional<ChatTemplateDetection> detect_chat_template_tokenizer_config(const std::string& json_text,

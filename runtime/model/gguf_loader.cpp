@@ -102,7 +102,7 @@ ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std
 ModelFile load_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name, GgufHeader header) {
     ModelFile m;
     m.path = name;
-    m.format = "gguf";
+    m.format = ModelFormat::Gguf;
     const GgufMetadata& meta = header.meta;
     // llama, and qwen2: llama with q/k/v biases and rotate_half RoPE (its q/k rows are reordered below).
     const std::string arch = meta.text("general.architecture");

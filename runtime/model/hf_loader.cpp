@@ -156,7 +156,7 @@ ModelFile load_hf_from_parts(std::vector<SafetensorsFile> shards, const std::str
                              const std::string& name) {
     ModelFile m;
     m.path = name;
-    m.format = "safetensors";
+    m.format = ModelFormat::Safetensors;
     const json config = parse_json(config_json, name + ": config.json");
     m.config = parse_config(config, name);
     validate_config(m.config, name);

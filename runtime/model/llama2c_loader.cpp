@@ -84,7 +84,7 @@ ModelFile llama2c_layout(const uint8_t* data, size_t size, uint64_t file_size, c
         if (group <= 0 || group > 4096) throw FormatError(name + ": invalid quantization group size " + std::to_string(group));
     }
     validate_config(c, name);
-    m.format = v2 ? "llama2c-v2" : "llama2c-v0";
+    m.format = v2 ? ModelFormat::Llama2cV2 : ModelFormat::Llama2cV0;
     const int64_t dim = c.dim, hid = c.hidden_dim, kv = c.kv_dim(), vocab = c.vocab_size, L = c.n_layers;
     TensorCursor cur(m, size == file_size ? data : nullptr, file_size, v2 ? 256 : 28);
     if (v2) {

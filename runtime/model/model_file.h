@@ -38,9 +38,21 @@ struct LlamaConfig {
 // RoPE rotates adjacent pairs (2i, 2i+1) as llama2.c does; loaders of weights stored for the
 // rotate_half ("NeoX") pairing, (i, i + head_dim/2) — Hugging Face's and llama.cpp's qwen2 — reorder
 // the q/k rows (and biases) so every format shares this convention.
+// What a ModelFile was read from.
+enum class ModelFormat {
+    Llama2cV0,    // llama2.c fp32
+    Llama2cV2,    // llama2.c int8 ("ak42")
+    Gguf,
+    Safetensors,  // a Hugging Face folder
+    Synthetic,    // random weights of a named shape, made in memory
+};
+// As files and messages name it: "llama2c-v0", "llama2c-v2", "gguf", "safetensors", "synthetic".
+const char* format_name(ModelFormat f);
+inline bool is_llama2c(ModelFormat f) { return f == ModelFormat::Llama2cV0 || f == ModelFormat::Llama2cV2; }
+
 struct ModelFile {
     std::string path;
-    std::string format;  // "llama2c-v0", "llama2c-v2", "gguf", "safetensors"
+    ModelFormat format = ModelFormat::Gguf;  // every loader sets it
     LlamaConfig config;
     std::vector<Tensor> tensors;
     EmbeddedVocab embedded_tokenizer;  // the file's own vocabulary; empty when it has none
@@ -56,9 +68,5 @@ struct ModelFile {
 // throws FormatError "<path>: tensor 'X' ..." naming the file.
 void validate_llama_tensors(const ModelFile& m);
 
-// Picks the loader by content (magic) and path: llama2.c .bin, .gguf, .safetensors / HF directory.
-ModelFile load_model(const std::string& path);
-// The same from bytes already in memory (fuzzers, tests); `name` is used in error messages.
-ModelFile load_model_from_memory(std::shared_ptr<const std::vector<uint8_t>> bytes, const std::string& name);
 
 }  // namespace medusa

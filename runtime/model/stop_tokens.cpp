@@ -9,7 +9,7 @@ std::vector<int> model_stop_tokens(const ModelFile& file, const Tokenizer& token
     auto add = [&](int id) {
         if (std::find(stop.begin(), stop.end(), id) == stop.end()) stop.push_back(id);
     };
-    if (file.format.rfind("llama2c", 0) == 0) add(tokenizer.bos_id());
+    if (is_llama2c(file.format)) add(tokenizer.bos_id());
     for (int id : more) add(id);
     return stop;
 }

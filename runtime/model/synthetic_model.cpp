@@ -100,7 +100,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     }
     ModelFile m;
     m.path = "synthetic:" + name;
-    m.format = "synthetic";
+    m.format = ModelFormat::Synthetic;
     m.config = it->second;
     const LlamaConfig& c = m.config;
     struct Spec {

@@ -7,6 +7,7 @@
 
 #include "decode_worker.h"
 #include "llm/eagle_layer_io.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 #include "step_explain.h"
 #include "worker_fixture.h"

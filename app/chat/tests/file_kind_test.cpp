@@ -9,6 +9,7 @@
 #include "llm/eagle_layer_io.h"
 #include "llm/medusa_heads.h"
 #include "llm/medusa_heads_io.h"
+#include "model/load_model.h"
 #include "model/model_file.h"
 
 using namespace medusa;

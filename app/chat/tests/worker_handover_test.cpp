@@ -19,6 +19,7 @@
 #include "decode/speculative_decoder.h"
 #include "decode/tree.h"
 #include "decode_worker.h"
+#include "model/load_model.h"
 #include "worker_fixture.h"
 #include "llm/gpu_model.h"
 #include "llm/gpu_tree_runner.h"
