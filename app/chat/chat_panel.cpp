@@ -207,20 +207,20 @@ void send_notes(ChatApp& app) {
     ImGui::PopTextWrapPos();
 }
 
-}  // namespace
+// The hovered token's step and where it came from; a click shows that step's tree.
+void token_tooltip(ChatApp& app, const Span& sp) {
+    const auto& steps = app.reader.steps();
+    ImGui::SetTooltip("step %d: %s\n%s\n(click to show this step's tree)", steps[sp.step].trace.step,
+                      sp.origin == 0               ? "the model's own token (one per step)"
+                      : sp.origin == kDraftOrigin ? "proposed by the draft model, accepted by the target"
+                                                   : ("guessed by " + guesser(steps[sp.step].trace, sp.origin) + ", accepted").c_str(),
+                      step_caption(steps[sp.step]).c_str());
+    if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
+}
 
-void draw_chat_panel(ChatApp& app) {
-    LegendKinds kinds;
-    for (const auto& t : app.reader.turns()) kinds.add(t.drafter);
-    if (!kinds.any()) kinds.add(app.settings.mode);
-    legend(kinds);
-    ImGui::Separator();
-    // Below the history: the message box, the buttons, the notes next to them and a status line,
-    // as tall as they were last frame (the buttons wrap, the notes vary).
-    const float input_h = app.chat_bottom_h > 0 ? app.chat_bottom_h
-                                                : kInputLines * ImGui::GetTextLineHeight() + 8 +
-                                                      2 * ImGui::GetFrameHeightWithSpacing() +
-                                                      ImGui::GetTextLineHeightWithSpacing() + 8;
+// The conversation so far, `input_h` above the window's bottom: its text, the hovered token's
+// tooltip, the message menu and the notice of a full context.
+void history(ChatApp& app, float input_h) {
     ImGui::BeginChild("history", ImVec2(0, -input_h), true);
     {
         const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
@@ -231,16 +231,7 @@ void draw_chat_panel(ChatApp& app) {
     const Span* hovered = app.transcript.draw(ImGui::GetCursorScreenPos(), app.shown_step(), app.markdown_drawn);
     if (!ImGui::IsWindowHovered()) hovered = nullptr;  // a dialog above (or the click that closed it) is not on the text
     ImGui::Dummy(ImVec2(1, app.transcript.height()));
-    if (hovered && hovered->step >= 0) {
-        const auto& steps = app.reader.steps();
-        const Span& sp = *hovered;
-        ImGui::SetTooltip("step %d: %s\n%s\n(click to show this step's tree)", steps[sp.step].trace.step,
-                          sp.origin == 0               ? "the model's own token (one per step)"
-                          : sp.origin == kDraftOrigin ? "proposed by the draft model, accepted by the target"
-                                                       : ("guessed by " + guesser(steps[sp.step].trace, sp.origin) + ", accepted").c_str(),
-                          step_caption(steps[sp.step]).c_str());
-        if (ImGui::IsMouseClicked(0)) app.selected_step = sp.step;
-    }
+    if (hovered && hovered->step >= 0) token_tooltip(app, *hovered);
     static int menu_turn = -1;  // the turn the message menu was opened on
     if (hovered && hovered->turn >= 0 && ImGui::IsMouseClicked(1)) {
         menu_turn = hovered->turn;
@@ -255,9 +246,10 @@ void draw_chat_panel(ChatApp& app) {
     }
     app.audit_window();
     ImGui::EndChild();
-    const float bottom_top = ImGui::GetCursorPosY();
+}
 
-    const bool busy = app.worker.busy();
+// The message box; returns whether Enter sent it.
+bool message_box(ChatApp& app, bool busy) {
     // The box takes the keyboard when the window opens and when the worker goes idle (a reply
     // ended, a model loaded), unless another field has it.
     const bool focus = app.message_focus.worker_was_busy && !busy && !ImGui::IsAnyItemActive();
@@ -278,8 +270,11 @@ void draw_chat_panel(ChatApp& app) {
             ImVec2(box.x + ImGui::GetStyle().FramePadding.x, box.y + ImGui::GetStyle().FramePadding.y),
             IM_COL32(128, 128, 128, 255),
             app.worker.chat_model() ? "Message... (Shift+Enter: new line)" : "Start a story... (Shift+Enter: new line)");
-    message_buttons(app, enter);
-    send_notes(app);
+    return enter;
+}
+
+// Idle or generating, and how much of the context the conversation holds.
+void status_line(ChatApp& app, bool busy) {
     ImGui::TextDisabled(busy ? "generating..." : "idle");
     if (const int size = app.worker.context_size(); size > 0) {
         ImGui::SameLine();
@@ -291,6 +286,28 @@ void draw_chat_panel(ChatApp& app) {
             ImGui::SetTooltip("Tokens the conversation holds after its last step, of the positions the model's KV cache "
                               "has (-c/--ctx-size).");
     }
+}
+
+}  // namespace
+
+void draw_chat_panel(ChatApp& app) {
+    LegendKinds kinds;
+    for (const auto& t : app.reader.turns()) kinds.add(t.drafter);
+    if (!kinds.any()) kinds.add(app.settings.mode);
+    legend(kinds);
+    ImGui::Separator();
+    // Below the history: the message box, the buttons, the notes next to them and a status line,
+    // as tall as they were last frame (the buttons wrap, the notes vary).
+    const float input_h = app.chat_bottom_h > 0 ? app.chat_bottom_h
+                                                : kInputLines * ImGui::GetTextLineHeight() + 8 +
+                                                      2 * ImGui::GetFrameHeightWithSpacing() +
+                                                      ImGui::GetTextLineHeightWithSpacing() + 8;
+    history(app, input_h);
+    const float bottom_top = ImGui::GetCursorPosY();
+    const bool busy = app.worker.busy();
+    message_buttons(app, message_box(app, busy));
+    send_notes(app);
+    status_line(app, busy);
     app.chat_bottom_h = ImGui::GetCursorPosY() - bottom_top + ImGui::GetStyle().ItemSpacing.y;
 }
 
