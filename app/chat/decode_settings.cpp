@@ -17,16 +17,12 @@ DecodingSpec DecodeSettings::spec() const {
                             .trained_cache = cache_dir,
                             .cached_heads = heads_from_cache,
                             .cached_tree = tree.empty()};
-    const DraftModelSpec draft{.model = draft_path,
-                               .gamma = std::clamp(gamma, 1, kMaxDraftedTokens),
-                               .adaptive_gamma = adaptive_gamma,
-                               .branches = std::clamp(draft_branches, 1, 8)};
-    const NgramSpec ngram{.max_tokens = std::clamp(ngram_tokens, 1, kMaxDraftedTokens)};
-    const EagleSpec eagle{.layer = eagle_path,
-                          .tree = eagle_tree,
-                          .top_k = std::clamp(eagle_top_k, 1, 32),
-                          .depth = std::clamp(eagle_depth, 1, 16),
-                          .nodes = std::clamp(eagle_nodes, 1, kMaxDraftedTokens)};
+    // Values as set, out of range too: validate() names what is wrong where the app shows it.
+    const DraftModelSpec draft{
+        .model = draft_path, .gamma = gamma, .adaptive_gamma = adaptive_gamma, .branches = draft_branches};
+    const NgramSpec ngram{.max_tokens = ngram_tokens};
+    const EagleSpec eagle{
+        .layer = eagle_path, .tree = eagle_tree, .top_k = eagle_top_k, .depth = eagle_depth, .nodes = eagle_nodes};
     switch (mode) {
         case DrafterKind::Plain: d.drafter = PlainSpec{}; break;
         case DrafterKind::Medusa: d.drafter = medusa; break;

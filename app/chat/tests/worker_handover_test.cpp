@@ -307,6 +307,14 @@ TEST_CASE("a failed load keeps the loaded model, its status and its decoding, wi
     worker.wait_idle();
     CHECK_THAT(worker.last_error(), Catch::Contains("/nonexistent/draft.bin"));
     CHECK(worker.status() == status);
+    // A value out of range: validate()'s message, not a value quietly clamped.
+    DecodeSettings long_chain = bad_draft;
+    long_chain.draft_path = good.draft_path;
+    long_chain.gamma = kMaxDraftedTokens + 1;
+    worker.load(long_chain);
+    worker.wait_idle();
+    CHECK(worker.last_error() == "--gamma must be in 1.." + std::to_string(kMaxDraftedTokens));
+    CHECK(worker.status() == status);
     // The previous settings still decode.
     REQUIRE(worker.generate("Once upon a time", good));
     worker.wait_idle();
