@@ -2,38 +2,26 @@
 // train-heads --joint, train-eagle, train-eagle --eagle3). The heads' objective is here:
 // self-distillation data from the model itself, Medusa-1 training of K heads on the GPU, and a
 // held-out accuracy report; writes Medusa's HF layout into --out.
-#include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "commands.h"
 #include "interrupt.h"
-#include "training_setup.h"
-#include "llm/context_length.h"
-#include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
-#include "model/atomic_file.h"
-#include "session.h"
-#include "train/head_training.h"
-#include "model/json_file.h"
-#include "model/folder_lock.h"
 #include "train/checkpoint_identity.h"
+#include "train/head_training.h"
 #include "train/training_objective.h"
 #include "train/training_progress.h"
+#include "training_report.h"
+#include "training_setup.h"
 
 namespace medusa::cli {
 
-namespace fs = std::filesystem;
 using namespace medusa::train;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 nlohmann::json accuracy_json(const HeadAccuracy& a) {
     return {{"loss", a.loss}, {"top1", a.top1}, {"top5", a.top5}, {"rank_share", a.rank_share},
@@ -93,46 +81,37 @@ int run_train(int argc, char** argv) {
 int run_train_heads(int argc, char** argv) {
     Args args(argc, argv, 2, flags_of("train-heads"));
     const InterruptScope interrupt;
-    auto [out, file, tok] = open_training(args);
+    const TrainingStart start = open_training(args);
+    const ModelFile& file = start.file;
     const int K = heads_to_train(args);
     TrainOptions o;
-    apply_training_flags(args, out, 2000, o);
+    apply_training_flags(args, start.out, 2000, o);
     const int layers = args.integer("--layers", 1);
     o.identity = checkpoint_identity(file, std::to_string(K) + " Medusa heads of " + std::to_string(layers) + " blocks");
     if (o.resume) check_resumable(o.checkpoint_dir, o.identity);  // before the GPU and the training text
-    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    const FolderLock lock(out);  // one trainer per folder
-    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
-    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
-    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
-    const auto t0 = std::chrono::steady_clock::now();
-    const DistilledText text = distill_text(args, model, file, tok, out, o.seed);
-    const DistillData& train = text.train;
-    const DistillData& held = text.held;
+    TrainingDevice device(args, start);
+    const DistilledText text = distill_text(args, device.model, file, start.tok, start.out, o.seed);
 
     MedusaHeads init = MedusaHeads::init_from_model(file, K, layers);
     init.source = file.path;
-    const HeadAccuracy before = evaluate_heads(*gpu, init, held);
-    const TrainResult r = train_heads(*gpu, init, train, o, [](const std::string& line) {
-        std::fprintf(stderr, "%s\n", line.c_str());
-    });
+    const HeadAccuracy before = evaluate_heads(*device.gpu, init, text.held);
+    const TrainResult r = train_heads(*device.gpu, init, text.train, o, log_to_stderr);
     if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
-    const HeadAccuracy after = evaluate_heads(*gpu, r.heads, held);
-    save_medusa_heads(r.heads, out);
+    const HeadAccuracy after = evaluate_heads(*device.gpu, r.heads, text.held);
+    save_medusa_heads(r.heads, start.out);
 
     std::printf("held-out accuracy (%zu positions)\nhead  top1(init)  top1   top5(init)  top5   loss\n", after.positions);
     for (int k = 0; k < K; ++k)
         std::printf("%4d  %10.3f  %5.3f  %10.3f  %5.3f  %5.3f\n", k + 1, before.top1[k], after.top1[k], before.top5[k],
                     after.top5[k], after.loss[k]);
-    const double wall = seconds_since(t0);
-    std::printf("training: %d steps, %.0f positions/s, %.1f s training, %.1f s in all; heads in %s\n", r.steps_done,
-                r.positions_per_s, r.wall_s, wall, out.c_str());
-    nlohmann::json report = {{"model", file.path},      {"device", gpu->info().name}, {"heads", K},
-                             {"steps", o.steps},        {"batch", o.batch},          {"train_tokens", train.num_tokens()},
-                             {"heldout_tokens", held.num_tokens()}, {"init", accuracy_json(before)},
-                             {"trained", accuracy_json(after)},    {"train_positions_per_s", r.positions_per_s},
-                             {"train_wall_s", r.wall_s},           {"total_wall_s", wall}};
-    write_file_atomically((fs::path(out) / "accuracy.json").string(), json_text(report));
+    TrainingReport report(file, device, o.steps);
+    report.text(text);
+    report.run({r.steps_done, r.positions_per_s, r.wall_s}, "heads", start.out);
+    report["heads"] = K;
+    report["batch"] = o.batch;
+    report["init"] = accuracy_json(before);
+    report["trained"] = accuracy_json(after);
+    report.write(start.out, "accuracy.json");
     return 0;
 }
 

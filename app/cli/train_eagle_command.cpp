@@ -1,38 +1,29 @@
 // `medusa train-eagle`: self-distillation data from the model itself, EAGLE layer training on the
 // GPU, and held-out accuracy per draft depth (drafting from the layer's own features); writes
 // EAGLE's layout (config.json + model.safetensors) and accuracy.json into --out.
-#include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "interrupt.h"
-#include "training_setup.h"
-#include "llm/context_length.h"
 #include "llm/eagle_layer_io.h"
-#include "llm/gpu_model.h"
-#include "model/atomic_file.h"
-#include "session.h"
-#include "train/eagle_draft_accuracy.h"
-#include "train/eagle_training.h"
-#include "model/json_file.h"
-#include "model/folder_lock.h"
 #include "train/checkpoint_identity.h"
+#include "train/eagle_training.h"
 #include "train/training_progress.h"
+#include "training_report.h"
+#include "training_setup.h"
 
 namespace medusa::cli {
 
-namespace fs = std::filesystem;
 using namespace medusa::train;
 
 namespace {
 
-nlohmann::json accuracy_json(const EagleTeacherForced& tf, const EagleDraftAccuracy& d, const EagleDraftAccuracy& g) {
+nlohmann::json accuracy_json(const EagleTeacherForced& tf, const HeldOutDrafts& d) {
     return {{"teacher_forced", {{"feature_loss", tf.feature_loss}, {"token_loss", tf.token_loss}, {"top1", tf.top1},
                                 {"positions", tf.positions}}},
-            {"draft", draft_json(d)},
-            {"draft_on_greedy_text", draft_json(g)}};
+            {"draft", draft_json(d.held)},
+            {"draft_on_greedy_text", draft_json(d.greedy)}};
 }
 
 void print_draft_table(const char* what, const EagleDraftAccuracy& before, const EagleDraftAccuracy& after) {
@@ -49,65 +40,46 @@ void print_draft_table(const char* what, const EagleDraftAccuracy& before, const
 int run_train_eagle(int argc, char** argv) {
     Args args(argc, argv, 2, flags_of("train-eagle"));
     const InterruptScope interrupt;
-    auto [out, file, tok] = open_training(args);
+    const TrainingStart start = open_training(args);
+    const ModelFile& file = start.file;
     EagleTrainOptions o;
-    apply_training_flags(args, out, o.steps, o);
+    apply_training_flags(args, start.out, o.steps, o);
     o.identity = checkpoint_identity(file, "an EAGLE layer");
     if (o.resume) check_resumable(o.checkpoint_dir, o.identity);  // before the GPU and the training text
     o.noise = args.number("--noise", o.noise);
     o.loss.token = args.number("--token-weight", o.loss.token);
-    const int depth = args.integer("--depth", 5);
-    const int eval_positions = args.integer("--eval-positions", 4000);
-    if (depth < 1 || eval_positions < 1) throw UsageError("--depth and --eval-positions must be positive");
+    const DraftEvaluation drafts(args, 5);
     if (o.noise < 0 || o.loss.token < 0) throw UsageError("--noise and --token-weight must not be negative");
-    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    const FolderLock lock(out);  // one trainer per folder
-    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
-    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
-    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
-    const auto t0 = std::chrono::steady_clock::now();
-    const DistilledText text = distill_text(args, model, file, tok, out, o.seed, /*greedy_heldout=*/true);
+    TrainingDevice device(args, start);
+    const DistilledText text = distill_text(args, device.model, file, start.tok, start.out, o.seed, /*greedy_heldout=*/true);
     const EagleTarget target = EagleTarget::from(file);
 
     EagleLayer init = EagleLayer::init(file.config, o.seed);
     init.source = file.path;
-    const auto tf_before = evaluate_eagle_teacher_forced(*gpu, init, target, text.held);
-    const auto draft_before = eagle_draft_accuracy(init, file, text.held, depth, size_t(eval_positions));
-    const auto greedy_before = eagle_draft_accuracy(init, file, text.held_greedy, depth, size_t(eval_positions));
-    const EagleTrainResult r = train_eagle(*gpu, init, target, text.train, o, [](const std::string& line) {
-        std::fprintf(stderr, "%s\n", line.c_str());
-    });
+    const auto tf_before = evaluate_eagle_teacher_forced(*device.gpu, init, target, text.held);
+    const HeldOutDrafts before = held_out_drafts(init, file, text, drafts);
+    const EagleTrainResult r = train_eagle(*device.gpu, init, target, text.train, o, log_to_stderr);
     if (interrupt_requested()) return report_training_interrupted(o.checkpoint_dir);
-    save_eagle_layer(r.layer, out, file.path);
-    const auto tf_after = evaluate_eagle_teacher_forced(*gpu, r.layer, target, text.held);
-    const auto draft_after = eagle_draft_accuracy(r.layer, file, text.held, depth, size_t(eval_positions));
-    const auto greedy_after = eagle_draft_accuracy(r.layer, file, text.held_greedy, depth, size_t(eval_positions));
+    save_eagle_layer(r.layer, start.out, file.path);
+    const auto tf_after = evaluate_eagle_teacher_forced(*device.gpu, r.layer, target, text.held);
+    const HeldOutDrafts after = held_out_drafts(r.layer, file, text, drafts);
 
-    print_draft_table("text (sampled and greedy, as trained)", draft_before, draft_after);
-    print_draft_table("greedy text (what greedy decoding meets)", greedy_before, greedy_after);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    print_draft_table("text (sampled and greedy, as trained)", before.held, after.held);
+    print_draft_table("greedy text (what greedy decoding meets)", before.greedy, after.greedy);
     std::printf("teacher-forced top1 %.3f over %zu positions; a greedy chain of %d accepts %.2f draft tokens per step "
                 "on greedy text\n",
-                tf_after.top1, tf_after.positions, depth, greedy_after.mean_accepted);
-    std::printf("training: %d steps, %.0f positions/s, %.1f s training, %.1f s in all; layer in %s\n", r.steps_done,
-                r.positions_per_s, r.wall_s, wall, out.c_str());
-    const nlohmann::json stage_ms = report_stage_times(r.stage_times);
-    const nlohmann::json report = {{"model", file.path},
-                                   {"device", gpu->info().name},
-                                   {"steps", o.steps},
-                                   {"batch_sequences", o.batch},
-                                   {"lr", o.lr},
-                                   {"noise", o.noise},
-                                   {"token_weight", o.loss.token},
-                                   {"train_tokens", text.train.num_tokens()},
-                                   {"heldout_tokens", text.held.num_tokens()},
-                                   {"init", accuracy_json(tf_before, draft_before, greedy_before)},
-                                   {"trained", accuracy_json(tf_after, draft_after, greedy_after)},
-                                   {"train_positions_per_s", r.positions_per_s},
-                                   {"train_wall_s", r.wall_s},
-                                   {"step_stage_ms", stage_ms},
-                                   {"total_wall_s", wall}};
-    write_file_atomically((fs::path(out) / "accuracy.json").string(), json_text(report));
+                tf_after.top1, tf_after.positions, drafts.depth, after.greedy.mean_accepted);
+    TrainingReport report(file, device, o.steps);
+    report.text(text);
+    report.run({r.steps_done, r.positions_per_s, r.wall_s}, "layer", start.out);
+    report.stage_times(r.stage_times);
+    report["batch_sequences"] = o.batch;
+    report["lr"] = o.lr;
+    report["noise"] = o.noise;
+    report["token_weight"] = o.loss.token;
+    report["init"] = accuracy_json(tf_before, before);
+    report["trained"] = accuracy_json(tf_after, after);
+    report.write(start.out, "accuracy.json");
     return 0;
 }
 

@@ -4,7 +4,6 @@
 // merged model as a llama2.c fp32 checkpoint and the heads in Medusa's layout with a config.json
 // naming Medusa-2 and the original model. The output is the tuned model's, not the base's.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -12,18 +11,15 @@
 
 #include "commands.h"
 #include "interrupt.h"
-#include "training_setup.h"
-#include "llm/context_length.h"
-#include "llm/gpu_model.h"
 #include "llm/medusa_heads_io.h"
 #include "model/atomic_file.h"
 #include "model/json_file.h"
-#include "session.h"
 #include "train/backbone_weights.h"
-#include "train/joint_training.h"
-#include "model/folder_lock.h"
 #include "train/checkpoint_identity.h"
+#include "train/joint_training.h"
 #include "train/training_progress.h"
+#include "training_report.h"
+#include "training_setup.h"
 
 namespace medusa::cli {
 
@@ -54,8 +50,6 @@ JointOptions joint_options(const Args& args, const std::string& out, const Model
     return jo;
 }
 
-void log_line(const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); }
-
 // Phase 1, Medusa-1: the heads from --init-heads, or trained alone on the frozen model (--warmup-steps)
 // and saved in out/medusa1. Empty when interrupted (what to run next is said).
 std::optional<MedusaHeads> medusa1_heads(const Args& args, gpu::Context& gpu, const ModelFile& file,
@@ -76,7 +70,7 @@ std::optional<MedusaHeads> medusa1_heads(const Args& args, gpu::Context& gpu, co
     MedusaHeads init = MedusaHeads::init_from_model(file, K, args.integer("--layers", 1));
     init.source = file.path;
     std::fprintf(stderr, "phase 1 (Medusa-1): %d steps of the heads alone\n", w.steps);
-    MedusaHeads heads = train_heads(gpu, init, text.train, w, log_line).heads;
+    MedusaHeads heads = train_heads(gpu, init, text.train, w, log_to_stderr).heads;
     if (interrupt_requested()) {
         report_training_interrupted(w.checkpoint_dir);
         return std::nullopt;
@@ -113,8 +107,9 @@ JointOutputs save_joint(const BackboneWeights& base, const ModelFile& file, cons
 }
 
 // The held-out comparison and the speed on stdout, and the same in out/medusa2_report.json.
-void report_joint(const ModelFile& file, const std::string& device, const JointOptions& jo, const JointReport& medusa1,
-                  const JointResult& r, const JointOutputs& saved, double wall, const std::string& out, int K) {
+void report_joint(const ModelFile& file, const TrainingDevice& device, const JointOptions& jo,
+                  const JointReport& medusa1, const JointResult& r, const JointOutputs& saved, const std::string& out,
+                  int K) {
     const JointReport& h = r.heldout;
     std::printf("held-out (%zu tokens): KL(original || tuned) %.4f nats/token, top token agrees %.3f, perplexity "
                 "%.3f -> %.3f\nhead  top1 Medusa-1 (original)  top1 Medusa-2 (tuned)\n",
@@ -125,28 +120,27 @@ void report_joint(const ModelFile& file, const std::string& device, const JointO
     std::printf("\n");
     std::printf("joint training: %d steps, %.0f tokens/s, %.1f s; %.1f s in all\ntuned model %s (its output is the "
                 "tuned model's, not the original's), heads in %s\n",
-                r.steps_done, r.tokens_per_s, r.wall_s, wall, saved.model_path.c_str(), saved.heads_dir.c_str());
-    nlohmann::json report = {{"model", file.path},
-                             {"tuned_model", saved.model_path},
-                             {"device", device},
-                             {"steps", jo.schedule.steps},
-                             {"lora_rank", jo.lora.rank},
-                             {"lora_alpha", jo.lora.alpha},
-                             {"lambda", jo.lambda},
-                             {"lr_heads", jo.schedule.lr},
-                             {"lr_backbone", jo.backbone_lr},
-                             {"heldout_tokens", h.tokens},
-                             {"kl_nats_per_token", h.kl},
-                             {"top_token_agreement", h.agree},
-                             {"perplexity_original", h.ppl_base},
-                             {"perplexity_tuned", h.ppl_tuned},
-                             {"medusa1_top1", medusa1.head_top1},
-                             {"medusa2_top1", h.head_top1},
-                             {"medusa2_head_loss", h.head_loss},
-                             {"medusa1_head_loss", medusa1.head_loss},
-                             {"train_tokens_per_s", r.tokens_per_s},
-                             {"train_wall_s", r.wall_s}};
-    write_file_atomically((fs::path(out) / "medusa2_report.json").string(), json_text(report));
+                r.steps_done, r.tokens_per_s, r.wall_s, device.seconds(), saved.model_path.c_str(),
+                saved.heads_dir.c_str());
+    TrainingReport report(file, device, jo.schedule.steps);
+    report["tuned_model"] = saved.model_path;
+    report["lora_rank"] = jo.lora.rank;
+    report["lora_alpha"] = jo.lora.alpha;
+    report["lambda"] = jo.lambda;
+    report["lr_heads"] = jo.schedule.lr;
+    report["lr_backbone"] = jo.backbone_lr;
+    report["heldout_tokens"] = h.tokens;
+    report["kl_nats_per_token"] = h.kl;
+    report["top_token_agreement"] = h.agree;
+    report["perplexity_original"] = h.ppl_base;
+    report["perplexity_tuned"] = h.ppl_tuned;
+    report["medusa1_top1"] = medusa1.head_top1;
+    report["medusa2_top1"] = h.head_top1;
+    report["medusa2_head_loss"] = h.head_loss;
+    report["medusa1_head_loss"] = medusa1.head_loss;
+    report["train_tokens_per_s"] = r.tokens_per_s;
+    report["train_wall_s"] = r.wall_s;
+    report.write(out, "medusa2_report.json");
 }
 
 }  // namespace
@@ -154,33 +148,28 @@ void report_joint(const ModelFile& file, const std::string& device, const JointO
 int run_train_joint(int argc, char** argv) {
     Args args(argc, argv, 2, flags_of("train-heads --joint"));
     const InterruptScope interrupt;
-    auto [out, file, tok] = open_training(args);
+    const TrainingStart start = open_training(args);
+    const ModelFile& file = start.file;
     const int K = heads_to_train(args);
-    const JointOptions jo = joint_options(args, out, file, K);
+    const JointOptions jo = joint_options(args, start.out, file, K);
     const BackboneWeights base = BackboneWeights::from_model(file);
-    auto gpu = open_gpu(args);  // before the output folder: without a device nothing is left behind
-    const FolderLock lock(out);  // one trainer per folder
-    // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
-    GpuModel model(*gpu, file, {.context = choose_context(0, file.config.seq_len)});
-    std::fprintf(stderr, "model %s on %s\n", file.path.c_str(), gpu->info().name.c_str());
-    const auto t0 = std::chrono::steady_clock::now();
-    const DistilledText text = distill_text(args, model, file, tok, out, jo.schedule.seed);
+    TrainingDevice device(args, start);
+    const DistilledText text = distill_text(args, device.model, file, start.tok, start.out, jo.schedule.seed);
 
-    std::optional<MedusaHeads> heads = medusa1_heads(args, *gpu, file, text, jo, out, K);
+    std::optional<MedusaHeads> heads = medusa1_heads(args, *device.gpu, file, text, jo, start.out, K);
     if (!heads) return kInterruptedExit;
     heads->copy_shared_classifier(file);
     if (heads->count() != K) throw UsageError("--init-heads holds " + std::to_string(heads->count()) + " heads, not --heads " + std::to_string(K));
-    const JointReport medusa1 = evaluate_original(*gpu, base, *heads, text.held, jo);
+    const JointReport medusa1 = evaluate_original(*device.gpu, base, *heads, text.held, jo);
 
     // Phase 2, Medusa-2: adapters and heads together.
     std::fprintf(stderr, "phase 2 (Medusa-2): %d joint steps, LoRA rank %d alpha %g, lambda %g, lr heads %g backbone %g\n",
                  jo.schedule.steps, jo.lora.rank, jo.lora.alpha, jo.lambda, jo.schedule.lr, jo.backbone_lr);
-    const JointResult r = train_joint(*gpu, base, *heads, text.train, text.held, jo, log_line);
+    const JointResult r = train_joint(*device.gpu, base, *heads, text.train, text.held, jo, log_to_stderr);
     if (interrupt_requested()) return report_training_interrupted(jo.schedule.checkpoint_dir);
 
-    const JointOutputs saved = save_joint(base, file, r, jo, out);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report_joint(file, gpu->info().name, jo, medusa1, r, saved, wall, out, K);
+    const JointOutputs saved = save_joint(base, file, r, jo, start.out);
+    report_joint(file, device, jo, medusa1, r, saved, start.out, K);
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "interrupt.h"
+#include "llm/context_length.h"
 #include "llm/cpu_reference.h"
 #include "llm/cpu_tree_runner.h"
 #include "llm/gpu_tree_runner.h"
@@ -125,23 +126,20 @@ DistilledText distill_text(const Args& args, GpuModel& model, const ModelFile& f
     return t;
 }
 
-nlohmann::json draft_json(const EagleDraftAccuracy& d) {
-    return {{"top1", d.top1}, {"conditional_top1", d.conditional}, {"chain_accepted", d.accepted},
-            {"mean_accepted", d.mean_accepted}, {"starts", d.starts}};
+TrainingDevice::TrainingDevice(const Args& args, const TrainingStart& start)
+    : gpu(open_gpu(args)),
+      lock(start.out),
+      // Training text is short (--max-len): a file's huge claimed context needs no cache that long.
+      model(*gpu, start.file, {.context = choose_context(0, start.file.config.seq_len)}) {
+    std::fprintf(stderr, "model %s on %s\n", start.file.path.c_str(), gpu->info().name.c_str());
+    opened = std::chrono::steady_clock::now();
 }
 
-nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages) {
-    nlohmann::json ms = nlohmann::json::object();
-    std::string line;
-    for (const auto& st : stages) {
-        char b[96];
-        std::snprintf(b, sizeof b, "%s%s %.1f ms", line.empty() ? "" : ", ", st.stage.c_str(), st.ms);
-        line += b;
-        ms[st.stage] = st.ms;
-    }
-    if (!line.empty()) std::printf("one training step on the GPU: %s\n", line.c_str());
-    return ms;
+double TrainingDevice::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count();
 }
+
+void log_to_stderr(const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); }
 
 int report_training_interrupted(const std::string& checkpoint_dir) {
     std::fprintf(stderr, "interrupted: %s holds the last finished step; run the same command with --resume to go on\n",

@@ -1,15 +1,16 @@
-// What both training commands (train-heads, train-eagle) set up from their flags: the schedule
-// and checkpoints, and the self-distilled text they learn from.
+// What every training command sets up from its flags: the schedule and checkpoints, the device
+// and the output folder, and the self-distilled text they learn from.
 #pragma once
-#include <nlohmann/json.hpp>
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "llm/gpu_model.h"
+#include "model/folder_lock.h"
 #include "model/model_file.h"
 #include "model/tokenizer.h"
-#include "train/eagle_draft_accuracy.h"
 #include "train/head_training.h"
 #include "train/self_distill.h"
 
@@ -30,13 +31,20 @@ int heads_to_train(const Args& args);
 // every --checkpoint-every N steps (default about ten times a run), progress about forty times.
 // Ctrl-C (within an InterruptScope) stops the run after a step, with a checkpoint.
 void apply_training_flags(const Args& args, const std::string& out_dir, int steps, train::TrainOptions& o);
-// A held-out draft accuracy (per depth: top-1, given the earlier levels right, chain accepted)
-// as the trainers' accuracy.json writes it.
-nlohmann::json draft_json(const train::EagleDraftAccuracy& d);
+// What every trainer opens once its flags are read: the GPU (before the output folder, so that
+// without a device nothing is left behind), the folder's lock (one trainer per folder) and the
+// model that writes the training text; the run's clock starts when they are open.
+struct TrainingDevice {
+    TrainingDevice(const Args& args, const TrainingStart& start);
+    std::unique_ptr<gpu::Context> gpu;
+    FolderLock lock;
+    GpuModel model;
+    std::chrono::steady_clock::time_point opened;
+    double seconds() const;  // since `opened`
+};
 
-// Prints "one training step on the GPU: stage ms, ..." (nothing without timestamps) and returns
-// the same as a JSON object, stage -> ms, for the trainers' reports.
-nlohmann::json report_stage_times(const std::vector<gpu::StageTime>& stages);
+// The trainers' progress lines, on stderr.
+void log_to_stderr(const std::string& line);
 
 // After a run Ctrl-C stopped: says where the checkpoint is and how to go on; the exit code.
 int report_training_interrupted(const std::string& checkpoint_dir);
