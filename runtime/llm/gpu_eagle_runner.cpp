@@ -2,8 +2,6 @@
 
 #include <stdexcept>
 
-#include "llm/block_encoding.h"
-#include "llm/eagle_inputs_encoding.h"
 #include "llm/kernel_params.h"
 #include "llm/matrix_views.h"
 
@@ -12,93 +10,35 @@ namespace medusa {
 using namespace kernels;
 
 GpuEagleRunner::GpuEagleRunner(GpuModel& target, const EagleLayer& e, std::function<void()> attach)
-    : target_(target), attach_(std::move(attach)), feature_version_(target.kv_cache().feature_version()) {
-    const LlamaConfig& cfg = target.config();
-    e.check_fits(cfg);
+    : GpuEagleRunnerBase(target, e, e.dim, std::move(attach)) {
     gpu::Context& ctx = target.context();
-    shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta, e.rope_position_scale};
-    vocab_ = cfg.vocab_size;
-    const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    const int d = e.dim;
     MatrixViews matrices(e.matrix_type);
-    auto view = [&](const std::vector<float>& v, int rows, int cols) { return matrices.view(v, rows, cols); };
-    const Tensor fc = view(e.fc_w, d, 2 * d), wq = view(e.wq, d, d), wk = view(e.wk, kv, d), wv = view(e.wv, kv, d),
-                 wo = view(e.wo, d, d), gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h);
+    const Tensor fc = matrices.view(e.fc_w, d, 2 * d);
     fc_ = upload_matrix(ctx, {&fc});
     fc_bias_ = upload_floats(ctx, e.fc_b);
-    layer_.ffn_norm = upload_floats(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none
-    layer_.wqkv = upload_matrix(ctx, {&wq, &wk, &wv});
-    layer_.wo = upload_matrix(ctx, {&wo});
-    layer_.w13 = upload_matrix(ctx, {&gate, &up});
-    layer_.w2 = upload_matrix(ctx, {&down});
-    kv_ = std::make_unique<KvCache>(ctx, 1, cfg.seq_len, kv);
-    matmuls_ = std::make_unique<MatmulRecorder>(ctx, target.matmuls().cpu_layouts(), e.rms_eps, target.matmuls().config());
-    recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, shape_, *matmuls_,
-                                                       e.rope_freqs.empty() ? nullptr : upload_floats(ctx, e.rope_freqs));
     const size_t T = MAX_BLOCK_TOKENS;
-    auto device = [&](size_t floats) { return std::make_unique<gpu::Buffer>(ctx, floats * 4, gpu::MemoryKind::Device); };
-    params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
-    inputs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::EagleInputs), gpu::MemoryKind::Host);
-    emb_ = device(T * d);
-    x_in_ = device(T * 2 * d);
-    x_ = device(T * d);
-    qkv_ = device(T * (d + 2 * kv));
-    att_out_ = device(T * d);
-    hb_ = device(T * h);
-    scores_ = device(T * e.n_heads * size_t(cfg.seq_len));
-    store_ = device(size_t(kStoreRows) * d);
-    store_->fill_zero();
+    x_in_ = std::make_unique<gpu::Buffer>(ctx, T * 2 * d * 4, gpu::MemoryKind::Device);
     logits_ = std::make_unique<gpu::Buffer>(ctx, T * vocab_ * 4, gpu::MemoryKind::Host);
     input_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::eagle_input, 6, sizeof(RowPush));
-    store_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::eagle_store, 4, sizeof(RowPush));
     bias_kernel_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::add_bias, 3, sizeof(RowPush));
 }
 
 GpuEagleRunner::~GpuEagleRunner() = default;
 
-void GpuEagleRunner::attach() {
-    if (attach_) attach_();
-    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
-}
-
-gpu::CommandSequence& GpuEagleRunner::sequence(int T) {
-    drop_if_features_replaced(sequences_, feature_version_, target_.kv_cache());
-    auto& seq = sequences_[T];
-    if (seq) return *seq;
-    seq = std::make_unique<gpu::CommandSequence>(target_.context());
+GpuEagleRunner::LayerInput GpuEagleRunner::record_input(gpu::CommandSequence& seq, int T, int) {
     const uint32_t d = shape_.dim;
-    seq->begin();
-    seq->stage("eagle");
-    target_.record_embed(*seq, *params_, *emb_, T);
-    seq->dispatch_over(*input_kernel_, {*emb_, target_.kv_cache().features(), *store_, *inputs_, *params_, *x_in_},
-                       RowPush{d}, d, uint32_t(T));
-    matmuls_->record(*seq, {.w = &fc_, .x = x_in_.get(), .y = x_.get(), .out_rows = int(d), .tokens = T,
-                            .x_stride = 2 * d, .y_stride = d});
-    seq->dispatch_over(*bias_kernel_, {*x_, *fc_bias_, *params_}, RowPush{d}, d, uint32_t(T));
-    recorder_->record(*seq, layer_, {x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()}, *kv_, 0, *params_,
-                      T);
-    seq->stage("eagle");
-    seq->dispatch_over(*store_kernel_, {*x_, *store_, *inputs_, *params_}, RowPush{d}, d, uint32_t(T));
-    matmuls_->record(*seq, {.w = &target_.classifier(), .x = x_.get(), .y = logits_.get(), .out_rows = vocab_,
-                            .tokens = T, .x_stride = d, .y_stride = uint32_t(vocab_)});
-    seq->end();
-    return *seq;
+    seq.dispatch_over(*input_kernel_, {*emb_, target_.kv_cache().features(), *store_, *inputs_, *params_, *x_in_},
+                      RowPush{d}, d, uint32_t(T));
+    matmuls_->record(seq, {.w = &fc_, .x = x_in_.get(), .y = x_.get(), .out_rows = int(d), .tokens = T,
+                           .x_stride = 2 * d, .y_stride = d});
+    seq.dispatch_over(*bias_kernel_, {*x_, *fc_bias_, *params_}, RowPush{d}, d, uint32_t(T));
+    return {};
 }
 
-void GpuEagleRunner::run(const TokenBlock& block, std::span<const int> source) {
-    block.validate(shape_.context, vocab_);
-    const int T = block.size();
-    const layout::EagleInputs in = encode_eagle_inputs(source, T, rows_, kStoreRows, shape_.context);
-    gpu::CommandSequence& seq = sequence(T);
-    seq.wait();
-    const layout::BlockParams p = encode_block(block);
-    params_->upload(&p, sizeof p);
-    inputs_->upload(&in, sizeof in);
-    // The target's feature cache must hold its last accepted path where it was moved to.
-    target_.kv_cache().settle();
-    seq.run();
-    ++submits_;
-    rows_ += T;
-    block_size_ = T;
+void GpuEagleRunner::record_head(gpu::CommandSequence& seq, int T) {
+    matmuls_->record(seq, {.w = &target_.classifier(), .x = x_.get(), .y = logits_.get(), .out_rows = vocab_,
+                           .tokens = T, .x_stride = uint32_t(shape_.dim), .y_stride = uint32_t(vocab_)});
 }
 
 std::span<const float> GpuEagleRunner::logits(int t) {
