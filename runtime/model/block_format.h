@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/tensor.h"
 
 namespace medusa {
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <queue>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 

@@ -1,6 +1,6 @@
 #include "model/bpe_vocab.h"
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 

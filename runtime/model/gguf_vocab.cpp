@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "model/gguf_metadata.h"
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/pretokenizer.h"
 
 namespace medusa {

@@ -6,7 +6,7 @@
 
 #include "model/file_bytes.h"
 #include "model/json_file.h"
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/pretokenizer.h"
 
 namespace medusa {

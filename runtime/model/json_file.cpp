@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "model/file_bytes.h"
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 

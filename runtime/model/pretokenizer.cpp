@@ -6,7 +6,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/utf8.h"
 
 namespace medusa {

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/tensor.h"
 
 namespace medusa {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 

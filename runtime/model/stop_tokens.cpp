@@ -1,5 +1,7 @@
 #include "model/stop_tokens.h"
 
+#include "model/model_file.h"
+
 #include <algorithm>
 
 namespace medusa {

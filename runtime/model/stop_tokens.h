@@ -3,7 +3,7 @@
 #include <span>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/tokenizer.h"
 
 namespace medusa {

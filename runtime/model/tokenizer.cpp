@@ -11,7 +11,7 @@
 #include "model/gguf_metadata.h"
 #include "model/gguf_vocab.h"
 #include "model/hf_tokenizer.h"
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/sentencepiece_proto_check.h"
 #include "model/special_tokens.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model_file.h"
+#include "model/format_error.h"
 #include "model/safetensors_file.h"
 
 namespace medusa {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "model/file_bytes.h"
-#include "model/model_file.h"
+#include "model/format_error.h"
 
 namespace medusa {
 
