@@ -158,13 +158,13 @@ fi
 # Every drafter this checkout has: trained heads, tree and EAGLE layers come from
 # scripts/train_default_heads.sh's cache; without them Medusa runs with initialised heads.
 drafters=(--draft-model "$models/llama2xs.bin")
-compare=ar,medusa,draft,ngram,auto
+compare=plain,medusa,draft,ngram,auto
 if [[ -d $cache/heads && -f $cache/tree.json ]]; then drafters+=(--heads "$cache/heads" --tree "$cache/tree.json"); fi
 eagles=()
 for layer in eagle eagle3; do [[ -d $cache/$layer ]] && eagles+=("$cache/$layer"); done
 if [[ ${#eagles[@]} -gt 0 ]]; then
     drafters+=(--eagle "$(IFS=,; echo "${eagles[*]}")")  # EAGLE-2 beside EAGLE-3
-    compare=ar,medusa,eagle,draft,ngram,auto
+    compare=plain,medusa,eagle,draft,ngram,auto
 fi
 prompts=(--prompts models/prompts/copy-heavy.json)
 cpu_flag=(--no-cpu)
@@ -175,7 +175,7 @@ section "Decoding modes on stories260K (draft model llama2xs)" \
 json_parts+=("\"modes-stories260K\": $(cat "$out/modes-stories260K.json" 2>/dev/null || echo null)")
 section "Decoding modes on llama2xs (draft model stories260K)" \
     $bin bench -m "$models/llama2xs.bin" --tokenizer "$models/tok512.model" --draft-model "$models/stories260K.bin" \
-    --compare ar,medusa,draft,ngram,auto "${prompts[@]}" --runs 5 "${cpu_flag[@]}" --json "$out/modes-llama2xs.json"
+    --compare plain,medusa,draft,ngram,auto "${prompts[@]}" --runs 5 "${cpu_flag[@]}" --json "$out/modes-llama2xs.json"
 json_parts+=("\"modes-llama2xs\": $(cat "$out/modes-llama2xs.json" 2>/dev/null || echo null)")
 
 section "The step controller's cost model (verify ms by block size, per device, driver and model)" \

@@ -54,7 +54,7 @@ const char* kUsage =
     "  info [-m MODEL | --synthetic NAME [--dtype TYPE]] [--tokenizer FILE] [--device N] [--validate]\n"
     "      list Vulkan devices; with -m, the model's configuration, tensor types, parameter count\n"
     "  bench (-m MODEL | --synthetic NAME [--dtype q8_0]) [--json FILE] [--plot FILE.png|svg] [--runs N] [--tokens N]\n"
-    "        [--compare ar,medusa,eagle,draft,draft-tree,ngram,auto] [--prompts FILE.json] [-c|--ctx-size N]\n"
+    "        [--compare plain,medusa,eagle,draft,draft-tree,ngram,auto] [--prompts FILE.json] [-c|--ctx-size N]\n"
     "        [--tokenizer FILE] [--device N] [--validate] [--no-cpu] [--no-medusa] [--prompt-tokens N]\n"
     "        [--max-block N] [--kernel-layouts auto|gpu|cpu] and generate's drafter, sampling and acceptance\n"
     "        flags: [--heads --num-heads --tree] [--draft-model --gamma --adaptive-gamma --draft-tree]\n"
