@@ -30,74 +30,143 @@ struct LayerCache {
     Vec x, n1, qkv, att, h, n2, gu, a;  // qkv after RoPE
 };
 
+// The backbone with (or without) the adapters, forward and backward, over one batch.
+class JointPass {
+public:
+    JointPass(const BackboneWeights& base, const std::vector<double>& lora, const LoraConfig& lc, const JointBatch& b)
+        : base_(base), w_(base), lora_(lora), at_(base.config, lc.rank), b_(b), c_(base.config), R(b.rows()),
+          D(c_.dim), KV(c_.kv_dim()), H(c_.hidden_dim), V(c_.vocab_size), QKV(D + 2 * KV), r_(lc.rank),
+          s_(lc.scale()), eps_(c_.rms_eps), ash_{R, b.seq_len, c_.n_heads, c_.n_kv_heads, c_.head_dim()} {
+        if (lora.size() != at_.size()) throw std::invalid_argument("LoRA parameters of the wrong size");
+    }
+
+    // The logits; with `cache`, each layer's activations, the last layer's output and the final
+    // norm's (the heads' input).
+    Vec forward(bool with_lora, std::vector<LayerCache>* cache, Vec* final_x, Vec* hidden) {
+        Vec x(size_t(R) * D);
+        for (int i = 0; i < R; ++i)
+            for (int d = 0; d < D; ++d) x[size_t(i) * D + d] = base_.tok_embeddings[size_t(b_.tokens[i]) * D + d];
+        for (int l = 0; l < c_.n_layers; ++l) {
+            LayerCache layer = layer_forward(x, l, with_lora);
+            x = layer.h;
+            const Vec down = linear(layer.a, l, kLoraDown, with_lora);
+            for (size_t i = 0; i < down.size(); ++i) x[i] += down[i];
+            if (cache) cache->push_back(std::move(layer));
+        }
+        if (final_x) *final_x = x;
+        const Vec nf = ref::rmsnorm(x, to_vec(base_.norm), R, D, eps_).y;
+        if (hidden) *hidden = nf;
+        return ref::linear(nf, to_vec(base_.classifier()), {}, R, D, V);
+    }
+
+    // From d(loss)/d(logits) and d(loss)/d(final norm's output), down through the frozen
+    // classifier, the final norm and the layers in reverse: the adapters' gradient.
+    std::vector<double> backward(const std::vector<LayerCache>& cache, const Vec& xL, const Vec& nf, const Vec& dlogits,
+                                 Vec d_nf) {
+        const ref::LinearGrads gc = ref::linear_backward(nf, to_vec(base_.classifier()), dlogits, R, D, V, false);
+        for (size_t i = 0; i < d_nf.size(); ++i) d_nf[i] += gc.dx[i];
+        Vec dx = ref::rmsnorm_backward(xL, to_vec(base_.norm), d_nf, R, D, eps_).dx;
+        grad_.assign(at_.size(), 0.0);
+        for (int l = c_.n_layers - 1; l >= 0; --l) dx = layer_backward(cache[l], l, dx);
+        return std::move(grad_);
+    }
+
+private:
+    Vec A(int l, int t) const { return slice(lora_, at_.a_off(l, t), size_t(r_) * at_.in(t)); }
+    Vec B(int l, int t) const { return slice(lora_, at_.b_off(l, t), size_t(r_) * at_.out(t)); }
+    Vec W(int l, int t) { return to_vec(lora_target_weight(w_, l, t)); }
+
+    Vec linear(const Vec& x, int l, int t, bool with_lora) {
+        return with_lora ? ref::lora_linear(x, W(l, t), A(l, t), B(l, t), R, at_.in(t), at_.out(t), r_, s_)
+                         : ref::linear(x, W(l, t), {}, R, at_.in(t), at_.out(t));
+    }
+    // The adapters' gradient of linear t of layer l into grad_; returns dx.
+    Vec linear_backward(const Vec& x, const Vec& dy, int l, int t) {
+        const ref::LoraGrads g =
+            ref::lora_linear_backward(x, W(l, t), A(l, t), B(l, t), dy, R, at_.in(t), at_.out(t), r_, s_);
+        std::copy(g.da.begin(), g.da.end(), grad_.begin() + at_.a_off(l, t));
+        std::copy(g.db.begin(), g.db.end(), grad_.begin() + at_.b_off(l, t));
+        return g.dx;
+    }
+
+    // Layer l up to its SwiGLU activation (the down projection's input); h is the residual after attention.
+    LayerCache layer_forward(const Vec& x, int l, bool with_lora) {
+        const auto& L = base_.layers[l];
+        LayerCache lc;
+        lc.x = x;
+        lc.n1 = ref::rmsnorm(x, to_vec(L.attention_norm), R, D, eps_).y;
+        lc.qkv.assign(size_t(R) * QKV, 0.0);
+        put_columns(lc.qkv, linear(lc.n1, l, kLoraQ, with_lora), R, QKV, 0, D);
+        put_columns(lc.qkv, linear(lc.n1, l, kLoraK, with_lora), R, QKV, D, KV);
+        put_columns(lc.qkv, linear(lc.n1, l, kLoraV, with_lora), R, QKV, D + KV, KV);
+        ref::rope(lc.qkv, R, D + KV, QKV, c_.head_dim(), b_.positions, c_.rope_theta);
+        lc.att = ref::attention(lc.qkv, ash_);
+        lc.h = x;
+        const Vec o = linear(lc.att, l, kLoraO, with_lora);
+        for (size_t i = 0; i < o.size(); ++i) lc.h[i] += o[i];
+        lc.n2 = ref::rmsnorm(lc.h, to_vec(L.ffn_norm), R, D, eps_).y;
+        lc.gu.assign(size_t(R) * 2 * H, 0.0);
+        put_columns(lc.gu, linear(lc.n2, l, kLoraGate, with_lora), R, 2 * H, 0, H);
+        put_columns(lc.gu, linear(lc.n2, l, kLoraUp, with_lora), R, 2 * H, H, H);
+        lc.a = ref::swiglu(lc.gu, R, H);
+        return lc;
+    }
+
+    // d(loss)/d(layer l's output) -> d(loss)/d(its input).
+    Vec layer_backward(const LayerCache& lc, int l, const Vec& dx) {
+        const auto& L = base_.layers[l];
+        Vec dh = dx;  // the residual
+        const Vec da = linear_backward(lc.a, dx, l, kLoraDown);
+        const Vec dgu = ref::swiglu_backward(lc.gu, da, R, H);
+        Vec dn2 = linear_backward(lc.n2, columns(dgu, R, 2 * H, 0, H), l, kLoraGate);
+        const Vec dn2u = linear_backward(lc.n2, columns(dgu, R, 2 * H, H, H), l, kLoraUp);
+        for (size_t i = 0; i < dn2.size(); ++i) dn2[i] += dn2u[i];
+        const Vec dh2 = ref::rmsnorm_backward(lc.h, to_vec(L.ffn_norm), dn2, R, D, eps_).dx;
+        for (size_t i = 0; i < dh.size(); ++i) dh[i] += dh2[i];
+        const Vec datt = linear_backward(lc.att, dh, l, kLoraO);
+        Vec dqkv = ref::attention_backward(lc.qkv, datt, ash_);
+        ref::rope(dqkv, R, D + KV, QKV, c_.head_dim(), b_.positions, c_.rope_theta, -1.0);
+        Vec dn1 = linear_backward(lc.n1, columns(dqkv, R, QKV, 0, D), l, kLoraQ);
+        const Vec dk = linear_backward(lc.n1, columns(dqkv, R, QKV, D, KV), l, kLoraK);
+        const Vec dv = linear_backward(lc.n1, columns(dqkv, R, QKV, D + KV, KV), l, kLoraV);
+        for (size_t i = 0; i < dn1.size(); ++i) dn1[i] += dk[i] + dv[i];
+        const Vec dx1 = ref::rmsnorm_backward(lc.x, to_vec(L.attention_norm), dn1, R, D, eps_).dx;
+        Vec din(dx.size());
+        for (size_t i = 0; i < din.size(); ++i) din[i] = dh[i] + dx1[i];
+        return din;
+    }
+
+    const BackboneWeights& base_;
+    BackboneWeights w_;  // a copy, non-const for lora_target_weight
+    const std::vector<double>& lora_;
+    const LoraLayout at_;
+    const JointBatch& b_;
+    const LlamaConfig& c_;
+    const int R, D, KV, H, V, QKV, r_;
+    const double s_, eps_;
+    const ref::AttentionShape ash_;
+    std::vector<double> grad_;
+};
+
 }  // namespace
 
 JointReferenceResult joint_forward_backward(const BackboneWeights& base, const std::vector<double>& lora,
                                             const LoraConfig& lc, const MedusaHeads& heads, const JointBatch& b,
                                             bool want_grad) {
-    const LlamaConfig& c = base.config;
-    const LoraLayout at(c, lc.rank);
-    if (lora.size() != at.size()) throw std::invalid_argument("LoRA parameters of the wrong size");
-    const int R = b.rows(), D = c.dim, KV = c.kv_dim(), H = c.hidden_dim, V = c.vocab_size, r = lc.rank;
-    const int QKV = D + 2 * KV, hd = c.head_dim();
-    const double s = lc.scale(), eps = c.rms_eps;
-    const ref::AttentionShape ash{R, b.seq_len, c.n_heads, c.n_kv_heads, hd};
-    auto A = [&](int l, int t) { return slice(lora, at.a_off(l, t), size_t(r) * at.in(t)); };
-    auto B = [&](int l, int t) { return slice(lora, at.b_off(l, t), size_t(r) * at.out(t)); };
-    BackboneWeights w = base;  // non-const for lora_target_weight
-    auto W = [&](int l, int t) { return to_vec(lora_target_weight(w, l, t)); };
-
-    // The forward, with or without the adapters.
-    auto forward = [&](bool with_lora, std::vector<LayerCache>* cache, Vec* final_x, Vec* hidden) {
-        auto lin = [&](const Vec& x, int l, int t) {
-            return with_lora ? ref::lora_linear(x, W(l, t), A(l, t), B(l, t), R, at.in(t), at.out(t), r, s)
-                             : ref::linear(x, W(l, t), {}, R, at.in(t), at.out(t));
-        };
-        Vec x(size_t(R) * D);
-        for (int i = 0; i < R; ++i)
-            for (int d = 0; d < D; ++d) x[size_t(i) * D + d] = base.tok_embeddings[size_t(b.tokens[i]) * D + d];
-        for (int l = 0; l < c.n_layers; ++l) {
-            const auto& L = base.layers[l];
-            LayerCache lc_;
-            lc_.x = x;
-            lc_.n1 = ref::rmsnorm(x, to_vec(L.attention_norm), R, D, eps).y;
-            lc_.qkv.assign(size_t(R) * QKV, 0.0);
-            put_columns(lc_.qkv, lin(lc_.n1, l, kLoraQ), R, QKV, 0, D);
-            put_columns(lc_.qkv, lin(lc_.n1, l, kLoraK), R, QKV, D, KV);
-            put_columns(lc_.qkv, lin(lc_.n1, l, kLoraV), R, QKV, D + KV, KV);
-            ref::rope(lc_.qkv, R, D + KV, QKV, hd, b.positions, c.rope_theta);
-            lc_.att = ref::attention(lc_.qkv, ash);
-            lc_.h = x;
-            const Vec o = lin(lc_.att, l, kLoraO);
-            for (size_t i = 0; i < o.size(); ++i) lc_.h[i] += o[i];
-            lc_.n2 = ref::rmsnorm(lc_.h, to_vec(L.ffn_norm), R, D, eps).y;
-            lc_.gu.assign(size_t(R) * 2 * H, 0.0);
-            put_columns(lc_.gu, lin(lc_.n2, l, kLoraGate), R, 2 * H, 0, H);
-            put_columns(lc_.gu, lin(lc_.n2, l, kLoraUp), R, 2 * H, H, H);
-            lc_.a = ref::swiglu(lc_.gu, R, H);
-            x = lc_.h;
-            const Vec down = lin(lc_.a, l, kLoraDown);
-            for (size_t i = 0; i < down.size(); ++i) x[i] += down[i];
-            if (cache) cache->push_back(std::move(lc_));
-        }
-        if (final_x) *final_x = x;
-        const Vec nf = ref::rmsnorm(x, to_vec(base.norm), R, D, eps).y;
-        if (hidden) *hidden = nf;
-        return ref::linear(nf, to_vec(base.classifier()), {}, R, D, V);
-    };
-
+    JointPass pass(base, lora, lc, b);
+    const int R = b.rows(), V = base.config.vocab_size;
     JointReferenceResult res;
-    res.base_logits = forward(false, nullptr, nullptr, nullptr);
+    res.base_logits = pass.forward(false, nullptr, nullptr, nullptr);
     std::vector<LayerCache> cache;
     Vec xL, nf;
-    res.logits = forward(true, &cache, &xL, &nf);
+    res.logits = pass.forward(true, &cache, &xL, &nf);
     const Vec rw(b.row_weight.begin(), b.row_weight.end());
     const ref::LossOut ce = ref::soft_cross_entropy(res.logits, res.base_logits, rw, R, V, 1.0);
     const ref::LossOut hp = ref::soft_cross_entropy(res.base_logits, res.base_logits, rw, R, V, 1.0);
     res.kl = ce.loss - hp.loss;
 
     // Heads on the tuned hidden states; their gradient reaches the backbone through dh.
-    Vec d_nf(size_t(R) * D, 0.0);
+    Vec d_nf(nf.size(), 0.0);
     for (int k = 0; k < heads.count(); ++k) {
         const std::vector<int> tg(b.head_targets.begin() + size_t(k) * R, b.head_targets.begin() + size_t(k + 1) * R);
         const HeadBatchResult hr = head_forward_backward(heads, k, nf, tg, b.head_scale[k], want_grad);
@@ -106,41 +175,7 @@ JointReferenceResult joint_forward_backward(const BackboneWeights& base, const s
         res.head_grad.push_back(hr.grad);
         for (size_t i = 0; i < d_nf.size(); ++i) d_nf[i] += hr.dh[i];
     }
-    if (!want_grad) return res;
-
-    // Backward: classifier (frozen), final norm, then the layers in reverse.
-    const ref::LinearGrads gc = ref::linear_backward(nf, to_vec(base.classifier()), ce.grad, R, D, V, false);
-    for (size_t i = 0; i < d_nf.size(); ++i) d_nf[i] += gc.dx[i];
-    Vec dx = ref::rmsnorm_backward(xL, to_vec(base.norm), d_nf, R, D, eps).dx;
-    res.lora_grad.assign(at.size(), 0.0);
-    auto lin_back = [&](const Vec& x, const Vec& dy, int l, int t) {
-        const ref::LoraGrads g =
-            ref::lora_linear_backward(x, W(l, t), A(l, t), B(l, t), dy, R, at.in(t), at.out(t), r, s);
-        std::copy(g.da.begin(), g.da.end(), res.lora_grad.begin() + at.a_off(l, t));
-        std::copy(g.db.begin(), g.db.end(), res.lora_grad.begin() + at.b_off(l, t));
-        return g.dx;
-    };
-    for (int l = c.n_layers - 1; l >= 0; --l) {
-        const LayerCache& lc_ = cache[l];
-        const auto& L = base.layers[l];
-        Vec dh = dx;  // the residual
-        const Vec da = lin_back(lc_.a, dx, l, kLoraDown);
-        const Vec dgu = ref::swiglu_backward(lc_.gu, da, R, H);
-        Vec dn2 = lin_back(lc_.n2, columns(dgu, R, 2 * H, 0, H), l, kLoraGate);
-        const Vec dn2u = lin_back(lc_.n2, columns(dgu, R, 2 * H, H, H), l, kLoraUp);
-        for (size_t i = 0; i < dn2.size(); ++i) dn2[i] += dn2u[i];
-        const Vec dh2 = ref::rmsnorm_backward(lc_.h, to_vec(L.ffn_norm), dn2, R, D, eps).dx;
-        for (size_t i = 0; i < dh.size(); ++i) dh[i] += dh2[i];
-        const Vec datt = lin_back(lc_.att, dh, l, kLoraO);
-        Vec dqkv = ref::attention_backward(lc_.qkv, datt, ash);
-        ref::rope(dqkv, R, D + KV, QKV, hd, b.positions, c.rope_theta, -1.0);
-        Vec dn1 = lin_back(lc_.n1, columns(dqkv, R, QKV, 0, D), l, kLoraQ);
-        const Vec dk = lin_back(lc_.n1, columns(dqkv, R, QKV, D, KV), l, kLoraK);
-        const Vec dv = lin_back(lc_.n1, columns(dqkv, R, QKV, D + KV, KV), l, kLoraV);
-        for (size_t i = 0; i < dn1.size(); ++i) dn1[i] += dk[i] + dv[i];
-        const Vec dx1 = ref::rmsnorm_backward(lc_.x, to_vec(L.attention_norm), dn1, R, D, eps).dx;
-        for (size_t i = 0; i < dx.size(); ++i) dx[i] = dh[i] + dx1[i];
-    }
+    if (want_grad) res.lora_grad = pass.backward(cache, xL, nf, ce.grad, std::move(d_nf));
     return res;
 }
 
