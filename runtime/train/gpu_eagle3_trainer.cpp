@@ -82,103 +82,134 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
 
 GpuEagle3Trainer::~GpuEagle3Trainer() { seqs_.reset(); }  // its recorded commands before the buffers they name
 
-void GpuEagle3Trainer::record(gpu::CommandSequence& s, bool backward, bool update) {
-    const EagleFlatLayout at(shape_);
-    const uint32_t R = rows_, d = shape_.dim, kv = shape_.kv_dim(), hid = shape_.hidden_dim, V = shape_.draft_vocab();
-    const uint32_t F = shape_.feature_dim(), qkv_w = d + 2 * kv, K = steps_;
-    const float eps = shape_.rms_eps;
-    const gpu::Buffer &params = opt_.params(), &grads = opt_.grads();
-    auto par = [&](size_t off, uint32_t in) { return Mat{params, uint32_t(off), in}; };
-    auto grad = [&](size_t off, uint32_t in) { return Mat{grads, uint32_t(off), in}; };
-    auto rows = [](const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; };
-    auto step_rows = [](const StepSlices& sl, int k, uint32_t width) { return Mat{*sl.buf, sl.off(k), width}; };
-    auto norm = [&](size_t gain, bool accumulate) {
-        return TrainRmsnormPush{R, d, uint32_t(gain), 1, eps, uint32_t(accumulate)};
-    };
-    auto copy = [&](const StepSlices& from, int i, const StepSlices& to, int j) {
-        s.copy(*from.buf, size_t(from.off(i)) * 4, *to.buf, size_t(to.off(j)) * 4, size_t(R) * d * 4);
-    };
-    const TrainRopePush rope{R, d + kv, qkv_w, uint32_t(shape_.head_dim()), shape_.rope_theta, 1.0f};
-    const TrainSwigluPush swiglu{R, hid};
-    auto attention = [&](int k, bool accumulate) {
-        return TrainTttAttentionPush{R, uint32_t(seq_len_), uint32_t(shape_.n_heads), uint32_t(shape_.n_kv_heads),
-                                     qkv_w, uint32_t(k), uint32_t(qkv_->stride), uint32_t(accumulate)};
-    };
+struct GpuEagle3Trainer::Recording {
+    Recording(const GpuEagle3Trainer& t)
+        : at(t.shape_), R(t.rows_), d(t.shape_.dim), kv(t.shape_.kv_dim()), hid(t.shape_.hidden_dim),
+          V(t.shape_.draft_vocab()), F(t.shape_.feature_dim()), qkv_w(d + 2 * kv), eps(t.shape_.rms_eps),
+          params(t.opt_.params()), grads(t.opt_.grads()),
+          rope{R, d + kv, qkv_w, uint32_t(t.shape_.head_dim()), t.shape_.rope_theta, 1.0f}, swiglu{R, hid},
+          seq_len(uint32_t(t.seq_len_)), heads(uint32_t(t.shape_.n_heads)), kv_heads(uint32_t(t.shape_.n_kv_heads)),
+          qkv_stride(uint32_t(t.qkv_->stride)) {}
+    const EagleFlatLayout at;
+    const uint32_t R, d, kv, hid, V, F, qkv_w;
+    const float eps;
+    const gpu::Buffer &params, &grads;
+    const TrainRopePush rope;
+    const TrainSwigluPush swiglu;
+    const uint32_t seq_len, heads, kv_heads, qkv_stride;
 
+    Mat par(size_t off, uint32_t in) const { return Mat{params, uint32_t(off), in}; }
+    Mat grad(size_t off, uint32_t in) const { return Mat{grads, uint32_t(off), in}; }
+    static Mat rows(const gpu::Buffer& b, uint32_t width) { return Mat{b, 0, width}; }
+    static Mat step_rows(const StepSlices& sl, int k, uint32_t width) { return Mat{*sl.buf, sl.off(k), width}; }
+    TrainRmsnormPush norm(size_t gain, bool accumulate) const {
+        return TrainRmsnormPush{R, d, uint32_t(gain), 1, eps, uint32_t(accumulate)};
+    }
+    TrainTttAttentionPush attention(int k, bool accumulate) const {
+        return TrainTttAttentionPush{R, seq_len, heads, kv_heads, qkv_w, uint32_t(k), qkv_stride, uint32_t(accumulate)};
+    }
+};
+
+void GpuEagle3Trainer::record(gpu::CommandSequence& s, bool backward, bool update) {
+    const Recording r(*this);
+    const int K = steps_;
     s.begin();
     // Forward, step by step: step 0's residual is fc over the fused feature (or the feature);
     // each step reads [input_norm(e) ; hidden_norm(h)] and returns h + attention + MLP, the next
     // step's h.
     s.stage("forward: unrolled steps");
-    if (shape_.fuses()) k_.linear(s, rows(*features_, F), par(at.fc_w, F), step_rows(*hs_, 0, d), R, F, d);
-    else s.copy(*features_, 0, *hs_->buf, 0, size_t(R) * d * 4);
-    for (uint32_t k = 0; k < K; ++k) {
-        k_.rmsnorm(s, emb_->at(k), ne_->at(k), re_->at(k), params, norm(at.input_norm, false));
-        k_.rmsnorm(s, hs_->at(k), nh_->at(k), rh_->at(k), params, norm(at.hidden_norm, false));
-        k_.linear(s, step_rows(*ne_, k, d), par(at.qkv, 2 * d), step_rows(*qkv_, k, qkv_w), R, d, qkv_w);
-        k_.linear(s, step_rows(*nh_, k, d), par(at.qkv + d, 2 * d), step_rows(*qkv_, k, qkv_w), R, d, qkv_w, true);
-        k_.rope(s, qkv_->at(k), pos_->at(k), rope);
-        s.stage("attention");
-        k_.ttt_attention(s, *qkv_->buf, att_->at(k), lse_->at(k), attention(k, false));
-        s.stage("forward: unrolled steps");
-        copy(*hs_, k, *h_, k);
-        k_.linear(s, step_rows(*att_, k, d), par(at.wo, d), step_rows(*h_, k, d), R, d, d, true);
-        k_.rmsnorm(s, h_->at(k), normed_->at(k), rstd_->at(k), params, norm(at.post_norm, false));
-        k_.linear(s, step_rows(*normed_, k, d), par(at.gate_up, d), step_rows(*gu_, k, 2 * hid), R, d, 2 * hid);
-        k_.swiglu(s, gu_->at(k), a_->at(k), swiglu);
-        copy(*h_, k, *hs_, k + 1);
-        k_.linear(s, step_rows(*a_, k, hid), par(at.w_down, hid), step_rows(*hs_, k + 1, d), R, hid, d, true);
-    }
+    if (shape_.fuses())
+        k_.linear(s, r.rows(*features_, r.F), r.par(r.at.fc_w, r.F), r.step_rows(*hs_, 0, r.d), r.R, r.F, r.d);
+    else
+        s.copy(*features_, 0, *hs_->buf, 0, size_t(r.R) * r.d * 4);
+    for (int k = 0; k < K; ++k) record_forward(s, r, k);
     // Each step's loss, then its backward, last step first: a step's output gradient is its
     // loss's plus what the next step's residual and hidden_norm sent back. A weight's gradient
     // is written by the last step and added to by the others.
-    for (int k = int(K) - 1; k >= 0; --k) {
-        const bool acc = k < int(K) - 1;
-        s.stage("draft head and loss");
-        k_.rmsnorm(s, hs_->at(k + 1), *fn_, *rf_, params, norm(at.final_norm, false));
-        k_.linear(s, rows(*fn_, d), par(at.draft_head, d), rows(*logits_, V), R, d, V);
-        k_.linear(s, step_rows(*target_, k, d), rows(*target_head_, d), rows(*target_logits_, V), R, d, V);
-        k_.soft_cross_entropy(s, *logits_, *target_logits_, row_w_->at(k), stats_->at(k), R, {V, 0, R, 1.0f});
-        if (!backward) continue;
-        k_.linear_dw(s, rows(*logits_, V), rows(*fn_, d), grad(at.draft_head, d), R, d, V, acc);
-        k_.linear_dx(s, rows(*logits_, V), par(at.draft_head, d), rows(*d_fn_, d), R, d, V);
-        k_.rmsnorm_dx(s, hs_->at(k + 1), *d_fn_, *rf_, params, d_hs_->at(k + 1), norm(at.final_norm, acc));
-        k_.rmsnorm_dgain(s, hs_->at(k + 1), *d_fn_, *rf_, grads, norm(at.final_norm, acc));
-        s.stage("backward: unrolled steps");
-        const Mat d_out = step_rows(*d_hs_, k + 1, d);
-        k_.linear_dw(s, d_out, step_rows(*a_, k, hid), grad(at.w_down, hid), R, hid, d, acc);
-        k_.linear_dx(s, d_out, par(at.w_down, hid), rows(*d_a_, hid), R, hid, d);
-        k_.swiglu_backward(s, gu_->at(k), *d_a_, *d_gu_, swiglu);
-        k_.linear_dw(s, rows(*d_gu_, 2 * hid), step_rows(*normed_, k, d), grad(at.gate_up, d), R, d, 2 * hid, acc);
-        k_.linear_dx(s, rows(*d_gu_, 2 * hid), par(at.gate_up, d), rows(*d_normed_, d), R, d, 2 * hid);
-        s.copy(*d_hs_->buf, size_t(d_hs_->off(k + 1)) * 4, *d_h_, 0, size_t(R) * d * 4);  // the residual
-        k_.rmsnorm_dx(s, h_->at(k), *d_normed_, rstd_->at(k), params, *d_h_, norm(at.post_norm, true));
-        k_.rmsnorm_dgain(s, h_->at(k), *d_normed_, rstd_->at(k), grads, norm(at.post_norm, acc));
-        k_.linear_dw(s, rows(*d_h_, d), step_rows(*att_, k, d), grad(at.wo, d), R, d, d, acc);
-        k_.linear_dx(s, rows(*d_h_, d), par(at.wo, d), rows(*d_att_, d), R, d, d);
-        s.stage("attention");
-        k_.ttt_attention_backward(s, *qkv_->buf, att_->at(k), lse_->at(k), *d_att_, *d_qkv_->buf, attention(k, acc));
-        s.stage("backward: unrolled steps");
-        TrainRopePush back = rope;
-        back.direction = -1.0f;
-        k_.rope(s, d_qkv_->at(k), pos_->at(k), back);
-        const Mat dq = step_rows(*d_qkv_, k, qkv_w);
-        k_.linear_dw(s, dq, step_rows(*ne_, k, d), grad(at.qkv, 2 * d), R, d, qkv_w, acc);
-        k_.linear_dw(s, dq, step_rows(*nh_, k, d), grad(at.qkv + d, 2 * d), R, d, qkv_w, acc);
-        k_.linear_dx(s, dq, par(at.qkv, 2 * d), rows(*d_ne_, d), R, d, qkv_w);
-        k_.linear_dx(s, dq, par(at.qkv + d, 2 * d), rows(*d_nh_, d), R, d, qkv_w);
-        k_.rmsnorm_dgain(s, emb_->at(k), *d_ne_, re_->at(k), grads, norm(at.input_norm, acc));
-        s.copy(*d_h_, 0, *d_hs_->buf, size_t(d_hs_->off(k)) * 4, size_t(R) * d * 4);  // the residual
-        k_.rmsnorm_dx(s, hs_->at(k), *d_nh_, rh_->at(k), params, d_hs_->at(k), norm(at.hidden_norm, true));
-        k_.rmsnorm_dgain(s, hs_->at(k), *d_nh_, rh_->at(k), grads, norm(at.hidden_norm, acc));
+    for (int k = K - 1; k >= 0; --k) {
+        const bool acc = k < K - 1;
+        record_loss(s, r, k, backward, acc);
+        if (backward) record_backward(s, r, k, acc);
     }
     if (backward) {
         if (shape_.fuses())
-            k_.linear_dw(s, step_rows(*d_hs_, 0, d), rows(*features_, F), grad(at.fc_w, F), R, F, d);
+            k_.linear_dw(s, r.step_rows(*d_hs_, 0, r.d), r.rows(*features_, r.F), r.grad(r.at.fc_w, r.F), r.R, r.F, r.d);
         s.stage("clipping and AdamW");
         opt_.record_update(s, k_, update);
     }
     s.end();
+}
+
+void GpuEagle3Trainer::record_forward(gpu::CommandSequence& s, const Recording& r, int k) {
+    const auto& at = r.at;
+    const uint32_t R = r.R, d = r.d, hid = r.hid, qkv_w = r.qkv_w;
+    const gpu::Buffer& params = r.params;
+    auto copy = [&](const StepSlices& from, int i, const StepSlices& to, int j) {
+        s.copy(*from.buf, size_t(from.off(i)) * 4, *to.buf, size_t(to.off(j)) * 4, size_t(R) * d * 4);
+    };
+    k_.rmsnorm(s, emb_->at(k), ne_->at(k), re_->at(k), params, r.norm(at.input_norm, false));
+    k_.rmsnorm(s, hs_->at(k), nh_->at(k), rh_->at(k), params, r.norm(at.hidden_norm, false));
+    k_.linear(s, r.step_rows(*ne_, k, d), r.par(at.qkv, 2 * d), r.step_rows(*qkv_, k, qkv_w), R, d, qkv_w);
+    k_.linear(s, r.step_rows(*nh_, k, d), r.par(at.qkv + d, 2 * d), r.step_rows(*qkv_, k, qkv_w), R, d, qkv_w, true);
+    k_.rope(s, qkv_->at(k), pos_->at(k), r.rope);
+    s.stage("attention");
+    k_.ttt_attention(s, *qkv_->buf, att_->at(k), lse_->at(k), r.attention(k, false));
+    s.stage("forward: unrolled steps");
+    copy(*hs_, k, *h_, k);
+    k_.linear(s, r.step_rows(*att_, k, d), r.par(at.wo, d), r.step_rows(*h_, k, d), R, d, d, true);
+    k_.rmsnorm(s, h_->at(k), normed_->at(k), rstd_->at(k), params, r.norm(at.post_norm, false));
+    k_.linear(s, r.step_rows(*normed_, k, d), r.par(at.gate_up, d), r.step_rows(*gu_, k, 2 * hid), R, d, 2 * hid);
+    k_.swiglu(s, gu_->at(k), a_->at(k), r.swiglu);
+    copy(*h_, k, *hs_, k + 1);
+    k_.linear(s, r.step_rows(*a_, k, hid), r.par(at.w_down, hid), r.step_rows(*hs_, k + 1, d), R, hid, d, true);
+}
+
+void GpuEagle3Trainer::record_loss(gpu::CommandSequence& s, const Recording& r, int k, bool backward, bool acc) {
+    const auto& at = r.at;
+    const uint32_t R = r.R, d = r.d, V = r.V;
+    s.stage("draft head and loss");
+    k_.rmsnorm(s, hs_->at(k + 1), *fn_, *rf_, r.params, r.norm(at.final_norm, false));
+    k_.linear(s, r.rows(*fn_, d), r.par(at.draft_head, d), r.rows(*logits_, V), R, d, V);
+    k_.linear(s, r.step_rows(*target_, k, d), r.rows(*target_head_, d), r.rows(*target_logits_, V), R, d, V);
+    k_.soft_cross_entropy(s, *logits_, *target_logits_, row_w_->at(k), stats_->at(k), R, {V, 0, R, 1.0f});
+    if (!backward) return;
+    k_.linear_dw(s, r.rows(*logits_, V), r.rows(*fn_, d), r.grad(at.draft_head, d), R, d, V, acc);
+    k_.linear_dx(s, r.rows(*logits_, V), r.par(at.draft_head, d), r.rows(*d_fn_, d), R, d, V);
+    k_.rmsnorm_dx(s, hs_->at(k + 1), *d_fn_, *rf_, r.params, d_hs_->at(k + 1), r.norm(at.final_norm, acc));
+    k_.rmsnorm_dgain(s, hs_->at(k + 1), *d_fn_, *rf_, r.grads, r.norm(at.final_norm, acc));
+}
+
+void GpuEagle3Trainer::record_backward(gpu::CommandSequence& s, const Recording& r, int k, bool acc) {
+    const auto& at = r.at;
+    const uint32_t R = r.R, d = r.d, hid = r.hid, qkv_w = r.qkv_w;
+    const gpu::Buffer &params = r.params, &grads = r.grads;
+    s.stage("backward: unrolled steps");
+    const Mat d_out = r.step_rows(*d_hs_, k + 1, d);
+    k_.linear_dw(s, d_out, r.step_rows(*a_, k, hid), r.grad(at.w_down, hid), R, hid, d, acc);
+    k_.linear_dx(s, d_out, r.par(at.w_down, hid), r.rows(*d_a_, hid), R, hid, d);
+    k_.swiglu_backward(s, gu_->at(k), *d_a_, *d_gu_, r.swiglu);
+    k_.linear_dw(s, r.rows(*d_gu_, 2 * hid), r.step_rows(*normed_, k, d), r.grad(at.gate_up, d), R, d, 2 * hid, acc);
+    k_.linear_dx(s, r.rows(*d_gu_, 2 * hid), r.par(at.gate_up, d), r.rows(*d_normed_, d), R, d, 2 * hid);
+    s.copy(*d_hs_->buf, size_t(d_hs_->off(k + 1)) * 4, *d_h_, 0, size_t(R) * d * 4);  // the residual
+    k_.rmsnorm_dx(s, h_->at(k), *d_normed_, rstd_->at(k), params, *d_h_, r.norm(at.post_norm, true));
+    k_.rmsnorm_dgain(s, h_->at(k), *d_normed_, rstd_->at(k), grads, r.norm(at.post_norm, acc));
+    k_.linear_dw(s, r.rows(*d_h_, d), r.step_rows(*att_, k, d), r.grad(at.wo, d), R, d, d, acc);
+    k_.linear_dx(s, r.rows(*d_h_, d), r.par(at.wo, d), r.rows(*d_att_, d), R, d, d);
+    s.stage("attention");
+    k_.ttt_attention_backward(s, *qkv_->buf, att_->at(k), lse_->at(k), *d_att_, *d_qkv_->buf, r.attention(k, acc));
+    s.stage("backward: unrolled steps");
+    TrainRopePush back = r.rope;
+    back.direction = -1.0f;
+    k_.rope(s, d_qkv_->at(k), pos_->at(k), back);
+    const Mat dq = r.step_rows(*d_qkv_, k, qkv_w);
+    k_.linear_dw(s, dq, r.step_rows(*ne_, k, d), r.grad(at.qkv, 2 * d), R, d, qkv_w, acc);
+    k_.linear_dw(s, dq, r.step_rows(*nh_, k, d), r.grad(at.qkv + d, 2 * d), R, d, qkv_w, acc);
+    k_.linear_dx(s, dq, r.par(at.qkv, 2 * d), r.rows(*d_ne_, d), R, d, qkv_w);
+    k_.linear_dx(s, dq, r.par(at.qkv + d, 2 * d), r.rows(*d_nh_, d), R, d, qkv_w);
+    k_.rmsnorm_dgain(s, emb_->at(k), *d_ne_, re_->at(k), grads, r.norm(at.input_norm, acc));
+    s.copy(*d_h_, 0, *d_hs_->buf, size_t(d_hs_->off(k)) * 4, size_t(R) * d * 4);  // the residual
+    k_.rmsnorm_dx(s, hs_->at(k), *d_nh_, rh_->at(k), params, d_hs_->at(k), r.norm(at.hidden_norm, true));
+    k_.rmsnorm_dgain(s, hs_->at(k), *d_nh_, rh_->at(k), grads, r.norm(at.hidden_norm, acc));
 }
 
 void GpuEagle3Trainer::write_inputs(const Eagle3Batch& b, const AdamW& opt, int step) {

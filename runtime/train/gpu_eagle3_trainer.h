@@ -51,7 +51,14 @@ public:
 
 
 private:
+    struct Recording;  // the shapes and parameter views one recording reads
     void record(gpu::CommandSequence& seq, bool backward, bool update);
+    // Step k forward: [input_norm(e) ; hidden_norm(h)] through attention and the MLP to h_{k+1}.
+    void record_forward(gpu::CommandSequence& s, const Recording& r, int k);
+    // Step k's loss on h_{k+1} and, with `backward`, its gradient back to h_{k+1}.
+    void record_loss(gpu::CommandSequence& s, const Recording& r, int k, bool backward, bool accumulate);
+    // Step k backward, from h_{k+1}'s gradient to h_k's.
+    void record_backward(gpu::CommandSequence& s, const Recording& r, int k, bool accumulate);
     void write_inputs(const Eagle3Batch& b, const AdamW& opt, int step) override;
     Eagle3BatchStats read_stats(const Eagle3Batch& b) const override;
 
