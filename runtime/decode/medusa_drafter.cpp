@@ -13,7 +13,7 @@ MedusaDrafter::MedusaDrafter(TreeRunner& runner, const ModelFile& file, const Me
     if (n < 1 || n > TokenBlock::kMaxTokens)
         throw std::invalid_argument("trees must have 1 to " + std::to_string(TokenBlock::kMaxTokens) + " nodes");
     if (n > 1 && heads.count() < depth)
-        throw std::invalid_argument((heads.source == "init" ? std::string("--heads init") : heads.source) +
+        throw std::invalid_argument((heads.untrained() ? std::string("--heads init") : heads.source) +
                                     ": the tree is " + std::to_string(depth) + " levels deep but only " +
                                     std::to_string(heads.count()) + " Medusa heads are loaded (one a level)");
     // The heads' candidates are packed at stride topk (the tree's largest rank + 1), so a node

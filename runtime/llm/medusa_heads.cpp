@@ -15,7 +15,7 @@ MedusaHeads MedusaHeads::init_from_model(const ModelFile& model, int num_heads, 
     h.dim = model.config.dim;
     h.vocab = model.config.vocab_size;
     h.layers = num_layers;
-    h.source = "init";
+    h.source = kUntrainedSource;
     const auto classifier = dequantize(model.classifier());
     for (int k = 0; k < num_heads; ++k) {
         MedusaHead head;

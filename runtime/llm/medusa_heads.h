@@ -21,8 +21,11 @@ struct MedusaHeads {
     int vocab = 0;
     int layers = 1;
     std::vector<MedusaHead> heads;
-    std::string source;  // file it came from, or "init"
+    std::string source;  // file it came from, or kUntrainedSource
 
+    // What `source` says of heads made by init_from_model, untrained.
+    static constexpr const char* kUntrainedSource = "init";
+    bool untrained() const { return source == kUntrainedSource; }
     int count() const { return int(heads.size()); }
     // Medusa's own initialisation: W1 = 0, b1 = 0 (each block is the identity), W2 = the model's
     // classifier, so every head starts by repeating the model's next-token guess.
