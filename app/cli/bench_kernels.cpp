@@ -98,6 +98,81 @@ void choose_tiling(const std::vector<TileTiming>& rows, const std::vector<int>& 
         config.tiled_from = uint32_t(sizes[i]);
 }
 
+// Rounds over every configuration in turn, best of the rounds: a machine's drift over the
+// minutes of a run affects them all alike.
+std::vector<ConfigTiming> time_configs(GpuModel& model, const std::vector<MatmulConfig>& candidates, int runs,
+                                       int tokens, int block) {
+    std::vector<ConfigTiming> rows;
+    for (const MatmulConfig& c : candidates) rows.push_back({c});
+    for (int r = 0; r < runs; ++r)
+        for (size_t i = 0; i < rows.size(); ++i) {
+            time_round(model, rows[i], tokens, block);
+            std::fprintf(stderr, "round %d/%d [%zu/%zu] %-12s decode %9.3f ms/token, forward(%d) %9.3f ms\n", r + 1,
+                         runs, i + 1, rows.size(), rows[i].config.name().c_str(), rows[i].decode_ms, block,
+                         rows[i].block_ms);
+        }
+    return rows;
+}
+
+// Decoding is what runs most; a verify block decides between configurations within 2%.
+std::vector<ConfigTiming>::const_iterator fastest(const std::vector<ConfigTiming>& rows) {
+    return std::min_element(rows.begin(), rows.end(), [](const ConfigTiming& a, const ConfigTiming& b) {
+        if (std::abs(a.decode_ms - b.decode_ms) > 0.02 * std::min(a.decode_ms, b.decode_ms)) return a.decode_ms < b.decode_ms;
+        return a.block_ms < b.block_ms;
+    });
+}
+
+// The configurations' table on stdout, and the same as the --json report's "configs".
+nlohmann::json report_configs(const std::vector<ConfigTiming>& rows, const ConfigTiming& best,
+                              const ConfigTiming& untuned) {
+    nlohmann::json table = nlohmann::json::array();
+    std::printf("%-14s %16s %18s %14s\n", "matmul config", "decode ms/token", "forward(block) ms", "x best decode");
+    for (const ConfigTiming& t : rows) {
+        std::printf("%-14s %16.3f %18.3f %14.2f%s\n", t.config.name().c_str(), t.decode_ms, t.block_ms,
+                    t.decode_ms / best.decode_ms, &t == &best ? "  <- kept" : "");
+        table.push_back({{"config", t.config.name()}, {"texel", t.config.texel}, {"workgroup", t.config.workgroup},
+                         {"rows", t.config.rows},
+                         {"decode_ms_per_token", t.decode_ms}, {"forward_block_ms", t.block_ms}});
+    }
+    std::printf("untuned default %s: decode %.3f ms/token, so the tuned one is %.2fx as fast\n",
+                untuned.config.name().c_str(), untuned.decode_ms, untuned.decode_ms / best.decode_ms);
+    return table;
+}
+
+// The tiled kernel with the configuration `kept`: which shape, and from which block size (set in
+// `kept`); its table on stdout, and the same as the --json report's "tiles".
+nlohmann::json tune_tiling(GpuModel& model, gpu::Context& gpu, const std::vector<int>& sizes, int runs,
+                           MatmulConfig& kept) {
+    std::vector<TileTiming> tiles{{std::nullopt}};
+    for (const MatmulTile& t : tile_candidates(gpu)) tiles.push_back({t});
+    for (int r = 0; r < runs; ++r)
+        for (TileTiming& t : tiles) {
+            time_tile_round(model, kept, t, sizes);
+            std::fprintf(stderr, "round %d/%d tiles %-8s forward(%d) %9.3f ms\n", r + 1, runs, t.name().c_str(),
+                         sizes.back(), t.block_ms.back());
+        }
+    choose_tiling(tiles, sizes, kept);
+    std::printf("\n%-8s", "tiles");
+    for (int n : sizes) std::printf(" %12s", ("forward(" + std::to_string(n) + ")").c_str());
+    std::printf("  ms\n");
+    nlohmann::json tile_table = nlohmann::json::array();
+    for (const TileTiming& t : tiles) {
+        std::printf("%-8s", t.name().c_str());
+        nlohmann::json ms = nlohmann::json::object();
+        for (size_t i = 0; i < sizes.size(); ++i) {
+            std::printf(" %12.3f", t.block_ms[i]);
+            ms[std::to_string(sizes[i])] = t.block_ms[i];
+        }
+        std::printf("%s\n", t.tile == kept.tile && kept.tiled_from ? "  <- kept" : "");
+        tile_table.push_back({{"tile", t.name()}, {"forward_ms", ms}});
+    }
+    if (kept.tiled_from)
+        std::printf("blocks of %u tokens or more run in %s tiles\n", kept.tiled_from, kept.tile.name().c_str());
+    else
+        std::printf("no block size timed runs faster tiled: blocks stay untiled\n");
+    return tile_table;
+}
+
 }  // namespace
 
 int run_kernel_tuning(const Args& args) {
@@ -119,70 +194,16 @@ int run_kernel_tuning(const Args& args) {
     std::fprintf(stderr, "tuning the matrix kernels for %s on %s: %zu configurations\n", model_key.c_str(),
                  gpu->info().name.c_str(), candidates.size());
 
-    // Rounds over every configuration in turn, best of the rounds: a machine's drift over the
-    // minutes of a run affects them all alike.
-    std::vector<ConfigTiming> rows;
-    for (const MatmulConfig& c : candidates) rows.push_back({c});
-    for (int r = 0; r < runs; ++r)
-        for (size_t i = 0; i < rows.size(); ++i) {
-            time_round(model, rows[i], tokens, block);
-            std::fprintf(stderr, "round %d/%d [%zu/%zu] %-12s decode %9.3f ms/token, forward(%d) %9.3f ms\n", r + 1,
-                         runs, i + 1, rows.size(), rows[i].config.name().c_str(), rows[i].decode_ms, block,
-                         rows[i].block_ms);
-        }
-    // Decoding is what runs most; a verify block decides between configurations within 2%.
-    const auto best = std::min_element(rows.begin(), rows.end(), [](const ConfigTiming& a, const ConfigTiming& b) {
-        if (std::abs(a.decode_ms - b.decode_ms) > 0.02 * std::min(a.decode_ms, b.decode_ms)) return a.decode_ms < b.decode_ms;
-        return a.block_ms < b.block_ms;
-    });
+    const std::vector<ConfigTiming> rows = time_configs(model, candidates, runs, tokens, block);
+    const auto best = fastest(rows);
     const MatmulConfig fallback = default_matmul_config(*gpu, model.matmuls().cpu_layouts());
     const auto untuned = std::find_if(rows.begin(), rows.end(), [&](const ConfigTiming& t) { return t.config == fallback; });
     if (untuned == rows.end()) throw std::logic_error("the default matmul configuration is not a candidate");
+    const nlohmann::json table = report_configs(rows, *best, *untuned);
 
-    nlohmann::json table = nlohmann::json::array();
-    std::printf("%-14s %16s %18s %14s\n", "matmul config", "decode ms/token", "forward(block) ms", "x best decode");
-    for (const ConfigTiming& t : rows) {
-        std::printf("%-14s %16.3f %18.3f %14.2f%s\n", t.config.name().c_str(), t.decode_ms, t.block_ms,
-                    t.decode_ms / best->decode_ms, &t == &*best ? "  <- kept" : "");
-        table.push_back({{"config", t.config.name()}, {"texel", t.config.texel}, {"workgroup", t.config.workgroup},
-                         {"rows", t.config.rows},
-                         {"decode_ms_per_token", t.decode_ms}, {"forward_block_ms", t.block_ms}});
-    }
-    std::printf("untuned default %s: decode %.3f ms/token, so the tuned one is %.2fx as fast\n",
-                untuned->config.name().c_str(), untuned->decode_ms, untuned->decode_ms / best->decode_ms);
-
-    // The tiled kernel: which shape, and from which block size, with the configuration kept above.
     MatmulConfig kept = best->config;
     const std::vector<int> sizes = tile_block_sizes(max_block);
-    nlohmann::json tile_table = nlohmann::json::array();
-    if (!sizes.empty()) {
-        std::vector<TileTiming> tiles{{std::nullopt}};
-        for (const MatmulTile& t : tile_candidates(*gpu)) tiles.push_back({t});
-        for (int r = 0; r < runs; ++r)
-            for (TileTiming& t : tiles) {
-                time_tile_round(model, kept, t, sizes);
-                std::fprintf(stderr, "round %d/%d tiles %-8s forward(%d) %9.3f ms\n", r + 1, runs, t.name().c_str(),
-                             sizes.back(), t.block_ms.back());
-            }
-        choose_tiling(tiles, sizes, kept);
-        std::printf("\n%-8s", "tiles");
-        for (int n : sizes) std::printf(" %12s", ("forward(" + std::to_string(n) + ")").c_str());
-        std::printf("  ms\n");
-        for (const TileTiming& t : tiles) {
-            std::printf("%-8s", t.name().c_str());
-            nlohmann::json ms = nlohmann::json::object();
-            for (size_t i = 0; i < sizes.size(); ++i) {
-                std::printf(" %12.3f", t.block_ms[i]);
-                ms[std::to_string(sizes[i])] = t.block_ms[i];
-            }
-            std::printf("%s\n", t.tile == kept.tile && kept.tiled_from ? "  <- kept" : "");
-            tile_table.push_back({{"tile", t.name()}, {"forward_ms", ms}});
-        }
-        if (kept.tiled_from)
-            std::printf("blocks of %u tokens or more run in %s tiles\n", kept.tiled_from, kept.tile.name().c_str());
-        else
-            std::printf("no block size timed runs faster tiled: blocks stay untiled\n");
-    }
+    const nlohmann::json tile_table = sizes.empty() ? nlohmann::json::array() : tune_tiling(model, *gpu, sizes, runs, kept);
     const nlohmann::json details = {{"decode_ms_per_token", best->decode_ms}, {"forward_block_ms", best->block_ms},
                                     {"block_tokens", block}, {"default_decode_ms_per_token", untuned->decode_ms}};
     const std::string path = args.str("--tune-out", kernel_tuning_path());

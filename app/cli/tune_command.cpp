@@ -47,6 +47,59 @@ double time_medusa_step(const DraftingTarget& target, const Drafting& loaded,
     return best;
 }
 
+// Calibration text: greedy continuations, which is what greedy Medusa decoding must match;
+// written by the C++ reference on a CPU driver (faster there), else by the GPU.
+DistillData calibration_text(const Args& args, const ModelFile& file, const Tokenizer& tok, gpu::Context& gpu,
+                             GpuModel& model, GpuTreeRunner& runner, int context) {
+    DistillOptions o;
+    o.sequences = args.integer("--sequences", 32);
+    o.seed = uint64_t(args.integer("--seed", 0)) + 9001;
+    o.temp_min = o.temp_max = 0.0f;
+    o.greedy_every = 1;
+    std::vector<std::vector<int>> prompts;
+    for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
+    if (gpu.info().kind != gpu::DeviceKind::Cpu)
+        return generate_distill_data(runner, gpu_hidden_states(model), prompts, tok.bos_id(), o);
+    CpuReferenceModel cpu(file, context);
+    CpuTreeRunner cpu_runner(cpu);
+    return generate_distill_data(cpu_runner, cpu_hidden_states(cpu), prompts, tok.bos_id(), o);
+}
+
+void print_rank_shares(const HeadAccuracy& acc) {
+    std::fprintf(stderr, "calibration: %zu positions of greedy text\nhead  top-1..top-5 rank shares\n", acc.positions);
+    for (size_t k = 0; k < acc.rank_share.size(); ++k) {
+        std::fprintf(stderr, "%4zu ", k + 1);
+        for (int i = 0; i < 5; ++i) std::fprintf(stderr, " %.3f", acc.rank_share[k][i]);
+        std::fprintf(stderr, "\n");
+    }
+}
+
+// Step time (heads, top-k, verify forward, accept, commit) measured with the real decoder for
+// every budget up to 16 and on a grid above; a budget between grid points is charged the next
+// measured one, so no tree is made to look cheaper than it was seen to be.
+std::vector<BudgetRow> time_budgets(const GreedyTree& tree, const DraftingTarget& target, const Drafting& loaded,
+                                    const std::vector<int>& prompt) {
+    const int budgets = int(tree.choices.size()) + 1;
+    std::vector<BudgetRow> rows(budgets);
+    std::vector<int> grid;
+    for (int n = 1; n <= budgets; ++n)
+        if (n <= 16 || n % (n <= 64 ? 8 : 16) == 0 || n == budgets) grid.push_back(n);
+    size_t g = grid.size();
+    for (int n = budgets; n >= 1; --n) {
+        rows[n - 1].nodes = n;
+        rows[n - 1].expected_tokens = 1 + tree.expected_accept(n - 1);
+        if (g > 0 && grid[g - 1] == n) {
+            const std::vector<std::vector<int>> c(tree.choices.begin(), tree.choices.begin() + (n - 1));
+            rows[n - 1].step_ms = time_medusa_step(target, loaded, c, prompt);
+            --g;
+        } else {
+            rows[n - 1].step_ms = rows[n].step_ms;
+        }
+    }
+    monotone_step_times(rows);
+    return rows;
+}
+
 }  // namespace
 
 int run_tune_tree(int argc, char** argv) {
@@ -70,53 +123,14 @@ int run_tune_tree(int argc, char** argv) {
     target_costs(target, CostRefresh::Remeasure, [](const std::string& line) { std::fprintf(stderr, "\r%s   ", line.c_str()); });
     std::fprintf(stderr, "\n");
 
-    // Calibration text: greedy continuations, which is what greedy Medusa decoding must match.
-    DistillOptions o;
-    o.sequences = args.integer("--sequences", 32);
-    o.seed = uint64_t(args.integer("--seed", 0)) + 9001;
-    o.temp_min = o.temp_max = 0.0f;
-    o.greedy_every = 1;
-    std::vector<std::vector<int>> prompts;
-    for (const auto& p : seed_prompts()) prompts.push_back(tok.encode(p, true));
-    std::unique_ptr<CpuReferenceModel> cpu;
-    if (gpu->info().kind == gpu::DeviceKind::Cpu) cpu = std::make_unique<CpuReferenceModel>(file, context);  // faster text on CPU drivers
-    std::unique_ptr<CpuTreeRunner> cpu_runner;
-    if (cpu) cpu_runner = std::make_unique<CpuTreeRunner>(*cpu);
-    const DistillData calib = cpu ? generate_distill_data(*cpu_runner, cpu_hidden_states(*cpu), prompts, tok.bos_id(), o)
-                                  : generate_distill_data(runner, gpu_hidden_states(model), prompts, tok.bos_id(), o);
+    const DistillData calib = calibration_text(args, file, tok, *gpu, model, runner, context);
     const HeadAccuracy acc = evaluate_heads(*gpu, heads, calib);
-    std::fprintf(stderr, "calibration: %zu positions of greedy text\nhead  top-1..top-5 rank shares\n", acc.positions);
-    for (int k = 0; k < heads.count(); ++k) {
-        std::fprintf(stderr, "%4d ", k + 1);
-        for (int i = 0; i < 5; ++i) std::fprintf(stderr, " %.3f", acc.rank_share[k][i]);
-        std::fprintf(stderr, "\n");
-    }
-
+    print_rank_shares(acc);
     const GreedyTree tree = greedy_tree_search(acc.rank_share, max_nodes, std::min(heads.count(), kMaxTreeDepth));
-    const int budgets = int(tree.choices.size()) + 1;
-    // Step time (heads, top-k, verify forward, accept, commit) measured with the real decoder for
-    // every budget up to 16 and on a grid above; a budget between grid points is charged the next
-    // measured one, so no tree is made to look cheaper than it was seen to be.
-    std::vector<BudgetRow> rows(budgets);
     const std::vector<int> prompt(calib.tokens.begin(), calib.tokens.begin() + std::min(32, calib.seq_start[1]));
-    std::vector<int> grid;
-    for (int n = 1; n <= budgets; ++n)
-        if (n <= 16 || n % (n <= 64 ? 8 : 16) == 0 || n == budgets) grid.push_back(n);
-    size_t g = grid.size();
-    for (int n = budgets; n >= 1; --n) {
-        rows[n - 1].nodes = n;
-        rows[n - 1].expected_tokens = 1 + tree.expected_accept(n - 1);
-        if (g > 0 && grid[g - 1] == n) {
-            const std::vector<std::vector<int>> c(tree.choices.begin(), tree.choices.begin() + (n - 1));
-            rows[n - 1].step_ms = time_medusa_step(target, loaded, c, prompt);
-            --g;
-        } else {
-            rows[n - 1].step_ms = rows[n].step_ms;
-        }
-    }
-    monotone_step_times(rows);
+    const std::vector<BudgetRow> rows = time_budgets(tree, target, loaded, prompt);
     // --min-nodes keeps a tree even where plain decoding is fastest (a CPU driver), for demos.
-    const int min_nodes = std::clamp(args.integer("--min-nodes", 1), 1, budgets);
+    const int min_nodes = std::clamp(args.integer("--min-nodes", 1), 1, int(rows.size()));
     const std::vector<BudgetRow> eligible(rows.begin() + (min_nodes - 1), rows.end());
     const int best = best_budget(eligible) + (min_nodes - 1);
     std::printf("%s", tree_search_table(rows, best).c_str());
