@@ -194,74 +194,68 @@ VKAPI_ATTR VkBool32 VKAPI_CALL Context::on_message(VkDebugUtilsMessageSeverityFl
     return VK_FALSE;
 }
 
-Context::Context(ContextOptions options) {
-    if (options.cpu_driver_threads >= 0)
-        setenv("LP_NUM_THREADS", std::to_string(options.cpu_driver_threads).c_str(), /*overwrite=*/0);
-    validation_ = options.validation || env_flag("MEDUSA_VALIDATION");
-    if (validation_ && !layer_available(kValidationLayer))
-        throw VulkanError("validation was requested but the Khronos validation layer is not installed "
-                          "(Debian: apt-get install vulkan-validationlayers)");
-    bool debug_utils = validation_ && extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    instance_ = create_instance(validation_, debug_utils, options.instance_extensions);
-    if (debug_utils) {
-        VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-        mi.pfnUserCallback = &Context::on_message;
-        mi.pUserData = this;
-        auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-            vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
-        if (create) vk_check(create(instance_, &mi, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
-    }
+namespace {
 
-    auto pds = physical_devices(instance_);
+// Warnings and errors of the validation layer, to `callback` with `self`.
+VkDebugUtilsMessengerEXT create_messenger(VkInstance instance, PFN_vkDebugUtilsMessengerCallbackEXT callback, void* self) {
+    VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mi.pfnUserCallback = callback;
+    mi.pUserData = self;
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance, "vkCreateDebugUtilsMessengerEXT"));
+    if (create) vk_check(create(instance, &mi, nullptr, &messenger), "vkCreateDebugUtilsMessengerEXT");
+    return messenger;
+}
+
+// --device N, or the best kind of device (discrete first) that has the queue the options ask for.
+int choose_device(VkInstance instance, const std::vector<VkPhysicalDevice>& pds, const ContextOptions& options) {
     if (pds.empty()) throw NoVulkanDevice();
     int chosen = options.device;
     if (chosen >= int(pds.size()))
         throw VulkanError("--device " + std::to_string(chosen) + " does not exist: " + std::to_string(pds.size()) +
                           " device(s) found (see `medusa info`)");
-    if (chosen < 0) {
-        int best_rank = -1;
-        for (size_t i = 0; i < pds.size(); ++i) {
-            VkPhysicalDeviceProperties p;
-            vkGetPhysicalDeviceProperties(pds[i], &p);
-            if (options.graphics_queue_filter && pick_queue_family(instance_, pds[i], options) < 0) continue;
-            if (type_rank(p.deviceType) > best_rank) best_rank = type_rank(p.deviceType), chosen = int(i);
-        }
-        if (chosen < 0) throw VulkanError("no Vulkan device can both compute and present to the window");
+    if (chosen >= 0) return chosen;
+    int best_rank = -1;
+    for (size_t i = 0; i < pds.size(); ++i) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pds[i], &p);
+        if (options.graphics_queue_filter && pick_queue_family(instance, pds[i], options) < 0) continue;
+        if (type_rank(p.deviceType) > best_rank) best_rank = type_rank(p.deviceType), chosen = int(i);
     }
-    physical_ = pds[chosen];
-    info_ = describe(physical_, uint32_t(chosen));
-    if (!info_.subgroup_arithmetic)
-        throw VulkanError(info_.name + " lacks subgroup arithmetic or shuffles in compute shaders, which the kernels need");
-    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
-    DeviceLimitCaps caps = caps_from_environment();
-    if (options.limit_caps.heap_bytes) caps.heap_bytes = options.limit_caps.heap_bytes;
-    if (options.limit_caps.storage_range) caps.storage_range = options.limit_caps.storage_range;
-    limits_ = apply_caps(query_device_limits(physical_), caps);
+    if (chosen < 0) throw VulkanError("no Vulkan device can both compute and present to the window");
+    return chosen;
+}
 
-    const int family = pick_queue_family(instance_, physical_, options);
-    const bool found = family >= 0;
-    if (found) {
-        uint32_t nq = 0;
-        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
-        std::vector<VkQueueFamilyProperties> families(nq);
-        vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, families.data());
-        queue_family_ = uint32_t(family);
-        timestamps_ = families[family].timestampValidBits > 0;
-    }
-    if (!found)
-        throw VulkanError(info_.name + (options.graphics_queue_filter ? " has no queue that computes, draws and presents"
-                                                                      : " has no compute queue"));
+struct QueueChoice {
+    uint32_t family = 0;
+    bool timestamps = false;  // its commands can be timed
+    float timestamp_period = 1.0f;
+};
+
+QueueChoice choose_queue(VkInstance instance, VkPhysicalDevice physical, const ContextOptions& options,
+                         const std::string& name) {
+    const int family = pick_queue_family(instance, physical, options);
+    if (family < 0)
+        throw VulkanError(name + (options.graphics_queue_filter ? " has no queue that computes, draws and presents"
+                                                                : " has no compute queue"));
+    uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> families(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &nq, families.data());
     VkPhysicalDeviceProperties props;
-    vkGetPhysicalDeviceProperties(physical_, &props);
-    timestamp_period_ = props.limits.timestampPeriod;
-    timestamps_ = timestamps_ && props.limits.timestampComputeAndGraphics;
+    vkGetPhysicalDeviceProperties(physical, &props);
+    return {uint32_t(family), families[family].timestampValidBits > 0 && props.limits.timestampComputeAndGraphics,
+            props.limits.timestampPeriod};
+}
 
+VkDevice create_device(VkPhysicalDevice physical, uint32_t queue_family, const ContextOptions& options) {
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    qci.queueFamilyIndex = queue_family_;
+    qci.queueFamilyIndex = queue_family;
     qci.queueCount = 1;
     qci.pQueuePriorities = &priority;
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
@@ -273,7 +267,41 @@ Context::Context(ContextOptions options) {
     for (const auto& e : options.device_extensions) device_extensions.push_back(e.c_str());
     dci.enabledExtensionCount = uint32_t(device_extensions.size());
     dci.ppEnabledExtensionNames = device_extensions.data();
-    vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice");
+    VkDevice device = VK_NULL_HANDLE;
+    vk_check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
+    return device;
+}
+
+}  // namespace
+
+Context::Context(ContextOptions options) {
+    if (options.cpu_driver_threads >= 0)
+        setenv("LP_NUM_THREADS", std::to_string(options.cpu_driver_threads).c_str(), /*overwrite=*/0);
+    validation_ = options.validation || env_flag("MEDUSA_VALIDATION");
+    if (validation_ && !layer_available(kValidationLayer))
+        throw VulkanError("validation was requested but the Khronos validation layer is not installed "
+                          "(Debian: apt-get install vulkan-validationlayers)");
+    bool debug_utils = validation_ && extension_available(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    instance_ = create_instance(validation_, debug_utils, options.instance_extensions);
+    if (debug_utils) messenger_ = create_messenger(instance_, &Context::on_message, this);
+
+    const auto pds = physical_devices(instance_);
+    const int chosen = choose_device(instance_, pds, options);
+    physical_ = pds[chosen];
+    info_ = describe(physical_, uint32_t(chosen));
+    if (!info_.subgroup_arithmetic)
+        throw VulkanError(info_.name + " lacks subgroup arithmetic or shuffles in compute shaders, which the kernels need");
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+    DeviceLimitCaps caps = caps_from_environment();
+    if (options.limit_caps.heap_bytes) caps.heap_bytes = options.limit_caps.heap_bytes;
+    if (options.limit_caps.storage_range) caps.storage_range = options.limit_caps.storage_range;
+    limits_ = apply_caps(query_device_limits(physical_), caps);
+
+    const QueueChoice queue = choose_queue(instance_, physical_, options, info_.name);
+    queue_family_ = queue.family;
+    timestamps_ = queue.timestamps;
+    timestamp_period_ = queue.timestamp_period;
+    device_ = create_device(physical_, queue_family_, options);
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 }
 
