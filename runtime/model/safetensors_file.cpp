@@ -94,6 +94,91 @@ struct SafetensorsLayout {
 namespace {
 
 // `head` holds at least the length field and the header (the file's first 8 + header_len bytes).
+namespace {
+
+// One tensor's description in the header, checked against the data section (`data_size` bytes
+// from `data_start` in a file of `file_size`).
+struct HeaderEntry {
+    bool integer = false;
+    Tensor tensor;       // when not integer
+    IndexTensor index;   // when integer
+    uint64_t begin = 0, end = 0;  // in the data section
+};
+
+HeaderEntry read_entry(const std::string& key, const json& v, uint64_t data_start, uint64_t file_size,
+                       const std::string& name) {
+    const uint64_t data_size = file_size - data_start;
+    const std::string what = "tensor '" + key + "'";
+    if (key.empty() || !v.is_object()) throw FormatError(name + ": " + what + " is not described by an object");
+    const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
+    if (dt == v.end() || !dt->is_string() || sh == v.end() || !sh->is_array() || off == v.end() ||
+        !off->is_array() || off->size() != 2)
+        throw FormatError(name + ": " + what + " needs dtype, shape and data_offsets [begin, end]");
+    HeaderEntry e;
+    Tensor& t = e.tensor;
+    IndexTensor& it = e.index;
+    t.name = it.name = key;
+    e.integer = parse_index_type(dt->get<std::string>(), it.type);
+    if (!e.integer && !parse_dtype(dt->get<std::string>(), t.type))
+        throw FormatError(name + ": " + what + " has dtype " + dt->get<std::string>() +
+                          ", which is not supported (F32, F16, BF16, and I64, I32 or BOOL for indices are)");
+    if (sh->size() > 8) throw FormatError(name + ": " + what + " has " + std::to_string(sh->size()) + " dimensions");
+    uint64_t numel = 1;
+    for (const auto& d : *sh) {
+        const uint64_t n = as_u64(d, name, what + " dimension");
+        if (n > (1ull << 40) || (n && numel > (1ull << 40) / n))
+            throw FormatError(name + ": " + what + " is absurdly large");
+        numel *= n;
+        t.shape.push_back(int64_t(n));
+    }
+    e.begin = as_u64((*off)[0], name, what + " data offset");
+    e.end = as_u64((*off)[1], name, what + " data offset");
+    const uint64_t nbytes = numel * (e.integer ? index_element_size(it.type) : safetensors_element_size(t.type));
+    if (e.end < e.begin || e.end - e.begin != nbytes)
+        throw FormatError(name + ": " + what + " data_offsets [" + std::to_string(e.begin) + ", " +
+                          std::to_string(e.end) + ") do not hold its " + std::to_string(nbytes) + " bytes");
+    if (e.end > data_size)
+        throw FormatError(name + ": " + what + " data [offset " + std::to_string(data_start + e.begin) + ", " +
+                          std::to_string(nbytes) + " bytes] lies outside the file (size " + std::to_string(file_size) +
+                          ")");
+    it.shape = t.shape;
+    it.nbytes = t.nbytes = size_t(nbytes);
+    return e;
+}
+
+// The entries in the order of their data, into `out`; as the reference implementation demands,
+// the data section is exactly covered, no overlaps, no holes.
+void place_entries(std::vector<HeaderEntry>& entries, uint64_t data_size, SafetensorsLayout& out,
+                   const std::string& name) {
+    std::vector<size_t> order(entries.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        const HeaderEntry &x = entries[a], &y = entries[b];
+        return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
+    });
+    uint64_t at = 0;
+    for (size_t i : order) {
+        HeaderEntry& e = entries[i];
+        if (e.begin != at)
+            throw FormatError(name + ": tensor '" + e.tensor.name + "' data starts at " + std::to_string(e.begin) +
+                              " but the previous tensor ends at " + std::to_string(at) +
+                              " (overlap or hole in the data section)");
+        at = e.end;
+        if (e.integer) {
+            out.index_tensors.push_back(std::move(e.index));
+            out.index_begins.push_back(e.begin);
+        } else {
+            out.tensors.push_back(std::move(e.tensor));
+            out.begins.push_back(e.begin);
+        }
+    }
+    if (at != data_size)
+        throw FormatError(name + ": the tensors cover " + std::to_string(at) + " bytes of a " +
+                          std::to_string(data_size) + "-byte data section");
+}
+
+}  // namespace
+
 SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_size, const std::string& name) {
     ByteReader r(head.data(), head.size(), name, file_size);
     const uint64_t header_len = r.read<uint64_t>("safetensors header length");
@@ -109,84 +194,10 @@ SafetensorsLayout parse_header(const std::vector<uint8_t>& head, uint64_t file_s
     out.metadata = metadata_of(header, name);
     out.data_start = 8 + header_len;
     out.file_size = file_size;
-    const uint64_t data_start = out.data_start, data_size = file_size - data_start;
-
-    struct Range {
-        uint64_t begin, end;
-        size_t index;
-        bool integer;
-    };
-    std::vector<Range> ranges;
-    std::vector<Tensor> tensors;
-    std::vector<IndexTensor> integers;
-    for (const auto& [key, v] : header.items()) {
-        if (key == "__metadata__") continue;
-        const std::string what = "tensor '" + key + "'";
-        if (key.empty() || !v.is_object()) throw FormatError(name + ": " + what + " is not described by an object");
-        const auto dt = v.find("dtype"), sh = v.find("shape"), off = v.find("data_offsets");
-        if (dt == v.end() || !dt->is_string() || sh == v.end() || !sh->is_array() || off == v.end() ||
-            !off->is_array() || off->size() != 2)
-            throw FormatError(name + ": " + what + " needs dtype, shape and data_offsets [begin, end]");
-        Tensor t;
-        t.name = key;
-        IndexTensor it;
-        it.name = key;
-        const bool integer = parse_index_type(dt->get<std::string>(), it.type);
-        if (!integer && !parse_dtype(dt->get<std::string>(), t.type))
-            throw FormatError(name + ": " + what + " has dtype " + dt->get<std::string>() +
-                              ", which is not supported (F32, F16, BF16, and I64, I32 or BOOL for indices are)");
-        if (sh->size() > 8) throw FormatError(name + ": " + what + " has " + std::to_string(sh->size()) + " dimensions");
-        uint64_t numel = 1;
-        for (const auto& d : *sh) {
-            const uint64_t n = as_u64(d, name, what + " dimension");
-            if (n > (1ull << 40) || (n && numel > (1ull << 40) / n))
-                throw FormatError(name + ": " + what + " is absurdly large");
-            numel *= n;
-            t.shape.push_back(int64_t(n));
-        }
-        const uint64_t begin = as_u64((*off)[0], name, what + " data offset");
-        const uint64_t end = as_u64((*off)[1], name, what + " data offset");
-        const uint64_t nbytes = numel * (integer ? index_element_size(it.type) : safetensors_element_size(t.type));
-        if (end < begin || end - begin != nbytes)
-            throw FormatError(name + ": " + what + " data_offsets [" + std::to_string(begin) + ", " +
-                              std::to_string(end) + ") do not hold its " + std::to_string(nbytes) + " bytes");
-        if (end > data_size)
-            throw FormatError(name + ": " + what + " data [offset " + std::to_string(data_start + begin) + ", " +
-                              std::to_string(nbytes) + " bytes] lies outside the file (size " +
-                              std::to_string(file_size) + ")");
-        if (integer) {
-            it.shape = t.shape;
-            it.nbytes = size_t(nbytes);
-            ranges.push_back({begin, end, integers.size(), true});
-            integers.push_back(std::move(it));
-        } else {
-            t.nbytes = size_t(nbytes);
-            ranges.push_back({begin, end, tensors.size(), false});
-            tensors.push_back(std::move(t));
-        }
-    }
-    // As the reference implementation demands: the data section is exactly covered, no overlaps, no holes.
-    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-        return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
-    uint64_t at = 0;
-    for (const Range& rg : ranges) {
-        if (rg.begin != at)
-            throw FormatError(name + ": tensor '" + (rg.integer ? integers[rg.index].name : tensors[rg.index].name) +
-                              "' data starts at " + std::to_string(rg.begin) + " but the previous tensor ends at " +
-                              std::to_string(at) + " (overlap or hole in the data section)");
-        at = rg.end;
-        if (rg.integer) {
-            out.index_tensors.push_back(std::move(integers[rg.index]));
-            out.index_begins.push_back(rg.begin);
-        } else {
-            out.tensors.push_back(std::move(tensors[rg.index]));
-            out.begins.push_back(rg.begin);
-        }
-    }
-    if (at != data_size)
-        throw FormatError(name + ": the tensors cover " + std::to_string(at) + " bytes of a " +
-                          std::to_string(data_size) + "-byte data section");
+    std::vector<HeaderEntry> entries;
+    for (const auto& [key, v] : header.items())
+        if (key != "__metadata__") entries.push_back(read_entry(key, v, out.data_start, file_size, name));
+    place_entries(entries, file_size - out.data_start, out, name);
     return out;
 }
 
