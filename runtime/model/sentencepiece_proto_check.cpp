@@ -70,6 +70,98 @@ bool has_leaf(uint32_t unit) { return (unit >> 8) & 1; }
 uint32_t value(uint32_t unit) { return unit & ((1u << 31) - 1); }
 uint32_t offset(uint32_t unit) { return (unit >> 10) << ((unit & (1u << 9)) >> 6); }
 
+// Unit c with byte label b is the transition on b from state c ^ b and from no other, so each
+// state's transitions are listed once, grouped by state: the walk then costs a step per unit,
+// where trying all 256 bytes at every state took 17 times as long on NFKC's trie (10.6 ms).
+struct Transitions {
+    std::vector<uint32_t> first;  // state s's units are units[first[s] .. first[s + 1])
+    std::vector<uint32_t> units;
+};
+
+Transitions group_transitions(const std::vector<uint32_t>& units) {
+    const size_t n = units.size();
+    Transitions t;
+    t.first.assign(n + 1, 0);
+    for (size_t c = 0; c < n; ++c)
+        if (label(units[c]) <= 0xFF && (c ^ label(units[c])) < n) ++t.first[(c ^ label(units[c])) + 1];
+    for (size_t s = 0; s < n; ++s) t.first[s + 1] += t.first[s];
+    t.units.resize(t.first[n]);
+    std::vector<uint32_t> slot(t.first.begin(), t.first.end() - 1);
+    for (size_t c = 0; c < n; ++c)
+        if (label(units[c]) <= 0xFF && (c ^ label(units[c])) < n) t.units[slot[c ^ label(units[c])]++] = uint32_t(c);
+    return t;
+}
+
+std::string state_problem(size_t from, size_t state, size_t n) {
+    if ((state | 0xFF) < n) return "";
+    return "unit " + std::to_string(from) + " leads to state " + std::to_string(state) +
+           ", whose transitions lie past the trie's " + std::to_string(n) + " units";
+}
+
+// A rule's replacement starts at byte `at` of `replacements` and ends with a NUL inside them
+// (`last_nul`: where their last NUL is, found once).
+std::string replacement_problem(uint32_t at, std::string_view replacements, size_t last_nul) {
+    if (at >= replacements.size())
+        return "a rule's replacement starts at byte " + std::to_string(at) + " of " +
+               std::to_string(replacements.size()) + " bytes of replacements";
+    if (last_nul == std::string_view::npos || at > last_nul)
+        return "the replacement at byte " + std::to_string(at) + " does not end with a NUL inside the blob";
+    return "";
+}
+
+// Walks every state once, depth first from the root: every transition in the trie, every leaf's
+// replacement, no cycle, and at most kMaxRulesPerPrefix rules matched along any path.
+std::string walk_problem(const std::vector<uint32_t>& units, std::string_view replacements) {
+    const size_t n = units.size();
+    const Transitions tr = group_transitions(units);
+    const size_t last_nul = replacements.rfind('\0');
+    const std::vector<uint32_t>& first = tr.first;
+    // Per state: 0 not reached yet, 1 being walked, 2 + k walked and at most k rules match from it.
+    std::vector<uint8_t> seen(n, 0);
+    struct Frame {
+        uint32_t state;
+        uint32_t next;     // its next transition to follow, an index into tr.units
+        uint8_t most;      // the most rules matched from this state, over the transitions followed
+        uint8_t via_leaf;  // whether the transition into this state matched a rule
+    };
+    const size_t root = offset(units[0]);
+    if (auto p = state_problem(0, root, n); !p.empty()) return p;
+    std::vector<Frame> stack{{uint32_t(root), first[root], 0, 0}};
+    seen[root] = 1;
+    const std::string too_many = "a text can match more than " + std::to_string(kMaxRulesPerPrefix) +
+                                 " of its rules at once, more than sentencepiece can hold";
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        if (f.next == first[f.state + 1]) {
+            const Frame done = f;
+            seen[done.state] = uint8_t(2 + done.most);
+            stack.pop_back();
+            if (stack.empty()) break;
+            const int most = done.via_leaf + done.most;
+            if (most > kMaxRulesPerPrefix) return too_many;
+            stack.back().most = std::max(stack.back().most, uint8_t(most));
+            continue;
+        }
+        const size_t child = tr.units[f.next++];
+        const uint32_t unit = units[child];
+        const size_t next = child ^ offset(unit);
+        if (auto p = state_problem(child, next, n); !p.empty()) return p;
+        const uint8_t leaf = has_leaf(unit) ? 1 : 0;
+        if (leaf)
+            if (auto p = replacement_problem(value(units[next]), replacements, last_nul); !p.empty()) return p;
+        if (seen[next] == 1) return "its trie loops back to state " + std::to_string(next);
+        if (seen[next] == 0) {
+            seen[next] = 1;
+            stack.push_back({uint32_t(next), first[next], 0, leaf});
+            continue;
+        }
+        const int most = leaf + seen[next] - 2;
+        if (most > kMaxRulesPerPrefix) return too_many;
+        f.most = std::max(f.most, uint8_t(most));
+    }
+    return "";
+}
+
 }  // namespace
 
 // The blob is <trie bytes: uint32 LE><trie: uint32 LE units><replacements, each ending in NUL>.
@@ -95,75 +187,7 @@ std::string precompiled_charsmap_problem(std::string_view blob) {
     if (n == 0) return "its trie is empty";
     std::vector<uint32_t> units(n);
     std::memcpy(units.data(), blob.data() + 4, n * 4);
-    const std::string_view replacements = blob.substr(4 + size_t(trie_bytes));
-    const size_t last_nul = replacements.rfind('\0');
-
-    auto state_problem = [&](size_t from, size_t state) -> std::string {
-        if ((state | 0xFF) < n) return "";
-        return "unit " + std::to_string(from) + " leads to state " + std::to_string(state) +
-               ", whose transitions lie past the trie's " + std::to_string(n) + " units";
-    };
-    // Unit c with byte label b is the transition on b from state c ^ b and from no other, so each
-    // state's transitions are listed once, grouped by state: the walk then costs a step per unit,
-    // where trying all 256 bytes at every state took 17 times as long on NFKC's trie (10.6 ms).
-    std::vector<uint32_t> first(n + 1, 0);
-    for (size_t c = 0; c < n; ++c)
-        if (label(units[c]) <= 0xFF && (c ^ label(units[c])) < n) ++first[(c ^ label(units[c])) + 1];
-    for (size_t s = 0; s < n; ++s) first[s + 1] += first[s];
-    std::vector<uint32_t> transitions(first[n]), slot(first.begin(), first.end() - 1);
-    for (size_t c = 0; c < n; ++c)
-        if (label(units[c]) <= 0xFF && (c ^ label(units[c])) < n) transitions[slot[c ^ label(units[c])]++] = uint32_t(c);
-
-    // Per state: 0 not reached yet, 1 being walked, 2 + k walked and at most k rules match from it.
-    std::vector<uint8_t> seen(n, 0);
-    struct Frame {
-        uint32_t state;
-        uint32_t next;     // its next transition to follow, an index into `transitions`
-        uint8_t most;      // the most rules matched from this state, over the transitions followed
-        uint8_t via_leaf;  // whether the transition into this state matched a rule
-    };
-    const size_t root = offset(units[0]);
-    if (auto p = state_problem(0, root); !p.empty()) return p;
-    std::vector<Frame> stack{{uint32_t(root), first[root], 0, 0}};
-    seen[root] = 1;
-    const std::string too_many = "a text can match more than " + std::to_string(kMaxRulesPerPrefix) +
-                                 " of its rules at once, more than sentencepiece can hold";
-    while (!stack.empty()) {
-        Frame& f = stack.back();
-        if (f.next == first[f.state + 1]) {
-            const Frame done = f;
-            seen[done.state] = uint8_t(2 + done.most);
-            stack.pop_back();
-            if (stack.empty()) break;
-            const int most = done.via_leaf + done.most;
-            if (most > kMaxRulesPerPrefix) return too_many;
-            stack.back().most = std::max(stack.back().most, uint8_t(most));
-            continue;
-        }
-        const size_t child = transitions[f.next++];
-        const uint32_t unit = units[child];
-        const size_t next = child ^ offset(unit);
-        if (auto p = state_problem(child, next); !p.empty()) return p;
-        const uint8_t leaf = has_leaf(unit) ? 1 : 0;
-        if (leaf) {
-            const uint32_t at = value(units[next]);
-            if (at >= replacements.size())
-                return "a rule's replacement starts at byte " + std::to_string(at) + " of " +
-                       std::to_string(replacements.size()) + " bytes of replacements";
-            if (last_nul == std::string_view::npos || at > last_nul)
-                return "the replacement at byte " + std::to_string(at) + " does not end with a NUL inside the blob";
-        }
-        if (seen[next] == 1) return "its trie loops back to state " + std::to_string(next);
-        if (seen[next] == 0) {
-            seen[next] = 1;
-            stack.push_back({uint32_t(next), first[next], 0, leaf});
-            continue;
-        }
-        const int most = leaf + seen[next] - 2;
-        if (most > kMaxRulesPerPrefix) return too_many;
-        f.most = std::max(f.most, uint8_t(most));
-    }
-    return "";
+    return walk_problem(units, blob.substr(4 + size_t(trie_bytes)));
 }
 
 void check_sentencepiece_proto(std::string_view proto, const std::string& source) {
