@@ -107,10 +107,7 @@ int run_train_heads(int argc, char** argv) {
     TrainingReport report(file, device, o.steps);
     report.text(text);
     report.run({r.steps_done, r.positions_per_s, r.wall_s}, "heads", start.out);
-    report["heads"] = K;
-    report["batch"] = o.batch;
-    report["init"] = accuracy_json(before);
-    report["trained"] = accuracy_json(after);
+    report.add({{"heads", K}, {"batch", o.batch}, {"init", accuracy_json(before)}, {"trained", accuracy_json(after)}});
     report.write(start.out, "accuracy.json");
     return 0;
 }

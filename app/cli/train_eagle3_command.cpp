@@ -139,17 +139,17 @@ int run_train_eagle3(int argc, char** argv) {
     report.text(text);
     report.run({r.steps_done, r.positions_per_s, r.wall_s}, "layer", start.out);
     report.stage_times(r.stage_times);
-    report["version"] = "EAGLE-3";
-    report["target_layers"] = shape.layers;
-    report["draft_vocab"] = vocab.tokens.size();
-    report["draft_vocab_coverage"] = vocab.coverage;
-    report["ttt_steps"] = o.ttt_steps;
-    report["batch_sequences"] = o.batch;
-    report["lr"] = o.lr;
-    report["ttt_init"] = ttt_json(ttt_before);
-    report["ttt_trained"] = ttt_json(ttt_after);
-    report["draft"] = draft_json(after.held);
-    report["draft_on_greedy_text"] = draft_json(after.greedy);
+    report.add({{"version", "EAGLE-3"},
+                {"target_layers", shape.layers},
+                {"draft_vocab", vocab.tokens.size()},
+                {"draft_vocab_coverage", vocab.coverage},
+                {"ttt_steps", o.ttt_steps},
+                {"batch_sequences", o.batch},
+                {"lr", o.lr},
+                {"ttt_init", ttt_json(ttt_before)},
+                {"ttt_trained", ttt_json(ttt_after)},
+                {"draft", draft_json(after.held)},
+                {"draft_on_greedy_text", draft_json(after.greedy)}});
     report.write(start.out, "accuracy.json");
     return 0;
 }

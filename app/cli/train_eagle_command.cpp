@@ -73,12 +73,12 @@ int run_train_eagle(int argc, char** argv) {
     report.text(text);
     report.run({r.steps_done, r.positions_per_s, r.wall_s}, "layer", start.out);
     report.stage_times(r.stage_times);
-    report["batch_sequences"] = o.batch;
-    report["lr"] = o.lr;
-    report["noise"] = o.noise;
-    report["token_weight"] = o.loss.token;
-    report["init"] = accuracy_json(tf_before, before);
-    report["trained"] = accuracy_json(tf_after, after);
+    report.add({{"batch_sequences", o.batch},
+                {"lr", o.lr},
+                {"noise", o.noise},
+                {"token_weight", o.loss.token},
+                {"init", accuracy_json(tf_before, before)},
+                {"trained", accuracy_json(tf_after, after)}});
     report.write(start.out, "accuracy.json");
     return 0;
 }

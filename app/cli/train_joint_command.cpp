@@ -123,23 +123,23 @@ void report_joint(const ModelFile& file, const TrainingDevice& device, const Joi
                 r.steps_done, r.tokens_per_s, r.wall_s, device.seconds(), saved.model_path.c_str(),
                 saved.heads_dir.c_str());
     TrainingReport report(file, device, jo.schedule.steps);
-    report["tuned_model"] = saved.model_path;
-    report["lora_rank"] = jo.lora.rank;
-    report["lora_alpha"] = jo.lora.alpha;
-    report["lambda"] = jo.lambda;
-    report["lr_heads"] = jo.schedule.lr;
-    report["lr_backbone"] = jo.backbone_lr;
-    report["heldout_tokens"] = h.tokens;
-    report["kl_nats_per_token"] = h.kl;
-    report["top_token_agreement"] = h.agree;
-    report["perplexity_original"] = h.ppl_base;
-    report["perplexity_tuned"] = h.ppl_tuned;
-    report["medusa1_top1"] = medusa1.head_top1;
-    report["medusa2_top1"] = h.head_top1;
-    report["medusa2_head_loss"] = h.head_loss;
-    report["medusa1_head_loss"] = medusa1.head_loss;
-    report["train_tokens_per_s"] = r.tokens_per_s;
-    report["train_wall_s"] = r.wall_s;
+    report.add({{"tuned_model", saved.model_path},
+                {"lora_rank", jo.lora.rank},
+                {"lora_alpha", jo.lora.alpha},
+                {"lambda", jo.lambda},
+                {"lr_heads", jo.schedule.lr},
+                {"lr_backbone", jo.backbone_lr},
+                {"heldout_tokens", h.tokens},
+                {"kl_nats_per_token", h.kl},
+                {"top_token_agreement", h.agree},
+                {"perplexity_original", h.ppl_base},
+                {"perplexity_tuned", h.ppl_tuned},
+                {"medusa1_top1", medusa1.head_top1},
+                {"medusa2_top1", h.head_top1},
+                {"medusa2_head_loss", h.head_loss},
+                {"medusa1_head_loss", medusa1.head_loss},
+                {"train_tokens_per_s", r.tokens_per_s},
+                {"train_wall_s", r.wall_s}});
     report.write(out, "medusa2_report.json");
 }
 

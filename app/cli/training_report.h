@@ -24,7 +24,8 @@ class TrainingReport {
 public:
     // Starts with "model", "device" and "steps" (the schedule's).
     TrainingReport(const ModelFile& file, const TrainingDevice& device, int steps);
-    nlohmann::json& operator[](const char* key) { return json_[key]; }
+    // The objective's own keys (an object), beside the shared ones.
+    void add(const nlohmann::json& keys) { json_.update(keys); }
     // "train_tokens" and "heldout_tokens".
     void text(const DistilledText& text);
     // Prints "training: N steps, P positions/s, S s training, T s in all; WHAT in OUT" and records
