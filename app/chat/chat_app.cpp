@@ -18,10 +18,10 @@ namespace {
 // Why the settings' mode cannot decode: a file it needs is not named ("" when none is missing).
 std::string missing_file(const DecodeSettings& s) {
     if (s.model_path.empty()) return "Choose a model first: under Files in Controls, or drop one on the window.";
-    if (s.mode == DrafterKind::Eagle && s.eagle_path.empty())
+    if (s.mode == DrafterKind::Eagle && s.eagle.layer.empty())
         return "EAGLE needs its draft layer: choose one under layer in Controls (medusa train-eagle makes one), or "
                "pick another decoding mode.";
-    if (s.mode == DrafterKind::DraftModel && s.draft_path.empty())
+    if (s.mode == DrafterKind::DraftModel && s.draft.model.empty())
         return "The draft model mode needs a draft model: choose one under draft in Controls.";
     return "";
 }
@@ -57,7 +57,7 @@ void ChatApp::regenerate() {
     if (!log.drop_last_turn()) return;
     log.carry_replies(prompt, std::move(replies));
     reader.poll(log);
-    ++settings.seed;
+    ++settings.sampling.seed;
     selected_step = -1;
     send(prompt);
 }
@@ -125,8 +125,8 @@ void ChatApp::drop(const std::string& path) {
         case FileKind::Model: settings.model_path = path; break;
         case FileKind::Tokenizer: settings.tokenizer_path = path; break;
         case FileKind::MedusaHeads: set_heads_field(settings, path), settings.mode = DrafterKind::Medusa; break;
-        case FileKind::EagleLayer: settings.eagle_path = path, settings.mode = DrafterKind::Eagle; break;
-        case FileKind::Tree: settings.tree = path, settings.mode = DrafterKind::Medusa; break;
+        case FileKind::EagleLayer: settings.eagle.layer = path, settings.mode = DrafterKind::Eagle; break;
+        case FileKind::Tree: set_tree_field(settings, path), settings.mode = DrafterKind::Medusa; break;
         case FileKind::Benchmark:
             bench_path = path;
             open_charts = true;

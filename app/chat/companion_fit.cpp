@@ -69,8 +69,8 @@ std::vector<DroppedFile> ill_fitting_files(const DecodeSettings& s, const ModelF
             out.push_back({what, path, path + ": vocabulary " + std::to_string(v) + ", but " + model_name + " has " +
                                            std::to_string(model.config.vocab_size)});
     };
-    if (!s.heads_from_cache && s.heads_path) check(Companion::Heads, *s.heads_path, "vocab_size");
-    if (!s.eagle_path.empty()) check(Companion::EagleLayer, s.eagle_path, "vocab_size");
+    if (!s.medusa.cached_heads && s.medusa.heads) check(Companion::Heads, *s.medusa.heads, "vocab_size");
+    if (!s.eagle.layer.empty()) check(Companion::EagleLayer, s.eagle.layer, "vocab_size");
     if (!s.tokenizer_path.empty()) {
         try {
             check_vocab_match(model, Tokenizer::from_file(s.tokenizer_path));
@@ -86,7 +86,7 @@ void drop_files(DecodeSettings& s, const std::vector<DroppedFile>& dropped) {
         switch (d.what) {
             case Companion::Heads: set_heads_field(s, ""); break;  // Medusa then starts from the model's own
             case Companion::EagleLayer:
-                s.eagle_path.clear();
+                s.eagle.layer.clear();
                 if (s.mode == DrafterKind::Eagle) s.mode = DrafterKind::Plain;
                 break;
             case Companion::Tokenizer: s.tokenizer_path.clear(); break;  // the model's own vocabulary, if it has one

@@ -143,17 +143,18 @@ void draw_mode_and_sampling(DecodeSettings& s) {
     }
     const bool greedy = s.rule == AcceptRule::Greedy;
     ImGui::BeginDisabled(greedy);
-    ImGui::SliderFloat("temperature", &s.temperature, 0.05f, 2.0f, "%.2f");
+    SamplingParams& p = s.sampling;
+    ImGui::SliderFloat("temperature", &p.temperature, 0.05f, 2.0f, "%.2f");
     ImGui::EndDisabled();
-    ImGui::SliderInt("top-k", &s.top_k, 0, 100, s.top_k == 0 ? "off" : "%d");
-    ImGui::SliderFloat("top-p", &s.top_p, 0.05f, 1.0f, s.top_p >= 1.0f ? "off" : "%.2f");
-    ImGui::SliderFloat("min-p", &s.min_p, 0.0f, 0.5f, s.min_p <= 0.0f ? "off" : "%.2f");
-    ImGui::SliderFloat("repeat pen.", &s.repeat_penalty, 1.0f, 2.0f, s.repeat_penalty <= 1.0f ? "off" : "%.2f");
+    ImGui::SliderInt("top-k", &p.top_k, 0, 100, p.top_k == 0 ? "off" : "%d");
+    ImGui::SliderFloat("top-p", &p.top_p, 0.05f, 1.0f, p.top_p >= 1.0f ? "off" : "%.2f");
+    ImGui::SliderFloat("min-p", &p.min_p, 0.0f, 0.5f, p.min_p <= 0.0f ? "off" : "%.2f");
+    ImGui::SliderFloat("repeat pen.", &p.repeat_penalty, 1.0f, 2.0f, p.repeat_penalty <= 1.0f ? "off" : "%.2f");
     help("Shape the model's distribution p (and a draft model's q, alike) in every mode: keep only the k most likely "
          "tokens, the smallest set reaching probability p, the tokens at least min-p times as likely as the likeliest, "
          "and divide the logits of tokens used in the last 64 by the penalty. The penalty changes greedy decoding too.");
-    int seed = int(s.seed);
-    if (ImGui::InputInt("seed", &seed)) s.seed = uint64_t(std::max(0, seed));
+    int seed = int(p.seed);
+    if (ImGui::InputInt("seed", &seed)) p.seed = uint64_t(std::max(0, seed));
 
 }
 
@@ -172,8 +173,8 @@ void draw_auto_settings(ChatApp& app, DecodeSettings& s) {
     heads_field(app, "trained for this model, if any");
     help("Auto uses Medusa only with trained heads: this file, else those the cache holds for this model (its "
          "EAGLE layer too, where the layer field is empty); with Medusa mode's tree and heads settings.");
-    path_field(app, "layer", "none: no EAGLE", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
-    path_field(app, "draft", "none: no draft model", s.draft_path, "Choose a draft model");
+    path_field(app, "layer", "none: no EAGLE", s.eagle.layer, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
+    path_field(app, "draft", "none: no draft model", s.draft.model, "Choose a draft model");
     help("Empty a file to leave its drafter out. n-gram lookup needs no file: it looks the last tokens up in the "
          "text.");
 }
@@ -183,49 +184,50 @@ void draw_drafter_settings(ChatApp& app, DecodeSettings& s) {
     if (s.mode == DrafterKind::Auto) {
         draw_auto_settings(app, s);
     } else if (s.mode == DrafterKind::DraftModel) {
-        path_field(app, "draft", "draft model file", s.draft_path, "Choose a draft model");
+        path_field(app, "draft", "draft model file", s.draft.model, "Choose a draft model");
         help("A smaller model with the target's tokenizer (for stories260K, its q8_0 copy stories260K_q80.bin).");
-        ImGui::SliderInt("gamma", &s.gamma, 1, 16);
+        ImGui::SliderInt("gamma", &s.draft.gamma, 1, 16);
         help("Levels the draft proposes per step (the chain's length).");
-        ImGui::Checkbox("adaptive gamma", &s.adaptive_gamma);
+        ImGui::Checkbox("adaptive gamma", &s.draft.adaptive_gamma);
         help("Grow gamma by one after a step that accepted every drafted token, shrink it by one when fewer than half "
              "were accepted.");
-        ImGui::SliderInt("branches", &s.draft_branches, 1, 4);
+        ImGui::SliderInt("branches", &s.draft.branches, 1, 4);
         help("Children per drafted node: 1 drafts a chain; more draft a tree whose best nodes are expanded.");
     } else if (s.mode == DrafterKind::Ngram) {
-        ImGui::SliderInt("n-gram", &s.ngram_tokens, 1, 16, "%d tokens");
+        ImGui::SliderInt("n-gram", &s.ngram.max_tokens, 1, 16, "%d tokens");
         help("The longest continuation of a match proposed per step, in tokens.");
     } else if (s.mode == DrafterKind::Eagle) {
-        path_field(app, "layer", "from medusa train-eagle", s.eagle_path, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
-        if (std::string tree = eagle_tree_word(s.eagle_tree); ImGui::InputText("EAGLE tree", &tree))
-            s.eagle_tree = parse_eagle_tree(tree);
+        path_field(app, "layer", "from medusa train-eagle", s.eagle.layer, "Choose an EAGLE layer folder, or an EAGLE-3 .gguf");
+        if (std::string tree = eagle_tree_word(s.eagle.tree); ImGui::InputText("EAGLE tree", &tree))
+            s.eagle.tree = parse_eagle_tree(tree);
         help("dynamic: EAGLE-2 (expand the likeliest nodes of each level, keep the likeliest overall); or a tree of "
              "rank paths (a preset such as mc_sim_7b_63, dense:W,..): EAGLE-1.");
-        ImGui::SliderInt("top-k", &s.eagle_top_k, 1, 16);
-        ImGui::SliderInt("depth", &s.eagle_depth, 1, 10);
-        ImGui::SliderInt("nodes", &s.eagle_nodes, 1, 127);
+        ImGui::SliderInt("top-k", &s.eagle.top_k, 1, 16);
+        ImGui::SliderInt("depth", &s.eagle.depth, 1, 10);
+        ImGui::SliderInt("nodes", &s.eagle.nodes, 1, 127);
     } else if (s.mode == DrafterKind::Medusa) {
         static const std::vector<std::string> presets = tree_preset_names();
         const std::string tuned = "tuned (else " + MedusaSpec{}.tree + ")";
-        if (ImGui::BeginCombo("tree", s.tree.empty() ? tuned.c_str() : s.tree.c_str())) {
-            if (ImGui::Selectable(tuned.c_str(), s.tree.empty())) s.tree.clear();
+        std::string tree = tree_field(s);
+        if (ImGui::BeginCombo("tree", tree.empty() ? tuned.c_str() : tree.c_str())) {
+            if (ImGui::Selectable(tuned.c_str(), tree.empty())) set_tree_field(s, "");
             for (const auto& p : presets)
-                if (ImGui::Selectable(p.c_str(), p == s.tree)) s.tree = p;
+                if (ImGui::Selectable(p.c_str(), p == tree)) set_tree_field(s, p);
             ImGui::EndCombo();
         }
-        ImGui::InputText("tree spec", &s.tree);
+        if (tree = tree_field(s); ImGui::InputText("tree spec", &tree)) set_tree_field(s, tree);
         help("A preset, dense:W1,W2,.. (every node at depth d gets W_d children), chain:N, or a JSON file of "
              "medusa_choices. Empty: the tree scripts/train_default_heads.sh tuned for this model and device, where "
              "the cache holds one. The status line names the tree in use.");
-        ImGui::SliderInt("heads", &s.num_heads, 1, 7);
+        ImGui::SliderInt("heads", &s.medusa.num_heads, 1, 7);
         help("How many Medusa heads (tree levels) to use; deeper levels of the tree are cut off.");
         heads_field(app, "trained for this model, else untrained");
         help("Empty: the heads trained for this model in the cache (recognised by the model's content, whatever "
              "its file is called), else heads initialised from the model; init: always those.");
     }
     if (s.rule == AcceptRule::Typical && s.mode != DrafterKind::Plain) {
-        ImGui::SliderFloat("eps", &s.typical_eps, 0.0f, 0.5f, "%.3f");
-        ImGui::SliderFloat("delta", &s.typical_delta, 0.0f, 1.0f, "%.2f");
+        ImGui::SliderFloat("eps", &s.typical.eps, 0.0f, 0.5f, "%.3f");
+        ImGui::SliderFloat("delta", &s.typical.delta, 0.0f, 1.0f, "%.2f");
     }
 }
 

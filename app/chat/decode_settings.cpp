@@ -9,34 +9,24 @@ namespace medusa::chat {
 
 DecodingSpec DecodeSettings::spec() const {
     DecodingSpec d;
-    const HeadsPath heads = heads_from_cache ? std::nullopt : heads_path;
-    const MedusaSpec medusa{.heads = heads,
-                            .num_heads = std::max(1, num_heads),
-                            .tree = tree.empty() ? MedusaSpec{}.tree : tree,
-                            .max_depth = std::max(1, num_heads),
-                            .trained_cache = cache_dir,
-                            .cached_heads = heads_from_cache,
-                            .cached_tree = tree.empty()};
+    MedusaSpec cut = medusa;
+    cut.num_heads = cut.max_depth = std::max(1, medusa.num_heads);
+    cut.trained_cache = cache_dir;
     // Values as set, out of range too: validate() names what is wrong where the app shows it.
-    const DraftModelSpec draft{
-        .model = draft_path, .gamma = gamma, .adaptive_gamma = adaptive_gamma, .branches = draft_branches};
-    const NgramSpec ngram{.max_tokens = ngram_tokens};
-    const EagleSpec eagle{
-        .layer = eagle_path, .tree = eagle_tree, .top_k = eagle_top_k, .depth = eagle_depth, .nodes = eagle_nodes};
     switch (mode) {
         case DrafterKind::Plain: d.drafter = PlainSpec{}; break;
-        case DrafterKind::Medusa: d.drafter = medusa; break;
+        case DrafterKind::Medusa: d.drafter = cut; break;
         case DrafterKind::DraftModel: d.drafter = draft; break;
         case DrafterKind::Ngram: d.drafter = ngram; break;
         case DrafterKind::Eagle: d.drafter = eagle; break;
         case DrafterKind::Auto:
             // Every drafter the settings have files for: trained heads, an EAGLE layer, a draft
             // model; and what the cache holds for the model where they name none.
-            d.drafter = AutoSpec{.medusa = heads ? std::optional(medusa) : std::nullopt,
-                                 .eagle = eagle_path.empty() ? std::nullopt : std::optional(eagle),
-                                 .draft = draft_path.empty() ? std::nullopt : std::optional(draft),
+            d.drafter = AutoSpec{.medusa = medusa.heads ? std::optional(cut) : std::nullopt,
+                                 .eagle = eagle.layer.empty() ? std::nullopt : std::optional(eagle),
+                                 .draft = draft.model.empty() ? std::nullopt : std::optional(draft),
                                  .ngram = ngram,
-                                 .trained_cache = heads_from_cache || heads ? cache_dir : std::string()};
+                                 .trained_cache = medusa.cached_heads || medusa.heads ? cache_dir : std::string()};
             break;
     }
     // A mode the user picked shows its drafter's work every step: the controller shapes the draft
@@ -45,9 +35,9 @@ DecodingSpec DecodeSettings::spec() const {
                 : fixed_shape             ? StepShaping::Fixed
                                           : StepShaping::AlwaysDraft;
     d.rule = rule;
-    // Greedy decoding is temperature 0; the penalty looks back 64 tokens, as llama.cpp's default.
-    d.sampling = {rule == AcceptRule::Greedy ? 0.0f : temperature, top_p, seed, top_k, repeat_penalty, 64, min_p};
-    d.typical = {typical_eps, typical_delta};
+    d.sampling = sampling;
+    if (rule == AcceptRule::Greedy) d.sampling.temperature = 0.0f;  // greedy decoding is temperature 0
+    d.typical = typical;
     d.max_new_tokens = max_new_tokens;
     return d;
 }
@@ -60,20 +50,27 @@ std::optional<ChatTemplate> DecodeSettings::chosen_chat_template() const {
                                 chat_template_names(", "));
 }
 
-DecodeSettings::DecoderKey DecodeSettings::decoder_key() const {
+DecodeSettings::DecoderKey DecodeSettings::decoder_key(const DecodingSpec& spec) const {
     const auto chosen = chat_templates.find(model_path);
-    DecoderKey k{model_path, tokenizer_path, ctx_size, chosen == chat_templates.end() ? "" : chosen->second, spec()};
+    DecoderKey k{model_path, tokenizer_path, ctx_size, chosen == chat_templates.end() ? "" : chosen->second, spec};
     k.spec.sampling.seed = 0;
     return k;
 }
 
 std::string DecodeSettings::mode_name() const { return describe(spec()); }
 
-std::string heads_field(const DecodeSettings& s) { return s.heads_from_cache ? "" : heads_word(s.heads_path); }
+std::string heads_field(const DecodeSettings& s) { return s.medusa.cached_heads ? "" : heads_word(s.medusa.heads); }
 
 void set_heads_field(DecodeSettings& s, const std::string& word) {
-    s.heads_from_cache = word.empty();
-    s.heads_path = s.heads_from_cache ? std::nullopt : parse_heads_word(word);
+    s.medusa.cached_heads = word.empty();
+    s.medusa.heads = s.medusa.cached_heads ? std::nullopt : parse_heads_word(word);
+}
+
+std::string tree_field(const DecodeSettings& s) { return s.medusa.cached_tree ? "" : s.medusa.tree; }
+
+void set_tree_field(DecodeSettings& s, const std::string& word) {
+    s.medusa.cached_tree = word.empty();
+    s.medusa.tree = s.medusa.cached_tree ? MedusaSpec{}.tree : word;
 }
 
 std::vector<DrafterKind> auto_drafters(const DecodeSettings& s) {

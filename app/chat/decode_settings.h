@@ -17,40 +17,23 @@ namespace medusa::chat {
 struct DecodeSettings {
     std::string model_path = MEDUSA_SHARED_DIR "/models/stories260K.bin";
     std::string tokenizer_path = MEDUSA_SHARED_DIR "/models/tok512.model";
-    // Medusa's heads: with heads_from_cache, those trained for the model in the cache
-    // (trained_files.h), else untrained; otherwise heads_path (nullopt: untrained, whatever the
-    // cache holds). heads_field() is the word the heads field and the saved settings show.
-    bool heads_from_cache = true;
-    HeadsPath heads_path;
     DrafterKind mode = DrafterKind::Medusa;  // which drafter proposes each step's candidates
-    // A preset, "dense:W1,W2,..", "chain:N" or a JSON file; empty: the tree tuned with the cached
-    // heads, else MedusaSpec's default.
-    std::string tree;
-    int num_heads = 4;                  // deeper tree levels are cut off
-    AcceptRule rule = AcceptRule::Greedy;  // every mode's (greedy: temperature 0)
-    // Draft mode: the draft model (same tokenizer as the target), levels drafted per step, and
-    // children per drafted node (1: a chain).
-    std::string draft_path = MEDUSA_SHARED_DIR "/models/stories260K_q80.bin";
-    int gamma = 4;
-    bool adaptive_gamma = false;
-    int draft_branches = 1;
-    int ngram_tokens = 8;      // n-gram mode: the longest continuation proposed
-    // EAGLE mode: the draft layer's folder (EAGLE's layout), and EAGLE-2's dynamic tree (expand the
-    // top-k of each level, keep the likeliest `eagle_nodes`) or an EAGLE-1 tree spec.
-    std::string eagle_path;
+    // Every mode's drafter as the spec takes it; spec() gives the chosen one. Medusa: cached_heads and
+    // cached_tree leave the heads and the tree to what the cache (cache_dir, trained_files.h) holds for
+    // the model (heads_field() and tree_field() are the words the fields and the saved settings show);
+    // num_heads levels of the tree are kept. The draft model has the target's tokenizer.
+    MedusaSpec medusa{.num_heads = 4, .cached_heads = true, .cached_tree = true};
+    DraftModelSpec draft{.model = MEDUSA_SHARED_DIR "/models/stories260K_q80.bin"};
+    NgramSpec ngram;
+    EagleSpec eagle;  // no layer named: none
     // The drafter's own shape every step; off, the step controller shapes it (and in auto chooses
     // the drafter, or plain decoding).
     bool fixed_shape = false;
-    EagleTree eagle_tree;
-    int eagle_top_k = 8, eagle_depth = 6, eagle_nodes = 59;
-    float temperature = 0.7f;  // typical and sample
-    int top_k = 0;             // 0: off
-    float top_p = 1.0f;        // 1: off
-    float min_p = 0.0f;        // 0: off
-    float repeat_penalty = 1.0f;
-    float typical_eps = 0.09f;
-    float typical_delta = 0.3f;
-    uint64_t seed = 1;
+    AcceptRule rule = AcceptRule::Greedy;  // every mode's (greedy: temperature 0, whatever `sampling` says)
+    // top_k 0, top_p 1, min_p 0 and repeat_penalty 1 are off; the penalty looks back 64 tokens, as
+    // llama.cpp's default.
+    SamplingParams sampling{.temperature = 0.7f, .top_p = 1.0f, .seed = 1};
+    TypicalParams typical;
     int max_new_tokens = 200;
     int ctx_size = 0;  // positions of the KV cache; 0: the model's context up to kDefaultContext (--ctx-size)
     std::string system_prompt;  // chat models: empty means the family's default
@@ -63,7 +46,8 @@ struct DecodeSettings {
     int max_steps = 0;  // 0: no limit (the screenshot mode stops after N steps)
     std::string cache_dir = default_cache_dir();  // where files trained for a model are looked up (not saved)
 
-    // The mode's settings as the decoding spec (a Medusa tree cut to `num_heads` levels).
+    // The mode's settings as the decoding spec (a Medusa tree cut to `num_heads` levels), values as
+    // set: validate() names what is out of range.
     DecodingSpec spec() const;
     // Everything the loaded decoder depends on; a change means rebuilding it. The seed is not part
     // of it: each generation reseeds.
@@ -74,7 +58,8 @@ struct DecodeSettings {
         DecodingSpec spec;
         bool operator==(const DecoderKey&) const = default;
     };
-    DecoderKey decoder_key() const;
+    DecoderKey decoder_key(const DecodingSpec& spec) const;  // `spec`: spec()
+    DecoderKey decoder_key() const { return decoder_key(spec()); }
     // describe(spec()): "medusa (mc_sim_7b_63, 4 heads, greedy)", "plain decoding", ...
     std::string mode_name() const;
 };
@@ -82,6 +67,10 @@ struct DecodeSettings {
 // The heads as one word: "" for the cache's, "init" for untrained, else the path; and back.
 std::string heads_field(const DecodeSettings& s);
 void set_heads_field(DecodeSettings& s, const std::string& word);
+// Medusa's tree as one word: "" for the one tuned with the cached heads (else MedusaSpec's
+// default), else the tree's spec; and back.
+std::string tree_field(const DecodeSettings& s);
+void set_tree_field(DecodeSettings& s, const std::string& word);
 
 // The drafters mode auto would choose among with these settings' files: n-gram lookup always,
 // Medusa with a trained heads file, EAGLE with a layer, the draft model with a model file.

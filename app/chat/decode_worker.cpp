@@ -39,6 +39,9 @@ struct TargetTokenizer {
 // failed load leaves the previous set (and its status line) in place.
 struct DecodeWorker::Loaded {
     DecodeSettings::DecoderKey key;
+    // The settings' spec as loaded: its drafter with the heads and tree the cache gave, where the
+    // settings left them to it, and without the files that did not fit the model.
+    DecodingSpec spec;
     std::string status;
     std::shared_ptr<TargetModel> target;
     std::shared_ptr<TargetTokenizer> tok;
@@ -295,9 +298,10 @@ void DecodeWorker::thread_main() {
 }
 
 void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
-    const DecodeSettings::DecoderKey key = s.decoder_key();
+    const DecodingSpec asked = s.spec();  // the settings' one conversion, unless a file is left out below
+    const DecodeSettings::DecoderKey key = s.decoder_key(asked);
     if (loaded_ && loaded_->key == key) return;
-    validate(s.spec());  // a bad value is named before anything loads
+    validate(asked);  // a bad value is named before anything loads
     const std::optional<ChatTemplate> chosen_chat = s.chosen_chat_template();
     const Loaded* old = loaded_.get();
     auto L = std::make_unique<Loaded>();
@@ -312,7 +316,7 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
         std::lock_guard lock(mutex_);
         dropped_.insert(dropped_.end(), dropped.begin(), dropped.end());
     }
-    const DecodingSpec spec = fitted.spec();
+    const DecodingSpec spec = dropped.empty() ? asked : fitted.spec();
     const bool same_target = old && old->target == L->target;
     // The chat template chosen in the app for this model, else its own.
     const ChatTemplateDetection own = detect_chat_template(L->file());
@@ -326,6 +330,8 @@ void DecodeWorker::ensure_loaded(const DecodeSettings& s) {
     L->decoder = std::make_unique<SpeculativeDecoder>(target.runner, *L->drafting.drafter,
                                                       decode_options(spec, L->stop_tokens()));
     L->key = key;
+    L->spec = spec;
+    L->spec.drafter = L->drafting.spec;
     L->status = model_line(L->file()) + ", " + L->drafting.summary;
     for (const std::string& w : L->drafting.warnings) L->status += "; warning: " + w;
     L->status += ", " + std::string(accept_rule_name(L->decoder->rule().kind()));
@@ -422,15 +428,12 @@ void DecodeWorker::run(const Job& job) {
     Loaded& L = *loaded_;
     // A draft model's chain is drawn as one (each step's own drafter: auto changes it step by step,
     // and a controlled step may fall back to plain decoding).
-    const bool chains = job.settings.draft_branches == 1;
-    L.decoder->reseed(job.settings.seed);
-    // The mode as loaded: the heads and tree the cache gave, where the settings left them to it.
-    DecodingSpec loaded_spec = job.settings.spec();
-    loaded_spec.drafter = L.drafting.spec;
+    const bool chains = job.settings.draft.branches == 1;
+    L.decoder->reseed(job.settings.sampling.seed);
     // A message the context cannot take is refused before its turn begins: the chat shows no
     // message without a reply.
     std::vector<int> prompt = prompt_tokens(L.tok->chat, L.context(), L.tokenizer(), log_, 0, job.prompt, job.settings);
-    const int turn = log_.begin_turn(job.prompt, describe(loaded_spec), job.settings.mode, chat_model_);
+    const int turn = log_.begin_turn(job.prompt, describe(L.spec), job.settings.mode, chat_model_);
     int prev = prompt.back();
     int steps = 0;
     // Time held in teaching mode (paused or slowed down) is not decoding time: tokens/s leaves it out.
@@ -511,7 +514,7 @@ void DecodeWorker::measure(const Job& job) {
     };
     if (!L.plain) {
         // The same sampling and instrumentation as the decoder it is compared with.
-        DecodingSpec plain = s.spec();
+        DecodingSpec plain = L.spec;
         plain.drafter = PlainSpec{};
         L.plain_drafting = build_drafting(plain.drafter, {.file = L.file(), .runner = *L.target->runner});
         L.plain = std::make_unique<SpeculativeDecoder>(*L.target->runner, *L.plain_drafting.drafter,
@@ -527,11 +530,11 @@ void DecodeWorker::measure(const Job& job) {
     for (int round = 1; round <= SpeedupResult::kRounds && !stop_; ++round) {
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) + "): " + r.mode);
         std::vector<int> ta, tb;
-        L.decoder->reseed(s.seed);
+        L.decoder->reseed(s.sampling.seed);
         const GenerationStats a = L.decoder->generate(prompt, until(job.new_tokens, &ta));
         set_status("measuring (" + std::to_string(round) + "/" + std::to_string(SpeedupResult::kRounds) +
                    "): plain decoding");
-        L.plain->reseed(s.seed);
+        L.plain->reseed(s.sampling.seed);
         const GenerationStats b = L.plain->generate(prompt, until(job.new_tokens, &tb));
         r.text = text_of(ta), r.plain_text = text_of(tb);
         r.identical = ta == tb;

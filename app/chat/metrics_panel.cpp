@@ -147,7 +147,7 @@ void draw_charts_tab(ChatApp& app) {
     ImGui::PopTextWrapPos();
     draw_charts(session, h);
     std::error_code ec;
-    const std::string& tree = app.settings.tree;
+    const std::string tree = tree_field(app.settings);
     if (std::filesystem::is_regular_file(tree, ec)) {
         ImGui::Separator();
         ImGui::TextWrapped("Tree budgets measured by tune-tree for %s", tree.c_str());

@@ -49,7 +49,7 @@ int run_smoke(GLFWwindow* window, WindowRenderer& r, ChatApp& app) {
         return fail("the speedup measurement leaked into the chat");
     // Draft-model mode: switch, generate once, and check the steps are draft chains.
     app.settings.mode = DrafterKind::DraftModel;
-    app.settings.gamma = 4;
+    app.settings.draft.gamma = 4;
     if (!app.send("The little dog")) return fail("draft send refused");
     if (!frames_until(window, r, app, [&] { return idle() && app.reader.turns().size() == 2 && app.reader.turns()[1].done; }, 120))
         return fail("draft generation did not finish");

@@ -33,14 +33,15 @@ constexpr int kSettingsVersion = 2;
 json to_json(const SavedState& st) {
     const DecodeSettings& s = st.settings;
     return {{"model", s.model_path},          {"tokenizer", s.tokenizer_path}, {"heads", heads_field(s)},
-            {"mode", drafter_kind_name(s.mode)},            {"tree", s.tree},                {"num_heads", s.num_heads},
-            {"rule", accept_rule_name(s.rule)},            {"draft", s.draft_path},         {"gamma", s.gamma},
-            {"adaptive_gamma", s.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft_branches},
-            {"ngram_tokens", s.ngram_tokens}, {"eagle", s.eagle_path},         {"eagle_tree", eagle_tree_word(s.eagle_tree)},
-            {"eagle_top_k", s.eagle_top_k},   {"eagle_depth", s.eagle_depth},  {"eagle_nodes", s.eagle_nodes},
-            {"temperature", s.temperature},   {"top_k", s.top_k},              {"top_p", s.top_p}, {"min_p", s.min_p},
-            {"repeat_penalty", s.repeat_penalty}, {"typical_eps", s.typical_eps}, {"typical_delta", s.typical_delta},
-            {"seed", s.seed},                 {"max_new_tokens", s.max_new_tokens},
+            {"mode", drafter_kind_name(s.mode)},            {"tree", tree_field(s)},         {"num_heads", s.medusa.num_heads},
+            {"rule", accept_rule_name(s.rule)},            {"draft", s.draft.model},        {"gamma", s.draft.gamma},
+            {"adaptive_gamma", s.draft.adaptive_gamma}, {"fixed_shape", s.fixed_shape}, {"draft_branches", s.draft.branches},
+            {"ngram_tokens", s.ngram.max_tokens}, {"eagle", s.eagle.layer},    {"eagle_tree", eagle_tree_word(s.eagle.tree)},
+            {"eagle_top_k", s.eagle.top_k},   {"eagle_depth", s.eagle.depth},  {"eagle_nodes", s.eagle.nodes},
+            {"temperature", s.sampling.temperature}, {"top_k", s.sampling.top_k}, {"top_p", s.sampling.top_p},
+            {"min_p", s.sampling.min_p},      {"repeat_penalty", s.sampling.repeat_penalty},
+            {"typical_eps", s.typical.eps},   {"typical_delta", s.typical.delta},
+            {"seed", s.sampling.seed},        {"max_new_tokens", s.max_new_tokens},
             {"system_prompt", s.system_prompt}, {"chat_templates", s.chat_templates}, {"window_width", st.window_width},
             {"window_height", st.window_height}, {"tree_all", st.tree_all}, {"tree_fit", st.tree_fit},
             {"tree_zoom", st.tree_zoom},      {"recent_models", st.recent_models}, {"version", kSettingsVersion}};
@@ -106,31 +107,33 @@ std::optional<SavedState> load_state(const std::string& path) {
     take(j, "heads", heads);
     set_heads_field(s, heads);
     take_name(j, "mode", s.mode, parse_drafter_kind, DrafterKind::Eagle);
-    take(j, "tree", s.tree);
-    if (int version = 1; (take(j, "version", version), version) < 2 && s.tree == MedusaSpec{}.tree) s.tree.clear();
-    take(j, "num_heads", s.num_heads);
+    std::string tree = tree_field(s);
+    take(j, "tree", tree);
+    if (int version = 1; (take(j, "version", version), version) < 2 && tree == MedusaSpec{}.tree) tree.clear();
+    set_tree_field(s, tree);
+    take(j, "num_heads", s.medusa.num_heads);
     take_name(j, "rule", s.rule, parse_accept_rule, AcceptRule::Sample);
-    take(j, "draft", s.draft_path);
-    take(j, "gamma", s.gamma);
-    take(j, "adaptive_gamma", s.adaptive_gamma);
+    take(j, "draft", s.draft.model);
+    take(j, "gamma", s.draft.gamma);
+    take(j, "adaptive_gamma", s.draft.adaptive_gamma);
     take(j, "fixed_shape", s.fixed_shape);
-    take(j, "draft_branches", s.draft_branches);
-    take(j, "ngram_tokens", s.ngram_tokens);
-    take(j, "eagle", s.eagle_path);
-    std::string eagle_tree = eagle_tree_word(s.eagle_tree);
+    take(j, "draft_branches", s.draft.branches);
+    take(j, "ngram_tokens", s.ngram.max_tokens);
+    take(j, "eagle", s.eagle.layer);
+    std::string eagle_tree = eagle_tree_word(s.eagle.tree);
     take(j, "eagle_tree", eagle_tree);
-    s.eagle_tree = parse_eagle_tree(eagle_tree);
-    take(j, "eagle_top_k", s.eagle_top_k);
-    take(j, "eagle_depth", s.eagle_depth);
-    take(j, "eagle_nodes", s.eagle_nodes);
-    take(j, "temperature", s.temperature);
-    take(j, "top_k", s.top_k);
-    take(j, "top_p", s.top_p);
-    take(j, "min_p", s.min_p);
-    take(j, "repeat_penalty", s.repeat_penalty);
-    take(j, "typical_eps", s.typical_eps);
-    take(j, "typical_delta", s.typical_delta);
-    take(j, "seed", s.seed);
+    s.eagle.tree = parse_eagle_tree(eagle_tree);
+    take(j, "eagle_top_k", s.eagle.top_k);
+    take(j, "eagle_depth", s.eagle.depth);
+    take(j, "eagle_nodes", s.eagle.nodes);
+    take(j, "temperature", s.sampling.temperature);
+    take(j, "top_k", s.sampling.top_k);
+    take(j, "top_p", s.sampling.top_p);
+    take(j, "min_p", s.sampling.min_p);
+    take(j, "repeat_penalty", s.sampling.repeat_penalty);
+    take(j, "typical_eps", s.typical.eps);
+    take(j, "typical_delta", s.typical.delta);
+    take(j, "seed", s.sampling.seed);
     take(j, "max_new_tokens", s.max_new_tokens);
     take(j, "system_prompt", s.system_prompt);
     // Chosen chat templates by model path: names a template has, kChosenTemplates at most.
@@ -150,14 +153,15 @@ std::optional<SavedState> load_state(const std::string& path) {
             if (p->is_string() && !p->get<std::string>().empty()) remember_model(st.recent_models, p->get<std::string>());
     }
     // Values a hand edit may have broken are brought back into the ranges the controls offer.
-    s.num_heads = std::clamp(s.num_heads, 1, 7);
-    s.gamma = std::clamp(s.gamma, 1, 16);
+    s.medusa.num_heads = std::clamp(s.medusa.num_heads, 1, 7);
+    s.draft.gamma = std::clamp(s.draft.gamma, 1, 16);
     s.max_new_tokens = std::clamp(s.max_new_tokens, 1, 4096);
-    s.temperature = std::clamp(s.temperature, 0.05f, 2.0f);
-    s.top_p = std::clamp(s.top_p, 0.05f, 1.0f);
-    s.min_p = std::clamp(s.min_p, 0.0f, 0.5f);
-    s.top_k = std::clamp(s.top_k, 0, 1000);
-    s.repeat_penalty = std::clamp(s.repeat_penalty, 1.0f, 2.0f);
+    SamplingParams& p = s.sampling;
+    p.temperature = std::clamp(p.temperature, 0.05f, 2.0f);
+    p.top_p = std::clamp(p.top_p, 0.05f, 1.0f);
+    p.min_p = std::clamp(p.min_p, 0.0f, 0.5f);
+    p.top_k = std::clamp(p.top_k, 0, 1000);
+    p.repeat_penalty = std::clamp(p.repeat_penalty, 1.0f, 2.0f);
     st.window_width = std::clamp(st.window_width, 640, 8192);
     st.window_height = std::clamp(st.window_height, 400, 8192);
     st.tree_zoom = std::clamp(st.tree_zoom, 0.1f, 2.0f);

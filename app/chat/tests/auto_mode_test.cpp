@@ -32,12 +32,12 @@ std::vector<int> emitted(const std::vector<StepRecord>& steps) {
 TEST_CASE("auto uses n-gram lookup always and each drafter its settings have a file for", "[chat][auto]") {
     DecodeSettings s;
     set_heads_field(s, "");
-    s.eagle_path.clear();
+    s.eagle.layer.clear();
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram, DrafterKind::DraftModel});
-    s.draft_path.clear();
+    s.draft.model.clear();
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram});
     set_heads_field(s, "heads");
-    s.eagle_path = "eagle";
+    s.eagle.layer = "eagle";
     CHECK(auto_drafters(s) == std::vector{DrafterKind::Ngram, DrafterKind::Medusa, DrafterKind::Eagle});
     // Auto is the controller choosing: a fixed shape left on from another mode does not apply.
     s.mode = DrafterKind::Auto;

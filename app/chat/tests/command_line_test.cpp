@@ -27,12 +27,12 @@ TEST_CASE("--auto and --plain name the mode before or after the drafter flags", 
                              std::vector<std::string>{"--eagle", "layer", "--auto"}}) {
         const Options o = parse(args);
         CHECK(o.settings.mode == DrafterKind::Auto);
-        CHECK(o.settings.eagle_path == "layer");
+        CHECK(o.settings.eagle.layer == "layer");
     }
     const Options plain = parse({"--plain", "--draft-model", "d.bin", "--gamma", "3"});
     CHECK(plain.settings.mode == DrafterKind::Plain);
-    CHECK(plain.settings.draft_path == "d.bin");
-    CHECK(plain.settings.gamma == 3);
+    CHECK(plain.settings.draft.model == "d.bin");
+    CHECK(plain.settings.draft.gamma == 3);
     CHECK(parse({"--ngram", "4", "--eagle", "layer"}).settings.mode == DrafterKind::Eagle);  // the last drafter flag
     CHECK(parse({"--temp", "0.5"}).settings.mode == Options{}.settings.mode);               // no mode flag: as it was
     CHECK_THROWS_WITH(parse({"--gamma", "40"}), "--gamma expects a whole number from 1 to 16, got '40'");

@@ -49,7 +49,7 @@ TEST_CASE("files made for another model are named and left out, what fits is kep
     std::ofstream(t.dir / "eagle" / "config.json") << R"({"hidden_size": 128, "num_attention_heads": 8})";
     DecodeSettings s;
     set_heads_field(s, heads);
-    s.eagle_path = (t.dir / "eagle").string();
+    s.eagle.layer = (t.dir / "eagle").string();
     s.mode = DrafterKind::Eagle;
     const ModelFile stories = load_model(kModels + "stories260K.bin");
     const ModelFile xs = load_model(kModels + "llama2xs.bin");
@@ -57,7 +57,7 @@ TEST_CASE("files made for another model are named and left out, what fits is kep
     const auto on_stories = ill_fitting_files(s, stories);
     REQUIRE(on_stories.size() == 1);  // the heads fit the model they were trained for
     CHECK(on_stories[0].what == Companion::EagleLayer);
-    CHECK(on_stories[0].why == s.eagle_path + ": hidden size 128, but stories260K.bin has 64");
+    CHECK(on_stories[0].why == s.eagle.layer + ": hidden size 128, but stories260K.bin has 64");
 
     const auto on_xs = ill_fitting_files(s, xs);
     REQUIRE(on_xs.size() == 2);
@@ -66,7 +66,7 @@ TEST_CASE("files made for another model are named and left out, what fits is kep
     DecodeSettings fitted = s;
     drop_files(fitted, on_xs);
     CHECK(heads_field(fitted).empty());
-    CHECK(fitted.eagle_path.empty());
+    CHECK(fitted.eagle.layer.empty());
     CHECK(fitted.mode == DrafterKind::Plain);  // EAGLE without a layer: plain decoding
     CHECK(fitted.tokenizer_path == s.tokenizer_path);  // tok512 fits both
 
@@ -84,7 +84,7 @@ TEST_CASE("the worker decodes a model without heads trained for another, and say
     s.model_path = kModels + "llama2xs.bin";
     set_heads_field(s, stories_heads(t.dir));
     s.mode = DrafterKind::Medusa;
-    s.tree = "chain:2";
+    set_tree_field(s, "chain:2");
     s.max_new_tokens = 8;
     StepLog log;
     DecodeWorker worker(context(), log);
@@ -94,8 +94,8 @@ TEST_CASE("the worker decodes a model without heads trained for another, and say
     CHECK(worker.last_error().empty());
     const auto dropped = worker.take_dropped();
     REQUIRE(dropped.size() == 1);
-    CHECK(dropped[0].why == *s.heads_path + ": trained for stories260K, not llama2xs.bin");
-    CHECK(worker.status().find(*s.heads_path) == std::string::npos);  // Medusa from llama2xs's own init heads
+    CHECK(dropped[0].why == *s.medusa.heads + ": trained for stories260K, not llama2xs.bin");
+    CHECK(worker.status().find(*s.medusa.heads) == std::string::npos);  // Medusa from llama2xs's own init heads
     CHECK(worker.take_dropped().empty());
 }
 

@@ -50,10 +50,10 @@ TEST_CASE("draft captions from real sampling steps: proposal, accepted count, re
     DecodeSettings s;
     s.mode = DrafterKind::DraftModel;
     s.rule = AcceptRule::Sample;
-    s.temperature = 1.0f;
-    s.draft_path = MEDUSA_SHARED_DIR "/models/llama2xs.bin";  // another model: rejections and full steps both
-    s.gamma = 3;
-    s.seed = 3;
+    s.sampling.temperature = 1.0f;
+    s.draft.model = MEDUSA_SHARED_DIR "/models/llama2xs.bin";  // another model: rejections and full steps both
+    s.draft.gamma = 3;
+    s.sampling.seed = 3;
     s.max_new_tokens = 200;
     s.fixed_shape = true;  // every step drafts, whatever it costs on this machine
     const auto steps = decode(s, "Once upon a time");
@@ -113,7 +113,7 @@ TEST_CASE("greedy draft mode in the app writes plain greedy decoding's text", "[
     const auto plain = decode(s, "The little dog");
     s.mode = DrafterKind::DraftModel;
     s.rule = AcceptRule::Greedy;
-    s.gamma = 5;
+    s.draft.gamma = 5;
     s.fixed_shape = true;  // every step drafts: the captions of drafted steps are what is checked
     const auto draft = decode(s, "The little dog");
     CHECK(tokens_of(draft) == tokens_of(plain));

@@ -37,10 +37,10 @@ TEST_CASE("EAGLE mode writes plain greedy text and explains its levels", "[chat]
     save_eagle_layer(EagleLayer::init(file.config, 5), dir.string(), file.path);
     s.mode = DrafterKind::Eagle;
     s.fixed_shape = true;  // every step drafts, whatever it costs on this machine
-    s.eagle_path = dir.string();
-    s.eagle_top_k = 3;
-    s.eagle_depth = 3;
-    s.eagle_nodes = 10;
+    s.eagle.layer = dir.string();
+    s.eagle.top_k = 3;
+    s.eagle.depth = 3;
+    s.eagle.nodes = 10;
     const auto steps = decode(s, "Tom and his dog");
     std::vector<int> eagle;
     int trees = 0;
@@ -69,10 +69,10 @@ TEST_CASE("an EAGLE-3 checkpoint drafts in EAGLE mode and the status names the l
     for (const StepRecord& r : decode(s, "Tom and his dog")) plain.insert(plain.end(), r.trace.emitted.begin(), r.trace.emitted.end());
     s.mode = DrafterKind::Eagle;
     s.fixed_shape = true;
-    s.eagle_path = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/layers-0-2-4";  // SafeAILab's layout
-    s.eagle_top_k = 2;
-    s.eagle_depth = 4;
-    s.eagle_nodes = 8;
+    s.eagle.layer = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/eagle3/layers-0-2-4";  // SafeAILab's layout
+    s.eagle.top_k = 2;
+    s.eagle.depth = 4;
+    s.eagle.nodes = 8;
     StepLog log;
     DecodeWorker worker(context(), log);
     REQUIRE(worker.generate("Tom and his dog", s));

@@ -13,20 +13,20 @@ TEST_CASE("Regenerate replaces the last reply instead of adding a turn", "[chat]
     ChatApp app(context());
     app.settings.mode = DrafterKind::Plain;
     app.settings.rule = AcceptRule::Sample;
-    app.settings.temperature = 1.0f;
+    app.settings.sampling.temperature = 1.0f;
     app.settings.max_new_tokens = 12;
     REQUIRE(app.send("Once upon a time"));
     app.worker.wait_idle();
     app.poll();
     REQUIRE(app.reader.turns().size() == 1);
-    const uint64_t seed = app.settings.seed;
+    const uint64_t seed = app.settings.sampling.seed;
     app.regenerate();
     app.worker.wait_idle();
     app.poll();
     REQUIRE(app.reader.turns().size() == 1);  // replaced, not appended
     CHECK(app.reader.turns()[0].prompt == "Once upon a time");
     CHECK(app.reader.turns()[0].done);
-    CHECK(app.settings.seed == seed + 1);  // another draw
+    CHECK(app.settings.sampling.seed == seed + 1);  // another draw
     for (const StepRecord& r : app.reader.steps()) CHECK(r.turn == app.reader.turns()[0].id);
 }
 

@@ -25,7 +25,7 @@ TEST_CASE("Regenerate needs a finished reply and keeps the earlier ones to flip 
     app.keep_chats = false;
     app.settings.mode = DrafterKind::Plain;
     app.settings.rule = AcceptRule::Sample;
-    app.settings.temperature = 1.0f;
+    app.settings.sampling.temperature = 1.0f;
     app.settings.max_new_tokens = 10;
     CHECK_FALSE(app.can_regenerate());  // nothing sent yet
     app.last_prompt = "left over from a refused send";

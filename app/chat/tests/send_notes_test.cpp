@@ -27,7 +27,7 @@ TEST_CASE("a Send the settings cannot decode says why next to Send", "[chat][not
     ChatApp app(context());
     app.keep_chats = false;
     app.settings.mode = DrafterKind::Eagle;
-    app.settings.eagle_path.clear();
+    app.settings.eagle.layer.clear();
     app.input = "Once upon a time";
     HeadlessFrames frames;
     CHECK_FALSE(app.send(app.input));
@@ -37,7 +37,7 @@ TEST_CASE("a Send the settings cannot decode says why next to Send", "[chat][not
     CHECK(app.input == "Once upon a time");
 
     // A layer that is not there: the worker's error, next to Send as well.
-    app.settings.eagle_path = "/nonexistent/eagle-layer";
+    app.settings.eagle.layer = "/nonexistent/eagle-layer";
     REQUIRE(app.send(app.input));
     app.input.clear();  // as the Send button does
     app.worker.wait_idle();

@@ -73,11 +73,11 @@ TEST_CASE("a tree left to the cache stays so; files from before read their defau
     const std::string path = (dir.path / "settings.json").string();
     SavedState st;
     save_state(path, st);
-    CHECK(load_state(path)->settings.tree.empty());
-    st.settings.tree = "mc_sim_7b_63";  // chosen in the tree list: kept
+    CHECK(tree_field(load_state(path)->settings).empty());
+    set_tree_field(st.settings, "mc_sim_7b_63");  // chosen in the tree list: kept
     save_state(path, st);
-    CHECK(load_state(path)->settings.tree == "mc_sim_7b_63");
+    CHECK(tree_field(load_state(path)->settings) == "mc_sim_7b_63");
     // Saved before an empty tree meant the tuned one: the default's name was saved when nobody chose.
-    CHECK(read_back(path, R"({"tree": "mc_sim_7b_63"})").settings.tree.empty());
-    CHECK(read_back(path, R"({"tree": "chain:3"})").settings.tree == "chain:3");
+    CHECK(tree_field(read_back(path, R"({"tree": "mc_sim_7b_63"})").settings).empty());
+    CHECK(tree_field(read_back(path, R"({"tree": "chain:3"})").settings) == "chain:3");
 }

@@ -13,7 +13,7 @@ using medusa::chat::test::context;
 TEST_CASE("the speedup measurement keeps every round's ratio and the greedy texts agree", "[chat]") {
     DecodeSettings s;
     s.mode = DrafterKind::Medusa;
-    s.tree = "chain:2";
+    set_tree_field(s, "chain:2");
     s.fixed_shape = true;
     s.max_new_tokens = 16;
     StepLog log;

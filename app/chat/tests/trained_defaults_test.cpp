@@ -18,7 +18,7 @@ TEST_CASE("trained defaults: empty heads and tree are left to the cache, chosen 
     CHECK(m.cached_tree);
     CHECK_FALSE(m.heads);
     CHECK(m.tree == "mc_sim_7b_63");  // what stands when the cache holds nothing for the model
-    s.tree = "chain:3";
+    set_tree_field(s, "chain:3");
     m = medusa_of(s);
     CHECK(m.cached_heads);
     CHECK_FALSE(m.cached_tree);
@@ -52,8 +52,8 @@ TEST_CASE("mode names for the turn table", "[chat]") {
     s.mode = DrafterKind::Plain;
     CHECK(s.mode_name() == "plain decoding");
     s.mode = DrafterKind::DraftModel;
-    s.gamma = 5;
-    s.adaptive_gamma = true;
+    s.draft.gamma = 5;
+    s.draft.adaptive_gamma = true;
     CHECK(s.mode_name() == "draft (stories260K_q80, gamma 5 adaptive, greedy)");
     const auto key = s.decoder_key();
     s.rule = AcceptRule::Sample;

@@ -43,8 +43,8 @@ DecodeSettings greedy_medusa() {
     DecodeSettings s;  // stories260K + tok512, untrained heads
     s.mode = DrafterKind::Medusa;
     s.fixed_shape = true;  // the same tree every step, so the two runs' steps compare node for node
-    s.tree = "chain:3";
-    s.num_heads = 3;
+    set_tree_field(s, "chain:3");
+    s.medusa.num_heads = 3;
     s.rule = AcceptRule::Greedy;
     s.max_new_tokens = 80;
     return s;
@@ -56,14 +56,14 @@ std::vector<StepTrace> reference_steps(const DecodeSettings& s, const std::strin
     GpuModel model(context(), file);
     GpuTreeRunner runner(model);
     const Tokenizer tok = Tokenizer::from_file(s.tokenizer_path);
-    const MedusaHeads heads = MedusaHeads::init_from_model(file, s.num_heads);
-    const TreeBuffers tree = build_tree_buffers(load_tree(s.tree));
+    const MedusaHeads heads = MedusaHeads::init_from_model(file, s.medusa.num_heads);
+    const TreeBuffers tree = build_tree_buffers(load_tree(s.medusa.tree));
     MedusaDrafter drafter(runner, file, heads, tree);
     DecodeOptions o;
     o.rule = AcceptRule::Greedy;
     o.max_new_tokens = s.max_new_tokens;
     o.stop_tokens = {tok.eos_id(), tok.bos_id()};  // llama2.c stories end at BOS, as the worker stops
-    o.sampling.seed = s.seed;
+    o.sampling.seed = s.sampling.seed;
     SpeculativeDecoder decoder(runner, drafter, o);
     std::vector<StepTrace> out;
     decoder.generate(tok.encode(prompt, true), [&](const StepTrace& t) {
@@ -302,15 +302,15 @@ TEST_CASE("a failed load keeps the loaded model, its status and its decoding, wi
     // A bad draft model in draft mode: the same.
     DecodeSettings bad_draft = good;
     bad_draft.mode = DrafterKind::DraftModel;
-    bad_draft.draft_path = "/nonexistent/draft.bin";
+    bad_draft.draft.model = "/nonexistent/draft.bin";
     worker.load(bad_draft);
     worker.wait_idle();
     CHECK_THAT(worker.last_error(), Catch::Contains("/nonexistent/draft.bin"));
     CHECK(worker.status() == status);
     // A value out of range: validate()'s message, not a value quietly clamped.
     DecodeSettings long_chain = bad_draft;
-    long_chain.draft_path = good.draft_path;
-    long_chain.gamma = kMaxDraftedTokens + 1;
+    long_chain.draft.model = good.draft.model;
+    long_chain.draft.gamma = kMaxDraftedTokens + 1;
     worker.load(long_chain);
     worker.wait_idle();
     CHECK(worker.last_error() == "--gamma must be in 1.." + std::to_string(kMaxDraftedTokens));

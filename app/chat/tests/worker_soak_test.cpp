@@ -24,14 +24,14 @@ TEST_CASE("10,000 steps through the decode worker, wrapping at the context end, 
     DecodeWorker worker(context(), log);
     DecodeSettings s;  // stories260K + tok512, untrained heads, 17-node trees
     s.mode = DrafterKind::Medusa;
-    s.tree = "dense:4,3";
-    s.num_heads = 2;
+    set_tree_field(s, "dense:4,3");
+    s.medusa.num_heads = 2;
     s.max_new_tokens = 100000;  // every turn runs to the end of the context
     s.ctx_size = 96;  // a small KV cache: turn after turn runs into its end before a story ends
     int turns = 0, context_ends = 0;
     double baseline = 0, peak = 0;
     while (reader.steps().size() < kSteps) {
-        s.seed = uint64_t(turns);
+        s.sampling.seed = uint64_t(turns);
         s.rule = turns % 2 ? AcceptRule::Sample : AcceptRule::Greedy;  // greedy stories run to the context's end
         REQUIRE(worker.generate("Once upon a time", s));
         while (worker.busy()) {  // the UI's frames
