@@ -64,20 +64,11 @@ GpuEagle3Trainer::GpuEagle3Trainer(gpu::Context& ctx, const EagleLayer& init, co
     a_ = slices(steps, R * hid);
     fn_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     rf_ = gpu::zeroed_floats(ctx, R, MemoryKind::Device);
-    logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
-    target_logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
     d_fn_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
-    d_gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
-    d_normed_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_h_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_att_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     d_ne_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     d_nh_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
-                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
-                                                record(s, backward, update);
-                                            });
+    allocate_shared_scratch(ctx, R, V);
+    record_sequences(ctx);
 }
 
 GpuEagle3Trainer::~GpuEagle3Trainer() { seqs_.reset(); }  // its recorded commands before the buffers they name

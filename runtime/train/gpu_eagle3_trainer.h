@@ -52,7 +52,7 @@ public:
 
 private:
     struct Recording;  // the shapes and parameter views one recording reads
-    void record(gpu::CommandSequence& seq, bool backward, bool update);
+    void record(gpu::CommandSequence& seq, bool backward, bool update) override;
     // Step k forward: [input_norm(e) ; hidden_norm(h)] through attention and the MLP to h_{k+1}.
     void record_forward(gpu::CommandSequence& s, const Recording& r, int k);
     // Step k's loss on h_{k+1} and, with `backward`, its gradient back to h_{k+1}.
@@ -68,8 +68,7 @@ private:
     std::unique_ptr<StepSlices> hs_;  // steps + 1: step 0's residual (fc's output), then each step's output
     std::unique_ptr<StepSlices> ne_, re_, nh_, rh_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_;
     std::unique_ptr<StepSlices> d_hs_, d_qkv_;
-    std::unique_ptr<gpu::Buffer> fn_, rf_, logits_, target_logits_, d_fn_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_ne_,
-        d_nh_;
+    std::unique_ptr<gpu::Buffer> fn_, rf_, d_fn_, d_ne_, d_nh_;
 };
 
 }  // namespace medusa::train

@@ -39,20 +39,11 @@ GpuEagleTrainer::GpuEagleTrainer(gpu::Context& ctx, const EagleLayer& init, cons
     gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
     a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
     out_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
-    target_logits_ = gpu::zeroed_floats(ctx, R * V, MemoryKind::Device);
     d_out_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_a_ = gpu::zeroed_floats(ctx, R * hid, MemoryKind::Device);
-    d_gu_ = gpu::zeroed_floats(ctx, R * 2 * hid, MemoryKind::Device);
-    d_normed_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_h_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    d_att_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
     d_qkv_ = gpu::zeroed_floats(ctx, R * (d + 2 * kv), MemoryKind::Device);
     d_x_ = gpu::zeroed_floats(ctx, R * d, MemoryKind::Device);
-    seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
-                                            [this](gpu::CommandSequence& s, bool backward, bool update) {
-                                                record(s, backward, update);
-                                            });
+    allocate_shared_scratch(ctx, R, V);
+    record_sequences(ctx);
 }
 
 GpuEagleTrainer::~GpuEagleTrainer() { seqs_.reset(); }  // its recorded commands before the buffers they name

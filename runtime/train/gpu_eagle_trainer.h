@@ -39,7 +39,7 @@ public:
     std::vector<float> predicted_features() const;  // f-hat of the last batch, [rows][dim]
 
 private:
-    void record(gpu::CommandSequence& seq, bool backward, bool update);
+    void record(gpu::CommandSequence& seq, bool backward, bool update) override;
     void write_inputs(const EagleBatch& b, const AdamW& opt, int step) override;
     EagleBatchStats read_stats(const EagleBatch& b) const override;
 
@@ -48,8 +48,8 @@ private:
     std::unique_ptr<gpu::Buffer> lm_head_;                              // (vocab, dim), frozen
     std::unique_ptr<gpu::Buffer> input_, target_, positions_, row_w_;  // per step, from the host
     std::unique_ptr<gpu::Buffer> stats_;                                // read back
-    std::unique_ptr<gpu::Buffer> x_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_, out_, logits_, target_logits_;
-    std::unique_ptr<gpu::Buffer> d_out_, d_a_, d_gu_, d_normed_, d_h_, d_att_, d_qkv_, d_x_;
+    std::unique_ptr<gpu::Buffer> x_, qkv_, att_, lse_, h_, normed_, rstd_, gu_, a_, out_;
+    std::unique_ptr<gpu::Buffer> d_out_, d_qkv_, d_x_;
 };
 
 }  // namespace medusa::train

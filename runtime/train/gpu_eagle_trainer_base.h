@@ -51,10 +51,36 @@ protected:
         : shape_(init), k_(ctx, init.head_dim(), matmul), opt_(ctx, pack_eagle_layer(init)) {}
     virtual void write_inputs(const Batch& b, const AdamW& opt, int step) = 0;
     virtual Stats read_stats(const Batch& b) const = 0;
+    // The commands of a training step (backward: with gradients; update: and AdamW) or of an
+    // evaluation, into `s`.
+    virtual void record(gpu::CommandSequence& s, bool backward, bool update) = 0;
+
+    // What both layers' losses and backward passes over `rows` rows use alike: the draft and
+    // target logits over `vocab` tokens, and the gradients through the MLP and attention.
+    void allocate_shared_scratch(gpu::Context& ctx, size_t rows, size_t vocab) {
+        const size_t d = shape_.dim, hid = shape_.hidden_dim;
+        auto device = [&](size_t floats) { return gpu::zeroed_floats(ctx, floats, gpu::MemoryKind::Device); };
+        logits_ = device(rows * vocab);
+        target_logits_ = device(rows * vocab);
+        d_a_ = device(rows * hid);
+        d_gu_ = device(rows * 2 * hid);
+        d_normed_ = device(rows * d);
+        d_h_ = device(rows * d);
+        d_att_ = device(rows * d);
+    }
+    // Records the step's and the evaluation's commands, once every buffer they name exists; a
+    // trainer resets seqs_ first in its destructor, before those buffers go.
+    void record_sequences(gpu::Context& ctx) {
+        seqs_ = std::make_unique<StepSequences>(ctx, /*timed=*/true,
+                                                [this](gpu::CommandSequence& s, bool backward, bool update) {
+                                                    record(s, backward, update);
+                                                });
+    }
 
     EagleLayer shape_;  // sizes and settings (parameters live on the GPU)
     TrainKernels k_;
     OptimizerState opt_;
+    std::unique_ptr<gpu::Buffer> logits_, target_logits_, d_a_, d_gu_, d_normed_, d_h_, d_att_;
     std::unique_ptr<StepSequences> seqs_;
 };
 
