@@ -9,7 +9,7 @@
 #include <string>
 
 #include "train/checkpoint_identity.h"
-#include "train/training_run.h"
+#include "train/training_schedule.h"
 
 namespace medusa::train {
 
