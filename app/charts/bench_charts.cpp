@@ -71,87 +71,103 @@ std::string mode_label(const std::string& key) {
     return m ? bench_mode_label(*m) : key;
 }
 
+namespace {
+
+// Every mode any prompt set ran, in mode_rank's order; a set without a mode leaves a gap. Throws
+// for more prompt sets or modes than a chart shows.
+std::vector<std::string> compared_modes(const json& sets) {
+    if (sets.size() > kMaxPromptSets)
+        throw std::runtime_error(std::to_string(sets.size()) + " prompt sets to chart (a chart shows at most " +
+                                 std::to_string(kMaxPromptSets) + ")");
+    std::set<std::string> seen;
+    for (const auto& [set, rows] : sets.items())
+        if (rows.is_object())
+            for (const auto& [mode, row] : rows.items()) {
+                seen.insert(mode);
+                if (seen.size() > kMaxModes)
+                    throw std::runtime_error("more than " + std::to_string(kMaxModes) +
+                                             " decoding modes to chart (a chart shows at most " +
+                                             std::to_string(kMaxModes) + ")");
+            }
+    std::vector<std::string> modes(seen.begin(), seen.end());
+    std::stable_sort(modes.begin(), modes.end(), [](const auto& a, const auto& b) { return mode_rank(a) < mode_rank(b); });
+    return modes;
+}
+
+// bench --compare's speed and tau by mode, a series per prompt set.
+void add_compare_charts(const json& compare, const json& sets, std::vector<Chart>& charts) {
+    const std::vector<std::string> modes = compared_modes(sets);
+    Chart speed, tau;
+    speed.title = "Decoding speed by mode";
+    speed.y_title = "tokens/s";
+    speed.x_title = "decoding mode";
+    tau.title = "Tokens per target forward (tau)";
+    tau.y_title = "tokens per verify pass";
+    tau.x_title = "decoding mode";
+    tau.reference = 1;
+    tau.reference_label = "plain decoding: 1";
+    for (const auto& m : modes) {
+        speed.labels.push_back(mode_label(m));
+        tau.labels.push_back(mode_label(m));
+    }
+    for (const std::string& set : prompt_set_order(sets)) {
+        const json& rows = sets[set];
+        ChartSeries s{set + " prompts", {}}, t{set + " prompts", {}};
+        for (const auto& m : modes) {
+            s.values.push_back(number_at(member(rows, m), "tokens_per_s"));
+            t.values.push_back(number_at(member(rows, m), "tau"));
+        }
+        if (const json& plain = plain_row(rows); set == "stories" && !plain.is_null()) {
+            speed.reference = number_at(plain, "tokens_per_s");
+            speed.reference_label = "plain decoding";
+        }
+        speed.series.push_back(std::move(s));
+        tau.series.push_back(std::move(t));
+    }
+    const int n_runs = count_at(compare, "runs").value_or(0);
+    const std::string runs = n_runs > 1 ? ", median of " + std::to_string(n_runs) + " runs" : n_runs == 1 ? ", one run" : "";
+    speed.note = "greedy, " + std::to_string(count_at(compare, "new_tokens_per_prompt").value_or(0)) +
+                 " new tokens per prompt" + runs;
+    tau.note = "higher: more tokens kept from each forward pass of the model";
+    charts.push_back(std::move(speed));
+    charts.push_back(std::move(tau));
+}
+
+// The cost of one forward over T tokens against one token's, where the file measured one token.
+void add_latency_chart(const json& rows, std::vector<Chart>& charts) {
+    double one = 0;
+    for (const auto& r : rows)
+        if (count_at(r, "tokens") == 1) one = number_at(r, "ms");
+    if (!(one > 0)) return;  // none measured (NaN) or nonsense
+    Chart cost;
+    cost.kind = Chart::Kind::Lines;
+    cost.title = "Cost of one forward over T tokens";
+    cost.y_title = "forward(T) / forward(1)";
+    cost.x_title = "tokens in the block (T, log scale)";
+    cost.log_x = true;
+    ChartSeries s{"forward(T) / forward(1)", {}};
+    for (const auto& r : rows) {
+        const std::optional<int> tokens = count_at(r, "tokens");
+        if (!tokens) continue;
+        cost.x.push_back(*tokens);
+        cost.labels.push_back(std::to_string(*tokens));
+        s.values.push_back(number_at(r, "ms") / one);
+    }
+    cost.series.push_back(std::move(s));
+    cost.reference = 1;
+    cost.reference_label = "one token";
+    cost.note = "near 1: verifying a tree costs what one token costs";
+    charts.push_back(std::move(cost));
+}
+
+}  // namespace
+
 std::vector<Chart> bench_charts(const json& bench) {
     std::vector<Chart> charts;
     const json& compare = member(bench, "compare");
-    if (const json& sets = member(compare, "prompt_sets"); sets.is_object()) {
-        if (sets.size() > kMaxPromptSets)
-            throw std::runtime_error(std::to_string(sets.size()) + " prompt sets to chart (a chart shows at most " +
-                                     std::to_string(kMaxPromptSets) + ")");
-        // Every mode any prompt set ran; a set without a mode leaves a gap.
-        std::set<std::string> seen;
-        for (const auto& [set, rows] : sets.items())
-            if (rows.is_object())
-                for (const auto& [mode, row] : rows.items()) {
-                    seen.insert(mode);
-                    if (seen.size() > kMaxModes)
-                        throw std::runtime_error("more than " + std::to_string(kMaxModes) +
-                                                 " decoding modes to chart (a chart shows at most " +
-                                                 std::to_string(kMaxModes) + ")");
-                }
-        std::vector<std::string> modes(seen.begin(), seen.end());
-        std::stable_sort(modes.begin(), modes.end(), [](const auto& a, const auto& b) { return mode_rank(a) < mode_rank(b); });
-        Chart speed, tau;
-        speed.title = "Decoding speed by mode";
-        speed.y_title = "tokens/s";
-        speed.x_title = "decoding mode";
-        tau.title = "Tokens per target forward (tau)";
-        tau.y_title = "tokens per verify pass";
-        tau.x_title = "decoding mode";
-        tau.reference = 1;
-        tau.reference_label = "plain decoding: 1";
-        for (const auto& m : modes) {
-            speed.labels.push_back(mode_label(m));
-            tau.labels.push_back(mode_label(m));
-        }
-        for (const std::string& set : prompt_set_order(sets)) {
-            const json& rows = sets[set];
-            ChartSeries s{set + " prompts", {}}, t{set + " prompts", {}};
-            for (const auto& m : modes) {
-                s.values.push_back(number_at(member(rows, m), "tokens_per_s"));
-                t.values.push_back(number_at(member(rows, m), "tau"));
-            }
-            if (const json& plain = plain_row(rows); set == "stories" && !plain.is_null()) {
-                speed.reference = number_at(plain, "tokens_per_s");
-                speed.reference_label = "plain decoding";
-            }
-            speed.series.push_back(std::move(s));
-            tau.series.push_back(std::move(t));
-        }
-        const int n_runs = count_at(compare, "runs").value_or(0);
-        const std::string runs = n_runs > 1 ? ", median of " + std::to_string(n_runs) + " runs" : n_runs == 1 ? ", one run" : "";
-        speed.note = "greedy, " + std::to_string(count_at(compare, "new_tokens_per_prompt").value_or(0)) +
-                     " new tokens per prompt" + runs;
-        tau.note = "higher: more tokens kept from each forward pass of the model";
-        charts.push_back(std::move(speed));
-        charts.push_back(std::move(tau));
-    }
-    if (const json& rows = member(member(bench, "vulkan"), "verify_latency_ms"); rows.is_array()) {
-        double one = 0;
-        for (const auto& r : rows)
-            if (count_at(r, "tokens") == 1) one = number_at(r, "ms");
-        if (one > 0) {
-            Chart cost;
-            cost.kind = Chart::Kind::Lines;
-            cost.title = "Cost of one forward over T tokens";
-            cost.y_title = "forward(T) / forward(1)";
-            cost.x_title = "tokens in the block (T, log scale)";
-            cost.log_x = true;
-            ChartSeries s{"forward(T) / forward(1)", {}};
-            for (const auto& r : rows) {
-                const std::optional<int> tokens = count_at(r, "tokens");
-                if (!tokens) continue;
-                cost.x.push_back(*tokens);
-                cost.labels.push_back(std::to_string(*tokens));
-                s.values.push_back(number_at(r, "ms") / one);
-            }
-            cost.series.push_back(std::move(s));
-            cost.reference = 1;
-            cost.reference_label = "one token";
-            cost.note = "near 1: verifying a tree costs what one token costs";
-            charts.push_back(std::move(cost));
-        }
-    }
+    if (const json& sets = member(compare, "prompt_sets"); sets.is_object()) add_compare_charts(compare, sets, charts);
+    if (const json& rows = member(member(bench, "vulkan"), "verify_latency_ms"); rows.is_array())
+        add_latency_chart(rows, charts);
     return charts;
 }
 

@@ -187,19 +187,10 @@ void draw_depth_acceptance(const std::vector<const StepRecord*>& cur) {
                           hovered, a.reached[size_t(hovered - 1)], a.drafted[size_t(hovered - 1)], hovered);
 }
 
-void draw_live_tab(ChatApp& app) {
-    const auto& steps = app.reader.steps();
-    const auto& turns = app.reader.turns();
-    if (steps.empty()) {
-        ImGui::TextDisabled("Metrics appear once a story is generating.");
-        return;
-    }
-    // The current turn only: earlier turns may have used other settings.
-    const int turn = steps.back().turn;
-    std::vector<const StepRecord*> cur;
-    for (const auto& s : steps)
-        if (s.turn == turn) cur.push_back(&s);
-    ImGui::PushTextWrapPos(0);
+// The turn's tokens per verify pass, passes saved, speed and what drafting against the controller's
+// advice saved or lost.
+void draw_turn_summary(const std::vector<const StepRecord*>& cur, int turn, const std::vector<TurnRecord>& turns,
+                       const std::vector<StepRecord>& steps) {
     int tokens = 0, tree_steps = 0, tree_tokens = 0;
     for (const auto* s : cur) {
         tokens += int(s->trace.emitted.size());
@@ -229,8 +220,10 @@ void draw_live_tab(ChatApp& app) {
                             "against plain decoding, by its costs.",
                             d.steps, d.steps == 1 ? "step" : "steps", std::abs(d.saved_ms),
                             d.saved_ms >= 0 ? "saved" : "lost");
+}
 
-    // Rolling tokens/s over the last few steps, one point per step.
+// Rolling tokens/s over the last few steps, one point per step.
+void draw_rate_plot(const std::vector<const StepRecord*>& cur) {
     std::vector<float> rate;
     const size_t window = 8;
     for (size_t i = 1; i < cur.size(); ++i) {
@@ -258,11 +251,11 @@ void draw_live_tab(ChatApp& app) {
         ImGui::TextDisabled("x: steps of this turn; y: tokens/s (pauses left out)");
         ImGui::PopTextWrapPos();
     }
-    draw_depth_acceptance(cur);
-    draw_drafter_table(cur);
-    draw_speedup(app);
-    // GPU time per stage of the latest timed step (timestamp queries, a step about four times a
-    // second: timing every one would slow decoding down).
+}
+
+// GPU time per stage of the latest timed step (timestamp queries, a step about four times a
+// second: timing every one would slow decoding down).
+void draw_stage_times(const ChatApp& app, const std::vector<StepRecord>& steps) {
     const StepRecord* timed = nullptr;
     for (auto it = steps.rbegin(); it != steps.rend() && !timed; ++it)
         if (!it->trace.stage_ms.empty()) timed = &*it;
@@ -290,7 +283,10 @@ void draw_live_tab(ChatApp& app) {
         ImGui::TextDisabled(app.ctx.timestamps_supported() ? "(per-stage GPU times appear with the next step)"
                                                            : "(no per-stage GPU times on this device)");
     }
-    // Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
+}
+
+// Finished turns side by side: run one plain and one Medusa (or draft) turn to compare speed.
+void draw_turns_table(const std::vector<TurnRecord>& turns, const std::vector<StepRecord>& steps) {
     if (ImGui::BeginTable("turns", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
         ImGui::TableSetupColumn("turn / mode", ImGuiTableColumnFlags_WidthStretch);
         ImGui::TableSetupColumn("tokens", ImGuiTableColumnFlags_WidthFixed);
@@ -311,6 +307,28 @@ void draw_live_tab(ChatApp& app) {
         }
         ImGui::EndTable();
     }
+}
+
+void draw_live_tab(ChatApp& app) {
+    const auto& steps = app.reader.steps();
+    const auto& turns = app.reader.turns();
+    if (steps.empty()) {
+        ImGui::TextDisabled("Metrics appear once a story is generating.");
+        return;
+    }
+    // The current turn only: earlier turns may have used other settings.
+    const int turn = steps.back().turn;
+    std::vector<const StepRecord*> cur;
+    for (const auto& s : steps)
+        if (s.turn == turn) cur.push_back(&s);
+    ImGui::PushTextWrapPos(0);
+    draw_turn_summary(cur, turn, turns, steps);
+    draw_rate_plot(cur);
+    draw_depth_acceptance(cur);
+    draw_drafter_table(cur);
+    draw_speedup(app);
+    draw_stage_times(app, steps);
+    draw_turns_table(turns, steps);
     ImGui::PopTextWrapPos();
 }
 

@@ -36,10 +36,9 @@ std::string step_tooltip(const StepRecord& r) {
     return out;
 }
 
-}  // namespace
-
-void draw_timeline_panel(ChatApp& app) {
-    const auto& steps = app.reader.steps();
+// The panel's line: tokens from forward passes, the current turn's predicted and measured speedup,
+// and the drafters' colours.
+void draw_timeline_header(const ChatApp& app, const std::vector<StepRecord>& steps) {
     int tokens = 0;
     for (const auto& s : steps) tokens += int(s.trace.emitted.size());
     const int passes = int(steps.size());  // one verify pass per step
@@ -67,56 +66,72 @@ void draw_timeline_panel(ChatApp& app) {
     }
     draw_drafter_legend(steps);
     ImGui::PopTextWrapPos();
+}
 
-    // The bars keep 64 px at least: a short panel scrolls to them.
+// Where the bars go: the plot's corner and height, a token's height, a bar's width and the gap.
+struct BarScale {
+    ImVec2 o;
+    float h, unit, bar_w, gap;
+    int max_tokens;
+    static constexpr float kStrip = 4;  // the drafter's colour under a controlled step's bar
+};
+
+// One step's bar at `x`: bottom the model's own token, above it the accepted guesses by head (or
+// the accepted draft tokens); a controlled step's drafter strip, a shaped step's break-even tick,
+// and a frame around the step shown.
+void draw_step_bar(ImDrawList* dl, const BarScale& b, const StepRecord& step, float x, bool shown) {
+    const StepTrace& t = step.trace;
+    const float h = b.h, unit = b.unit;
+    const int n = int(t.emitted.size());
+    for (int k = 0; k < n; ++k) {
+        const int origin = k == 0 ? 0 : step.source == StepSource::Draft ? kDraftOrigin : k;
+        const float y1 = b.o.y + h - k * unit, y0 = y1 - unit + 1;
+        dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + b.bar_w, y1), origin_color(origin, 0.9f), 1);
+    }
+    if (step.controlled)
+        dl->AddRectFilled(ImVec2(x, b.o.y + h + 1), ImVec2(x + b.bar_w, b.o.y + h + BarScale::kStrip),
+                          drafter_color(t.drafter));
+    // A drafted shape's break-even: the bar must reach above the tick to have paid.
+    if (const auto even = break_even(t); even && t.control->chosen > 0) {
+        const float y = b.o.y + h - float(std::min(even->tokens, double(b.max_tokens) + 0.5)) * unit;
+        dl->AddLine(ImVec2(x - 1, y), ImVec2(x + b.bar_w + 1, y), IM_COL32(255, 255, 255, 230), 2);
+    }
+    if (shown)
+        dl->AddRect(ImVec2(x - 2, b.o.y + h - std::max(1, n) * unit - 2),
+                    ImVec2(x + b.bar_w + 2, b.o.y + h + BarScale::kStrip + 1), IM_COL32_WHITE, 2, 0, 2);
+}
+
+// The bars in a scrolling child window (64 px at least: a short panel scrolls to them), with guide
+// lines at each token count; a bar's tooltip, and a click shows its step's tree.
+void draw_step_bars(ChatApp& app, const std::vector<StepRecord>& steps) {
     ImGui::BeginChild("bars", ImVec2(0, std::max(64.0f, ImGui::GetContentRegionAvail().y)), true,
                       ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* dl = ImGui::GetWindowDrawList();
-    const ImVec2 o = ImGui::GetCursorScreenPos();
-    const float strip = 4;  // the drafter's colour under a controlled step's bar
-    const float h = std::max(40.0f, ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4 - strip);
-    int max_tokens = 2;
-    for (const auto& s : steps) max_tokens = std::max(max_tokens, int(s.trace.emitted.size()));
-    const float unit = std::max(4.0f, (h - 16) / max_tokens);
+    BarScale b{.o = ImGui::GetCursorScreenPos()};
+    b.h = std::max(40.0f, ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ScrollbarSize - 4 - BarScale::kStrip);
+    b.max_tokens = 2;
+    for (const auto& s : steps) b.max_tokens = std::max(b.max_tokens, int(s.trace.emitted.size()));
+    b.unit = std::max(4.0f, (b.h - 16) / b.max_tokens);
     const float fit = (ImGui::GetContentRegionAvail().x - 24) / std::max<size_t>(1, steps.size());
-    const float gap = fit > 8 ? 3 : 1, bar_w = std::clamp(fit - gap, 3.0f, 12.0f);
-    const int shown = app.shown_step();
-    // Guide lines at each token count.
-    for (int k = 1; k <= max_tokens; ++k) {
-        const float y = o.y + h - k * unit;
-        dl->AddLine(ImVec2(o.x, y), ImVec2(o.x + std::max(400.0f, steps.size() * (bar_w + gap)), y),
+    b.gap = fit > 8 ? 3 : 1, b.bar_w = std::clamp(fit - b.gap, 3.0f, 12.0f);
+    for (int k = 1; k <= b.max_tokens; ++k) {
+        const float y = b.o.y + b.h - k * b.unit;
+        dl->AddLine(ImVec2(b.o.x, y), ImVec2(b.o.x + std::max(400.0f, steps.size() * (b.bar_w + b.gap)), y),
                     IM_COL32(70, 70, 80, 90));
         char buf[16];
         std::snprintf(buf, sizeof buf, "%d", k);
-        dl->AddText(ImVec2(o.x, y), IM_COL32(120, 120, 130, 255), buf);
+        dl->AddText(ImVec2(b.o.x, y), IM_COL32(120, 120, 130, 255), buf);
     }
-    const float x0 = o.x + 14;
+    const float x0 = b.o.x + 14;
+    const int shown = app.shown_step();
     int hovered = -1;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     for (size_t i = 0; i < steps.size(); ++i) {
-        const StepTrace& t = steps[i].trace;
-        const float x = x0 + i * (bar_w + gap);
-        const int n = int(t.emitted.size());
-        // Bottom: the model's own token; above it the accepted guesses by head.
-        for (int k = 0; k < n; ++k) {
-            // Draw order: own token first, then head 1.. (or the accepted draft tokens).
-            const int origin = k == 0 ? 0 : steps[i].source == StepSource::Draft ? kDraftOrigin : k;
-            const float y1 = o.y + h - k * unit, y0 = y1 - unit + 1;
-            dl->AddRectFilled(ImVec2(x, y0), ImVec2(x + bar_w, y1), origin_color(origin, 0.9f), 1);
-        }
-        if (steps[i].controlled)
-            dl->AddRectFilled(ImVec2(x, o.y + h + 1), ImVec2(x + bar_w, o.y + h + strip), drafter_color(t.drafter));
-        // A drafted shape's break-even: the bar must reach above the tick to have paid.
-        if (const auto b = break_even(t); b && t.control->chosen > 0) {
-            const float y = o.y + h - float(std::min(b->tokens, double(max_tokens) + 0.5)) * unit;
-            dl->AddLine(ImVec2(x - 1, y), ImVec2(x + bar_w + 1, y), IM_COL32(255, 255, 255, 230), 2);
-        }
-        if (int(i) == shown)
-            dl->AddRect(ImVec2(x - 2, o.y + h - std::max(1, n) * unit - 2), ImVec2(x + bar_w + 2, o.y + h + strip + 1),
-                        IM_COL32_WHITE, 2, 0, 2);
-        if (mouse.x >= x && mouse.x < x + bar_w + gap && mouse.y >= o.y && mouse.y < o.y + h) hovered = int(i);
+        const float x = x0 + i * (b.bar_w + b.gap);
+        draw_step_bar(dl, b, steps[i], x, int(i) == shown);
+        if (mouse.x >= x && mouse.x < x + b.bar_w + b.gap && mouse.y >= b.o.y && mouse.y < b.o.y + b.h) hovered = int(i);
     }
-    ImGui::Dummy(ImVec2(14 + steps.size() * (bar_w + gap) + 10, h + strip + 1));
+    ImGui::Dummy(ImVec2(14 + steps.size() * (b.bar_w + b.gap) + 10, b.h + BarScale::kStrip + 1));
     if (hovered >= 0 && ImGui::IsWindowHovered()) {
         ImGui::SetTooltip("%s\n(click to show this step's tree)", step_tooltip(steps[hovered]).c_str());
         if (ImGui::IsMouseClicked(0)) app.selected_step = hovered;
@@ -124,6 +139,13 @@ void draw_timeline_panel(ChatApp& app) {
     if (app.selected_step < 0 && app.worker.busy()) ImGui::SetScrollHereX(1.0f);
     app.audit_window();
     ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_timeline_panel(ChatApp& app) {
+    draw_timeline_header(app, app.reader.steps());
+    draw_step_bars(app, app.reader.steps());
 }
 
 }  // namespace medusa::chat

@@ -93,6 +93,59 @@ std::string box_line(const StepRecord& r, int i, TeachingPhase phase, bool draft
 // ancestors). Rows are labelled with their tokens and columns with node numbers where the cells
 // are large enough, and a legend under the grid says what each colour means. Hovering a cell
 // names both nodes and their positions.
+constexpr ImU32 kMaskSeen = IM_COL32(120, 170, 255, 230), kMaskHidden = IM_COL32(45, 47, 60, 255),
+                kMaskCached = IM_COL32(150, 150, 160, 200), kMaskCaption = IM_COL32(160, 160, 175, 255);
+
+// The column numbers over the grid at `g`: "c" for the cached text, then the nodes (every fifth
+// where the cells are too narrow for all).
+void draw_mask_columns(ImDrawList* dl, ImVec2 g, int n, float cell) {
+    const float small = ImGui::GetFontSize() * 0.7f;
+    for (int j = -1; j < n; ++j) {
+        const std::string t = j < 0 ? "c" : std::to_string(j);
+        const float w = ImGui::CalcTextSize(t.c_str()).x * 0.7f;
+        if (w > cell && j % 5 != 0) continue;
+        dl->AddText(ImGui::GetFont(), small, ImVec2(g.x + (j + 1) * cell + (cell - w) * 0.5f, g.y - small - 2),
+                    kMaskCaption, t.c_str());
+    }
+}
+
+// The legend under the mask from height `y`, one swatch and a word per colour, wrapped to the
+// mask's width; returns where it ends.
+float draw_mask_legend(ImDrawList* dl, ImVec2 o, float size, float y) {
+    const float font = ImGui::GetFontSize();
+    float x = o.x;
+    const std::pair<ImU32, const char*> keys[] = {
+        {kMaskCached, "cached text"}, {kMaskSeen, "sees"}, {kAcceptedPath, "accepted path"}, {kMaskHidden, "hidden"}};
+    for (const auto& [color, word] : keys) {
+        const float w = font + 4 + ImGui::CalcTextSize(word).x + 10;
+        if (x + w > o.x + size && x > o.x) x = o.x, y += font + 4;
+        dl->AddRectFilled(ImVec2(x, y + 2), ImVec2(x + font - 4, y + font - 2), color, 2);
+        dl->AddText(ImVec2(x + font, y), kMaskCaption, word);
+        x += w;
+    }
+    return y + font + 4;
+}
+
+// The hovered cell's two nodes and their positions; `col` -1 is the cached text.
+void mask_tooltip(const StepRecord& r, int row, int col) {
+    const auto& nodes = r.trace.nodes;
+    const int base = r.trace.base;
+    auto node_words = [&](int k) {
+        return "node " + std::to_string(k) + " " + label_text(r.node_text[k]) + " at position " +
+               std::to_string(base + nodes[k].depth);
+    };
+    if (col < 0)
+        ImGui::SetTooltip("%s sees the cached text, positions 0 to %d", node_words(row).c_str(), base - 1);
+    else
+        ImGui::SetTooltip("%s %s %s", node_words(row).c_str(),
+                          [&] {
+                              for (int x = row; x >= 0; x = nodes[x].parent)
+                                  if (x == col) return "sees";
+                              return "does not see";
+                          }(),
+                          node_words(col).c_str());
+}
+
 float draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRecord& r, int highlight) {
     const auto& nodes = r.trace.nodes;
     const int n = int(nodes.size());
@@ -108,36 +161,25 @@ float draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRe
     const float around = font + 4 + (labelled ? font * 0.8f + 2 : 0) + 2 * (font + 4) + 6;
     const float cell = std::max(2.0f, std::min((size - 24 - (labelled ? label_w + 4 : 0)) / float(n + 1),
                                                (height - around) / float(n)));
-    const ImU32 seen = IM_COL32(120, 170, 255, 230), not_seen = IM_COL32(45, 47, 60, 255),
-                cached = IM_COL32(150, 150, 160, 200), caption = IM_COL32(160, 160, 175, 255);
-    dl->AddText(o, caption, "attention mask");
+    dl->AddText(o, kMaskCaption, "attention mask");
     const ImVec2 g(o.x + (labelled ? label_w + 4 : 0), o.y + font + 4 + (labelled ? font * 0.8f + 2 : 0));
-    if (labelled) {  // column numbers: "c" for the cached text, then the nodes
-        const float small = font * 0.7f;
-        for (int j = -1; j < n; ++j) {
-            const std::string t = j < 0 ? "c" : std::to_string(j);
-            const float w = ImGui::CalcTextSize(t.c_str()).x * 0.7f;
-            if (w > cell && j % 5 != 0) continue;
-            dl->AddText(ImGui::GetFont(), small, ImVec2(g.x + (j + 1) * cell + (cell - w) * 0.5f, g.y - small - 2), caption,
-                        t.c_str());
-        }
-    }
+    if (labelled) draw_mask_columns(dl, g, n, cell);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     int hover_row = -1, hover_col = -2;
     for (int i = 0; i < n; ++i) {
         const ImVec2 a(g.x, g.y + i * cell);
-        dl->AddRectFilled(a, ImVec2(a.x + cell - 1, a.y + cell - 1), cached);
+        dl->AddRectFilled(a, ImVec2(a.x + cell - 1, a.y + cell - 1), kMaskCached);
         if (labelled) {
             const std::string t = label_text(r.node_text[i]);
             const ImVec4 clip(o.x, a.y, g.x - 2, a.y + cell);
-            dl->AddText(ImGui::GetFont(), std::min(font, cell), ImVec2(o.x, a.y), caption, t.c_str(), nullptr, 0, &clip);
+            dl->AddText(ImGui::GetFont(), std::min(font, cell), ImVec2(o.x, a.y), kMaskCaption, t.c_str(), nullptr, 0, &clip);
         }
         std::vector<char> anc(n, 0);
         for (int x = i; x >= 0; x = nodes[x].parent) anc[x] = 1;
         for (int j = 0; j < n; ++j) {
             const ImVec2 p(g.x + (j + 1) * cell, g.y + i * cell);
             const bool acc = nodes[i].accepted && nodes[j].accepted && anc[j];
-            dl->AddRectFilled(p, ImVec2(p.x + cell - 1, p.y + cell - 1), anc[j] ? (acc ? kAcceptedPath : seen) : not_seen);
+            dl->AddRectFilled(p, ImVec2(p.x + cell - 1, p.y + cell - 1), anc[j] ? (acc ? kAcceptedPath : kMaskSeen) : kMaskHidden);
         }
         if (mouse.y >= a.y && mouse.y < a.y + cell && mouse.x >= g.x && mouse.x < g.x + (n + 1) * cell)
             hover_row = i, hover_col = int((mouse.x - g.x) / cell) - 1;
@@ -145,35 +187,8 @@ float draw_mask(ImDrawList* dl, ImVec2 o, float size, float height, const StepRe
             dl->AddRect(ImVec2(g.x - 1, g.y + i * cell - 1), ImVec2(g.x + (n + 1) * cell, g.y + (i + 1) * cell),
                         IM_COL32_WHITE, 0, 0, 1.5f);
     }
-    // The legend, one swatch and a word per colour, wrapped to the mask's width.
-    float x = o.x, y = g.y + n * cell + 6;
-    const std::pair<ImU32, const char*> keys[] = {
-        {cached, "cached text"}, {seen, "sees"}, {kAcceptedPath, "accepted path"}, {not_seen, "hidden"}};
-    for (const auto& [color, word] : keys) {
-        const float w = font + 4 + ImGui::CalcTextSize(word).x + 10;
-        if (x + w > o.x + size && x > o.x) x = o.x, y += font + 4;
-        dl->AddRectFilled(ImVec2(x, y + 2), ImVec2(x + font - 4, y + font - 2), color, 2);
-        dl->AddText(ImVec2(x + font, y), caption, word);
-        x += w;
-    }
-    const float bottom = y + font + 4;
-    if (hover_row >= 0 && hover_col >= -1 && hover_col < n) {
-        const int base = r.trace.base;
-        auto node_words = [&](int k) {
-            return "node " + std::to_string(k) + " " + label_text(r.node_text[k]) + " at position " +
-                   std::to_string(base + nodes[k].depth);
-        };
-        if (hover_col < 0)
-            ImGui::SetTooltip("%s sees the cached text, positions 0 to %d", node_words(hover_row).c_str(), base - 1);
-        else
-            ImGui::SetTooltip("%s %s %s", node_words(hover_row).c_str(),
-                              [&] {
-                                  for (int x2 = hover_row; x2 >= 0; x2 = nodes[x2].parent)
-                                      if (x2 == hover_col) return "sees";
-                                  return "does not see";
-                              }(),
-                              node_words(hover_col).c_str());
-    }
+    const float bottom = draw_mask_legend(dl, o, size, g.y + n * cell + 6);
+    if (hover_row >= 0 && hover_col >= -1 && hover_col < n) mask_tooltip(r, hover_row, hover_col);
     return bottom - o.y;
 }
 
@@ -401,6 +416,63 @@ void draw_mask_view(ChatApp& app, const StepRecord& r, int highlight) {
     ImGui::EndChild();
 }
 
+// A step with no tree: step 1's lone check of the prompt (Medusa), or a step that drafted nothing.
+void draw_undrafted_step(const StepRecord& r) {
+    ImGui::TextWrapped("%s", r.trace.drafter == DrafterKind::Medusa && r.trace.step == 1
+                                 ? ("Step 1 checks the prompt's last token alone: it gives the first token " +
+                                    label_text(r.bonus_text) + " and the hidden state the Medusa heads guess from. "
+                                    "Trees start at step 2.").c_str()
+                                 : ("Nothing was drafted this step: one pass gave the model's own token " +
+                                    label_text(r.bonus_text) + ".").c_str());
+}
+
+constexpr int kBonusNode = -2;  // the model's own token's box, below the tree
+
+// A tree larger than its view opens scrolled to the end of the accepted path (twice: the first
+// frame of a step may still scroll over the last one's size).
+void scroll_to_path_end(ChatApp& app, const TreeCanvas& c, ImVec2 bonus_c, ImVec2 avail) {
+    if (app.tree_scrolled.step != app.shown_step()) app.tree_scrolled = {app.shown_step(), 2};
+    if (app.tree_scrolled.frames > 0) {
+        --app.tree_scrolled.frames;
+        ImGui::SetScrollX(std::max(0.0f, bonus_c.x - c.origin.x - avail.x * 0.5f));
+        ImGui::SetScrollY(std::max(0.0f, bonus_c.y + c.hh + 8 - c.origin.y - avail.y));
+    }
+}
+
+// The line from the last accepted box down to the model's own token. Where deeper guesses sit in
+// between, it leaves the column through the gap beside it rather than crossing them.
+void draw_bonus_line(const TreeCanvas& c, const StepRecord& r, bool draft, int last, ImVec2 bonus_c, TreeAudit& audit) {
+    const auto& nodes = r.trace.nodes;
+    const ImVec2 from = c.center(c.layout.column[last], nodes[last].depth);
+    const float below = from.y + c.hh, above = bonus_c.y - c.hh;
+    std::vector<ImVec2> line = {ImVec2(from.x, below)};
+    if (nodes[last].depth + 1 < c.layout.rows) {
+        // Down the nearest gap to the left that no box of the rows below reaches into (at
+        // worst the row labels' margin).
+        std::vector<std::pair<float, float>> blocked;
+        for (size_t i = 1; i < nodes.size(); ++i)
+            if (c.layout.visible[i] && nodes[i].depth > nodes[last].depth) {
+                const float x = c.center(c.layout.column[i], nodes[i].depth).x;
+                const float hw = draft || !nodes[i].accepted ? c.col_hw : c.full_hw;
+                blocked.push_back({x - hw - 1.5f, x + hw + 1.5f});
+            }
+        float side = from.x;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (const auto& [a, b] : blocked)
+                if (side > a && side < b) side = a - 0.5f, moved = true;
+        }
+        side = std::max(side, c.origin.x + 2);
+        const float gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
+        line.insert(line.end(), {ImVec2(from.x, below + gap), ImVec2(side, below + gap), ImVec2(side, above - gap),
+                                 ImVec2(bonus_c.x, above - gap)});
+    }
+    line.push_back(ImVec2(bonus_c.x, above));
+    c.dl->AddPolyline(line.data(), int(line.size()), origin_color(0), 0, 2.5f);
+    for (size_t k = 0; k + 1 < line.size(); ++k)
+        audit.edge(last, kBonusNode, line[k].x, line[k].y, line[k + 1].x, line[k + 1].y);
+}
+
 // The tree in a scrolling child window, and the mask beside it.
 void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool draft) {
     const auto& nodes = r.trace.nodes;
@@ -412,12 +484,7 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     app.tree_canvas_rect = window_rect();
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     if (nodes.size() <= 1 && phase == TeachingPhase::WholeStep) {
-        ImGui::TextWrapped("%s", r.trace.drafter == DrafterKind::Medusa && r.trace.step == 1
-                                     ? ("Step 1 checks the prompt's last token alone: it gives the first token " +
-                                        label_text(r.bonus_text) + " and the hidden state the Medusa heads guess from. "
-                                        "Trees start at step 2.").c_str()
-                                     : ("Nothing was drafted this step: one pass gave the model's own token " +
-                                        label_text(r.bonus_text) + ".").c_str());
+        draw_undrafted_step(r);
         app.audit_window();
         ImGui::EndChild();
         return;
@@ -438,50 +505,11 @@ void draw_tree_view(ChatApp& app, const StepRecord& r, TeachingPhase phase, bool
     const int rejected = draft && verdicts ? rejected_node(r.trace) : -1;
     // The model's own token after the accepted path, in its own row below the tree.
     const ImVec2 bonus_c = c.center(c.layout.column[last], c.layout.rows);
-    constexpr int kBonusNode = -2;  // the model's own token's box, below the tree
     // As wide as an accepted box, 30 at least, but never into the row labels on the left.
     const float labels_end = c.origin.x + c.left - 4;
     const float bonus_hw = std::max(c.full_hw, std::min(30.0f, bonus_c.x - labels_end));
-    // A tree larger than its view opens scrolled to the end of the accepted path (twice: the
-    // first frame of a step may still scroll over the last one's size).
-    if (app.tree_scrolled.step != app.shown_step()) app.tree_scrolled = {app.shown_step(), 2};
-    if (app.tree_scrolled.frames > 0) {
-        --app.tree_scrolled.frames;
-        ImGui::SetScrollX(std::max(0.0f, bonus_c.x - c.origin.x - avail.x * 0.5f));
-        ImGui::SetScrollY(std::max(0.0f, bonus_c.y + c.hh + 8 - c.origin.y - avail.y));
-    }
-    if (verdicts) {
-        // From the last accepted box down to the model's own token. Where deeper guesses sit in
-        // between, the line leaves the column through the gap beside it rather than crossing them.
-        const ImVec2 from = c.center(c.layout.column[last], nodes[last].depth);
-        const float below = from.y + c.hh, above = bonus_c.y - c.hh;
-        std::vector<ImVec2> line = {ImVec2(from.x, below)};
-        if (nodes[last].depth + 1 < c.layout.rows) {
-            // Down the nearest gap to the left that no box of the rows below reaches into (at
-            // worst the row labels' margin).
-            std::vector<std::pair<float, float>> blocked;
-            for (size_t i = 1; i < nodes.size(); ++i)
-                if (c.layout.visible[i] && nodes[i].depth > nodes[last].depth) {
-                    const float x = c.center(c.layout.column[i], nodes[i].depth).x;
-                    const float hw = draft || !nodes[i].accepted ? c.col_hw : c.full_hw;
-                    blocked.push_back({x - hw - 1.5f, x + hw + 1.5f});
-                }
-            float side = from.x;
-            for (bool moved = true; moved;) {
-                moved = false;
-                for (const auto& [a, b] : blocked)
-                    if (side > a && side < b) side = a - 0.5f, moved = true;
-            }
-            side = std::max(side, c.origin.x + 2);
-            const float gap = std::min(3.0f, (c.row_h - 2 * c.hh) * 0.5f);
-            line.insert(line.end(), {ImVec2(from.x, below + gap), ImVec2(side, below + gap), ImVec2(side, above - gap),
-                                     ImVec2(bonus_c.x, above - gap)});
-        }
-        line.push_back(ImVec2(bonus_c.x, above));
-        c.dl->AddPolyline(line.data(), int(line.size()), origin_color(0), 0, 2.5f);
-        for (size_t k = 0; k + 1 < line.size(); ++k)
-            audit.edge(last, kBonusNode, line[k].x, line[k].y, line[k + 1].x, line[k + 1].y);
-    }
+    scroll_to_path_end(app, c, bonus_c, avail);
+    if (verdicts) draw_bonus_line(c, r, draft, last, bonus_c, audit);
     const int hovered = draw_tree_nodes(c, r, phase, draft, verdicts, rejected);
     bool bonus_hover = false;
     if (verdicts) {
