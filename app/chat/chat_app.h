@@ -26,7 +26,7 @@ struct Rect {
 };
 Rect window_rect();  // the current ImGui window's, on the screen
 
-struct ChatApp {
+struct ChatApp : ChatsHost {
     ChatApp(gpu::Context& ctx);
 
     // Actions.
@@ -52,6 +52,14 @@ struct ChatApp {
     // A saved chat (chat_file.h) as the conversation, its model loaded where it is not the one in
     // use; false (and chats_note says why) when decoding or the file does not read.
     bool open_chat(const std::string& path);
+    // The Chats window's view of the app (ChatsHost).
+    const std::string& current_chat() const override { return chat_path; }
+    void name_current_chat(const std::string& name) override { chat_name = name; }
+    void forget_current_chat() override { chat_path.clear(), saved_state.clear(); }
+    bool open_saved_chat(const std::string& path) override { return open_chat(path); }
+    std::string why_not_opened() const override {
+        return chats_note.empty() ? "a chat cannot be opened while decoding" : chats_note;
+    }
     void load() { remember_model(recent_models, settings.model_path), worker.load(settings); }
     // A file or folder dropped on the window: its kind (by content) decides which setting it sets.
     void drop(const std::string& path);

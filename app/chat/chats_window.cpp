@@ -3,7 +3,6 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
-#include "chat_app.h"
 #include "chat_export.h"
 #include "dialog_keys.h"
 
@@ -17,7 +16,7 @@ void ChatsWindow::open() {
 }
 
 // One chat's row: its title (click to open), date, model, turns and what can be done with it.
-void ChatsWindow::row(ChatApp& app, size_t i) {
+void ChatsWindow::row(ChatsHost& app, size_t i) {
     const ChatEntry& e = entries_[i];
     ImGui::PushID(int(i));
     ImGui::TableNextRow();
@@ -27,7 +26,7 @@ void ChatsWindow::row(ChatApp& app, size_t i) {
         if (ImGui::InputText("##name", &new_name_, ImGuiInputTextFlags_EnterReturnsTrue)) {
             try {
                 rename_chat(e.path, new_name_);
-                if (e.path == app.chat_path) app.chat_name = new_name_;
+                if (e.path == app.current_chat()) app.name_current_chat(new_name_);
                 reread_ = true;
             } catch (const std::exception& ex) {
                 note_ = ex.what();
@@ -35,9 +34,9 @@ void ChatsWindow::row(ChatApp& app, size_t i) {
             renaming_ = -1;
         }
         if (ImGui::IsItemDeactivated() && !ImGui::IsItemDeactivatedAfterEdit()) renaming_ = -1;
-    } else if (ImGui::Selectable(e.title.c_str(), e.path == app.chat_path)) {
-        if (app.open_chat(e.path)) open_ = false;
-        else note_ = app.chats_note.empty() ? "a chat cannot be opened while decoding" : app.chats_note;
+    } else if (ImGui::Selectable(e.title.c_str(), e.path == app.current_chat())) {
+        if (app.open_saved_chat(e.path)) open_ = false;
+        else note_ = app.why_not_opened();
     }
     if (ImGui::IsItemHovered() && renaming_ != int(i)) ImGui::SetTooltip("%s", e.path.c_str());
     ImGui::TableNextColumn();
@@ -53,7 +52,7 @@ void ChatsWindow::row(ChatApp& app, size_t i) {
         if (ImGui::SmallButton("yes")) {
             try {
                 delete_chat(e.path);
-                if (e.path == app.chat_path) app.chat_path.clear(), app.saved_state.clear();  // saved anew after the next reply
+                if (e.path == app.current_chat()) app.forget_current_chat();
                 note_ = "deleted " + e.path;
                 reread_ = true;
             } catch (const std::exception& ex) {
@@ -84,7 +83,7 @@ void ChatsWindow::row(ChatApp& app, size_t i) {
     ImGui::PopID();
 }
 
-void ChatsWindow::draw(ChatApp& app) {
+void ChatsWindow::draw(ChatsHost& app) {
     listed_.clear();
     if (!open_) return;
     if (reread_) entries_ = list_chats(chats_dir(), &skipped_), reread_ = false;  // after a rename or delete

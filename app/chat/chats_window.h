@@ -9,13 +9,25 @@
 
 namespace medusa::chat {
 
-struct ChatApp;
+// What the window needs of the app: the chat now open (its file, and the name given to it), and
+// opening a saved one.
+class ChatsHost {
+public:
+    virtual ~ChatsHost() = default;
+    virtual const std::string& current_chat() const = 0;  // its file; "" before its first save
+    virtual void name_current_chat(const std::string& name) = 0;
+    // The current chat's file was deleted: the next reply saves it anew.
+    virtual void forget_current_chat() = 0;
+    // False, with why_not_opened() saying why, when decoding or the file does not read.
+    virtual bool open_saved_chat(const std::string& path) = 0;
+    virtual std::string why_not_opened() const = 0;
+};
 
 class ChatsWindow {
 public:
     // Reads the chats folder again and shows the window.
     void open();
-    void draw(ChatApp& app);
+    void draw(ChatsHost& app);
     bool is_open() const { return open_; }
     // What the last frame listed (the paths, after the search) and the last action's note.
     const std::vector<std::string>& listed() const { return listed_; }
@@ -23,7 +35,7 @@ public:
     std::string query;  // the search box's text
 
 private:
-    void row(ChatApp& app, size_t i);
+    void row(ChatsHost& app, size_t i);
     bool open_ = false, reread_ = false;
     std::vector<ChatEntry> entries_;
     int skipped_ = 0;
