@@ -42,16 +42,10 @@ threads=${LLAMA_THREADS:-$(nproc)}
 want_backend=$([[ $backend == vulkan ]] && echo Vulkan || echo CPU)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+source scripts/bench_round.sh
 
-
-ours() {  # file, round -> one JSON line {decode, prefill, verify_ratio, device}
-    local out="$work/ours.json"
-    # The cache holds the prompt, the decoded tokens and a verify block after them.
-    "$medusa" bench -m "$1" --no-medusa --no-cpu --max-block "$verify" --tokens "$tokens" --prompt-tokens "$prompt" \
-        --ctx-size $((prompt + tokens + verify + 64)) --runs 1 --json "$out" >"$work/ours.log" 2>&1 ||
-        { echo "compare_llama_cpp: medusa bench failed on $1:" >&2; tail -5 "$work/ours.log" >&2; exit 1; }
-    jq -c --arg v "$verify" '{decode: .vulkan.decode_tokens_per_s, prefill: .vulkan.prefill_tokens_per_s,
-        verify_ratio: .vulkan.forward_ratio[$v], device: .device.name}' "$out"
+ours() {  # file -> one JSON line {decode, prefill, verify_ratio, device}
+    medusa_bench_round "$medusa" "$1" "$verify" "$tokens" "$prompt" "$work"
 }
 
 theirs() {  # file -> one JSON line {decode, prefill, verify_ratio, backend, device}
@@ -80,14 +74,16 @@ theirs() {  # file -> one JSON line {decode, prefill, verify_ratio, backend, dev
 results=()
 for file in "${files[@]}"; do
     : >"$work/ours.rounds" && : >"$work/theirs.rounds"
+    # One bench of ours first, not counted, so that round 1 does not time the driver building its
+    # pipelines (llama-bench warms up by itself).
+    ours "$file" >/dev/null
     for round in $(seq "$rounds"); do
         echo "$(basename "$file"): round $round/$rounds: medusa..." >&2
         ours "$file" >>"$work/ours.rounds"
         echo "$(basename "$file"): round $round/$rounds: llama.cpp ($backend)..." >&2
         theirs "$file" >>"$work/theirs.rounds"
     done
-    row=$(jq -n --arg file "$file" --slurpfile a "$work/ours.rounds" --slurpfile b "$work/theirs.rounds" '
-        def med: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+    row=$(jq -n --arg file "$file" --slurpfile a "$work/ours.rounds" --slurpfile b "$work/theirs.rounds" "$JQ_MEDIAN"'
         def figures(r): {decode_tokens_per_s: (r | map(.decode) | med), prefill_tokens_per_s: (r | map(.prefill) | med),
                          verify_ratio: (r | map(.verify_ratio) | med), rounds: r};
         figures($a) as $o | figures($b) as $t

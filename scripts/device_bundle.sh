@@ -6,7 +6,8 @@
 #       the CLI and test binaries with ctest's files, the shared libraries they load (all but the C and
 #       C++ runtimes), Debian's validation layer and GL dispatch libraries, ../shared (models, test
 #       data, llama.cpp's llama-bench kit, unpacked to /tmp/llama.cpp there) and the trained files of
-#       stories260K from the cache.
+#       stories260K from the cache. MEDUSA_BUNDLE_BASELINE=PATH adds another build's medusa (the
+#       previous commit's) as build/medusa-baseline, which device_report.sh times beside this one.
 #   source scripts/device_bundle.sh unpack [DIR]   (there, in the checkout's root) puts each back where
 #       the build and the tests look for it and exports the library and layer paths.
 #
@@ -22,9 +23,13 @@ bundle_pack() {
     rm -rf "$dir" && mkdir -p "$dir/deb" "$work/build" "$work/lib"
     cp build/medusa build/medusa_tests build/medusa_peak_rss build/libmedusa_fault_shim.so build/*.cmake "$work/build/"
     strip --strip-unneeded "$work"/build/{medusa,medusa_tests,medusa_peak_rss}
+    if [[ -n ${MEDUSA_BUNDLE_BASELINE:-} ]]; then
+        [[ -x $MEDUSA_BUNDLE_BASELINE ]] || { echo "device_bundle: MEDUSA_BUNDLE_BASELINE '$MEDUSA_BUNDLE_BASELINE' is no executable" >&2; return 1; }
+        cp "$MEDUSA_BUNDLE_BASELINE" "$work/build/medusa-baseline" && strip --strip-unneeded "$work/build/medusa-baseline"
+    fi
     # The app's tests need a display; the report runs the CLI's.
     grep -v '^subdirs("app/' build/CTestTestfile.cmake >"$work/build/CTestTestfile.cmake"
-    ldd build/medusa build/medusa_tests | awk '/=> \// {print $3}' |
+    ldd build/medusa build/medusa_tests ${MEDUSA_BUNDLE_BASELINE:+"$MEDUSA_BUNDLE_BASELINE"} | awk '/=> \// {print $3}' |
         grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl)\.so' | sort -u | xargs -r cp -L -t "$work/lib"
     tar -C "$work" -czf "$dir/build.tgz" build lib
     rm -rf "$work"

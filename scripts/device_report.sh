@@ -21,6 +21,9 @@
 #                                           /tmp/llama.cpp/vulkan/llama-bench, where device_bundle.sh unpacks it)
 #   MEDUSA_REPORT_COMPARE_DTYPES="q4_0 f16" the weight types compared with llama.cpp (default q4_0 q8_0 q4_k f16)
 #   MEDUSA_REPORT_COMPARE_ROUNDS=N          alternating rounds per file (default 2)
+#   MEDUSA_REPORT_BASELINE=PATH             another build's medusa (the previous commit's) timed beside this one,
+#                                           alternating (default: build/medusa-baseline, which device_bundle.sh
+#                                           packs from MEDUSA_BUNDLE_BASELINE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-device-report}
@@ -153,6 +156,20 @@ if [[ -x $llama_bench && ($cpu_driver == 0 || -n ${MEDUSA_REPORT_LLAMA_BENCH:-})
     done
 else
     progress "against llama.cpp (skipped: no llama-bench at $llama_bench)"
+fi
+
+# This build beside the previous one on the same device: decode, prefill and verify at each shape
+# (q4_0) and on stories260K, alternating (scripts/compare_builds.sh).
+baseline=${MEDUSA_REPORT_BASELINE:-$PWD/build/medusa-baseline}
+if [[ -x $baseline ]]; then
+    targets=("$models/stories260K.bin")
+    for shape in $shapes; do targets+=("synthetic:$shape:q4_0"); done
+    section "This build against the baseline ($baseline)" \
+        scripts/compare_builds.sh --baseline "$baseline" --build "$PWD/$bin" --rounds "${MEDUSA_REPORT_COMPARE_ROUNDS:-2}" \
+        --json "$out/baseline.json" "${targets[@]}"
+    json_parts+=("\"baseline\": $(cat "$out/baseline.json" 2>/dev/null || echo null)")
+else
+    progress "against the baseline (skipped: no baseline build at $baseline)"
 fi
 
 # Every drafter this checkout has: trained heads, tree and EAGLE layers come from
