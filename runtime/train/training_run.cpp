@@ -1,7 +1,7 @@
 #include "train/training_run.h"
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "train/checkpoint_folder.h"
 #include "train/training_objective.h"
@@ -36,15 +36,15 @@ RunSummary TrainingRun::run(TrainingObjective& objective) {
     const bool resuming = o_.resume && committed_checkpoint(o_.checkpoint_dir);
     const int first_step = objective.start({resuming ? o_.checkpoint_dir : "", &o_.identity, log_}) + 1;
     RunSummary res;
-    size_t since_positions = 0;
+    size_t positions = 0, since_positions = 0;
     int since_log = 0;
     using clock = std::chrono::steady_clock;
     const auto t0 = clock::now();
     auto tlog = t0;
     for (int step = first_step; step <= o_.steps; ++step) {
         std::mt19937_64 rng(o_.seed * 0x9E3779B97F4A7C15ull + uint64_t(step));  // the batch depends on (seed, step) only
-        const size_t positions = objective.step(step, learning_rate(o_, step), rng);
-        res.positions += positions, since_positions += positions;
+        const size_t trained = objective.step(step, learning_rate(o_, step), rng);
+        positions += trained, since_positions += trained;
         ++since_log;
         ++res.steps_done;
         if (log_ && (step % o_.log_every == 0 || step == o_.steps)) {
@@ -60,7 +60,7 @@ RunSummary TrainingRun::run(TrainingObjective& objective) {
         if (c.stop) break;
     }
     res.wall_s = std::chrono::duration<double>(clock::now() - t0).count();
-    res.positions_per_s = double(res.positions) / std::max(res.wall_s, 1e-9);
+    res.positions_per_s = double(positions) / std::max(res.wall_s, 1e-9);
     return res;
 }
 

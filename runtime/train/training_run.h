@@ -3,7 +3,6 @@
 // cadence, resumable checkpoints committed as one folder, and the run's time and speed. What is
 // trained, and on what loss, is the objective's (train/training_objective.h).
 #pragma once
-#include <cstddef>
 
 #include "train/training_schedule.h"
 
@@ -14,8 +13,7 @@ class TrainingObjective;
 struct RunSummary {
     int steps_done = 0;      // this run (fewer than the schedule's when resumed)
     double wall_s = 0;
-    size_t positions = 0;    // what the objective's steps trained
-    double positions_per_s = 0;
+    double positions_per_s = 0;  // what the objective's steps trained, per second
 };
 
 class TrainingRun {
