@@ -124,8 +124,9 @@ bool load_lora(const std::string& dir, std::vector<float>& lora, const LoraConfi
 
 JointObjective::JointObjective(gpu::Context& ctx, const BackboneWeights& base, const MedusaHeads& heads,
                                const DistillData& data, const JointOptions& o)
-    : ctx_(ctx), base_(base), init_(heads), data_(data), o_(o), loss_(size_t(heads.count()), 0.0),
-      top1_(size_t(heads.count()), 0.0) {
+    : ctx_(ctx), base_(base), init_(heads), data_(data), o_(o), backbone_(o.schedule),
+      loss_(size_t(heads.count()), 0.0), top1_(size_t(heads.count()), 0.0) {
+    backbone_.lr = o.backbone_lr;
     // Sequences long enough to give every head a target.
     for (int s = 0; s < data.num_sequences(); ++s)
         if (data.seq_start[s + 1] - data.seq_start[s] > heads.count() + 2) usable_.push_back(s);
@@ -164,10 +165,8 @@ size_t JointObjective::step(int step, float lr, std::mt19937_64& rng) {
     std::vector<int> seqs(o_.sequences);
     for (int& s : seqs) s = usable_[rng() % usable_.size()];
     const JointBatch b = make_joint_batch(data_, seqs, o_.seq_len, K, o_.lambda);
-    TrainOptions backbone = o_.schedule;
-    backbone.lr = o_.backbone_lr;
     heads_opt_.lr = lr;
-    lora_opt_.lr = learning_rate(backbone, step);
+    lora_opt_.lr = learning_rate(backbone_, step);
     const JointBatchStats s = trainer_->step(b, lora_opt_, heads_opt_, step);
     kl_ += s.kl, lora_norm_ += s.lora_grad_norm;
     for (int k = 0; k < K; ++k)

@@ -68,6 +68,7 @@ private:
     const MedusaHeads& init_;
     const DistillData& data_;
     const JointOptions& o_;
+    TrainOptions backbone_;  // the schedule at the adapters' peak learning rate
     std::vector<int> usable_;
     std::unique_ptr<GpuJointTrainer> trainer_;
     AdamW lora_opt_, heads_opt_;
