@@ -133,7 +133,7 @@ Eagle3Evaluation evaluate_eagle3(gpu::Context& ctx, const EagleLayer& layer, con
 Eagle3Objective::Eagle3Objective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                  const LlamaConfig& target_config, const DistillData& data,
                                  const Eagle3TrainOptions& o)
-    : EagleObjectiveBase(ctx, init, target, data, target_config, o, o.seq_len, o.beta1, o.beta2), o_(o),
+    : EagleObjectiveBase(ctx, init, target, data, target_config, o), o_(o),
       hits_(size_t(o.ttt_steps), 0.0), rows_(size_t(o.ttt_steps), 0.0) {
     if (o.ttt_steps < 1) throw std::invalid_argument("training-time test needs at least one step");
     top_ = target_top_tokens(data, target);

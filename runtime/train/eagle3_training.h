@@ -28,15 +28,13 @@ DraftVocabulary choose_draft_vocabulary(const DistillData& data, int vocab, int 
 // The target's greedy token after each position of `data`: its classifier on the hidden states.
 std::vector<int> target_top_tokens(const DistillData& data, const EagleTarget& target);
 
-struct Eagle3TrainOptions : TrainOptions {
+struct Eagle3TrainOptions : EagleSchedule {
     Eagle3TrainOptions() {
         steps = 1000;
         batch = 4;  // sequences per step
         lr = 3e-3f;
         clip = 0.5f;
     }
-    float beta1 = 0.9f, beta2 = 0.95f;
-    int seq_len = 0;       // rows per sequence; 0: the data's longest sequence
     int ttt_steps = 7;     // unrolled steps (SafeAILab: 7)
     float decay = 0.8f;    // step k's loss weighs decay^k (SafeAILab: 0.8)
 };

@@ -84,12 +84,12 @@ EagleTeacherForced evaluate_eagle_teacher_forced(gpu::Context& ctx, const EagleL
 template <class Trainer>
 EagleObjectiveBase<Trainer>::EagleObjectiveBase(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                                 const DistillData& data, const LlamaConfig& config,
-                                                const TrainOptions& o, int seq_len, float beta1, float beta2)
+                                                const EagleSchedule& o)
     : ctx_(ctx), init_(init), target_(target), data_(data), config_(config),
-      seq_len_(seq_len > 0 ? seq_len : longest_sequence(data)), seqs_(size_t(o.batch)), start_(init) {
+      seq_len_(o.seq_len > 0 ? o.seq_len : longest_sequence(data)), seqs_(size_t(o.batch)), start_(init) {
     if (data.num_sequences() < 1) throw std::invalid_argument("no training sequences");
-    opt_.beta1 = beta1;
-    opt_.beta2 = beta2;
+    opt_.beta1 = o.beta1;
+    opt_.beta2 = o.beta2;
     opt_.weight_decay = o.weight_decay;
     opt_.clip = o.clip;
 }
@@ -146,7 +146,7 @@ LlamaConfig layer_config(const EagleLayer& init) {
 
 EagleObjective::EagleObjective(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target,
                                const DistillData& data, const EagleTrainOptions& o)
-    : EagleObjectiveBase(ctx, init, target, data, layer_config(init), o, o.seq_len, o.beta1, o.beta2), o_(o) {}
+    : EagleObjectiveBase(ctx, init, target, data, layer_config(init), o), o_(o) {}
 
 EagleObjective::~EagleObjective() = default;
 

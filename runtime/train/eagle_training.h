@@ -32,16 +32,20 @@ struct EagleTarget {
     static EagleTarget from(const ModelFile& file);
 };
 
-// `batch` counts sequences per step; the rest of TrainOptions as for Medusa heads.
-struct EagleTrainOptions : TrainOptions {
+// What both EAGLE objectives' options add to the schedule: AdamW's betas and the sequences'
+// length. `batch` counts sequences per step; the rest of TrainOptions as for Medusa heads.
+struct EagleSchedule : TrainOptions {
+    float beta1 = 0.9f, beta2 = 0.95f;
+    int seq_len = 0;  // rows per sequence; 0: the data's longest sequence
+};
+
+struct EagleTrainOptions : EagleSchedule {
     EagleTrainOptions() {
         steps = 2000;
         batch = 8;
         lr = 3e-3f;
         clip = 0.5f;
     }
-    float beta1 = 0.9f, beta2 = 0.95f;
-    int seq_len = 0;      // rows per sequence; 0: the data's longest sequence
     float noise = 0.0f;   // width of the uniform noise on input features: U(-noise/2, noise/2)
     EagleLossWeights loss;
 };
@@ -84,7 +88,7 @@ public:
 protected:
     // `config`: what a checkpoint's layer is read with. Keeps references to its arguments.
     EagleObjectiveBase(gpu::Context& ctx, const EagleLayer& init, const EagleTarget& target, const DistillData& data,
-                       const LlamaConfig& config, const TrainOptions& o, int seq_len, float beta1, float beta2);
+                       const LlamaConfig& config, const EagleSchedule& o);
     virtual std::unique_ptr<Trainer> make_trainer(const EagleLayer& start) = 0;
     void draw_sequences(std::mt19937_64& rng);  // into seqs_
 
