@@ -4,7 +4,7 @@
 # medusa_bench_round BIN TARGET VERIFY TOKENS PROMPT WORK: one JSON line {decode, prefill,
 # verify_ratio, device} from BIN's bench of TARGET (a model file, or synthetic:NAME:DTYPE for random
 # weights of a named shape): TOKENS decoded after a PROMPT-token prompt, forward(VERIFY)/forward(1);
-# the median of 3 runs in one process, since the first run builds the pipelines it uses.
+# the median of 3 runs in one process.
 # WORK is a folder for its files; a failed bench ends the script with its last lines.
 medusa_bench_round() {
     local bin=$1 target=$2 verify=$3 tokens=$4 prompt=$5 work=$6 model

@@ -44,6 +44,14 @@ struct Timing {
     int runs = 0;
 };
 
+// One prompt and one decoded token, not timed: their command buffers are recorded and their
+// pipelines built here, so that the first timed run measures what the others do.
+void warm_up(LanguageModel& model, const std::vector<int>& prompt) {
+    model.forward(TokenBlock::causal(0, prompt));
+    if (int(prompt.size()) < model.config().seq_len)
+        model.forward(TokenBlock::causal(int(prompt.size()), {model.argmax(int(prompt.size()) - 1)}));
+}
+
 // Prefill `prompt`, then decode greedily `n` tokens, `runs` times; medians of the rates.
 Timing time_engine(LanguageModel& model, const std::vector<int>& prompt, int n, int runs, const char* label) {
     std::vector<double> prefill, decode;
@@ -144,6 +152,7 @@ json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, con
                  const gpu::MeasuredBandwidth& bandwidth, json& out) {
     std::fprintf(stderr, "uploading weights to %s...\n", gpu->info().name.c_str());
     GpuModel model(*gpu, file, {.context = p.context, .layouts = p.layouts});
+    warm_up(model, p.prompt);
     const uint64_t submits_before = model.submits();
     Timing t = time_engine(model, p.prompt, p.n_decode, p.runs, "vulkan");
     const double forwards = double(model.submits() - submits_before);
