@@ -130,6 +130,15 @@ for shape in $shapes; do
     section "Prefill, decode and verify cost forward(T)/forward(1) at $shape shapes (q4_0)" \
         $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa --runs 3 --json "$out/verify-$shape.json"
     json_parts+=("\"verify-$shape\": $(cat "$out/verify-$shape.json" 2>/dev/null || echo null)")
+    # Attention over a long cache: single tokens and blocks verified at slot 1000, with the keys
+    # split into ranges as the engine chooses (attention_splits) and in one range.
+    for splits in default 1; do
+        section "Verify latency at cache position 1000, $shape shapes (q4_0), attention key ranges: $splits" \
+            env MEDUSA_ATTENTION_SPLITS="${splits#default}" $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa \
+            --runs 3 --tokens 32 --position 1000 \
+            --json "$out/deep-$splits-$shape.json"
+        json_parts+=("\"deep-$splits-$shape\": $(cat "$out/deep-$splits-$shape.json" 2>/dev/null || echo null)")
+    done
     # Kept in the report's folder, not the cache: the sections above measured the untuned defaults.
     section "Matrix kernel configurations at $shape shapes (q4_0): read path, workgroup, rows per subgroup" \
         $bin bench --synthetic "$shape" --dtype q4_0 --tune-kernels --tune-out "$out/kernel-tuning.json" \

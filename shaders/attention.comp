@@ -5,27 +5,20 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
-#if BLOCK_MASK_WORDS != 4
-#error "mask rows are read as one uvec4"
-#endif
-// One subgroup per (block token, head) (CPU drivers: per head and run of TOKENS_PER_SUBGROUP
-// tokens): softmax(q.K / sqrt(d)) V over the cache prefix [0, base)
-// (the window's slots as its mask says) and the block tokens the mask lets this token see (itself
-// and, in a tree, its ancestors; in a prompt, everything before it). Subgroup reductions only: no
-// workgroup barriers, which CPU drivers such as lavapipe pay for dearly.
+// CPU drivers: one subgroup per head and run of TOKENS_PER_SUBGROUP block tokens computes
+// softmax(q.K / sqrt(d)) V over the cache prefix [0, base) (the window's slots as its mask says)
+// and the block tokens the mask lets each token see (itself and, in a tree, its ancestors; in a
+// prompt, everything before it). Subgroup reductions only: no workgroup barriers, which CPU
+// drivers such as lavapipe pay for dearly. GPUs run attention_split.comp instead.
 layout(local_size_x = 64) in;
-layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
-layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
-layout(std430, binding = 2) readonly buffer VCache { float vc[]; };
 layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
-layout(std430, binding = 4) buffer Scores { float att[]; };  // [T][n_heads][ctx]
+layout(std430, binding = 4) buffer Scratch { float unused[]; };  // attention_split.comp's partial sums
 layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
-// CPU drivers: the head size (a multiple of 4), and one pass with a running (online) softmax
-// per lane, merged across the subgroup at the end: no scores buffer and no barrier, and q, K
-// and V read four floats per load (each load is an instruction per lane there). 0: GPUs,
-// three passes over the scores buffer (few registers per lane).
+// The head size (a multiple of 4): one pass with a running (online) softmax per lane, merged
+// across the subgroup at the end: no scores buffer and no barrier, and q, K and V read four
+// floats per load (each load is an instruction per lane there).
 layout(constant_id = 0) const uint ONE_PASS_HEAD_DIM = 0;
 const uint HD4 = ONE_PASS_HEAD_DIM / 4;
 layout(std430, binding = 0) readonly buffer QKV4 { vec4 qkv4[]; };
@@ -35,6 +28,7 @@ layout(std430, binding = 2) readonly buffer VCache4 { vec4 vc4[]; };
 // to 9): a CPU driver fetches a texel for every lane with one gather, where a storage load at an
 // address it cannot prove uniform (anything derived from the workgroup) is a loop over the lanes.
 #if defined(VARIANT_TEXEL)
+#define ATTENTION_TEXEL_MASKS
 layout(binding = 6) uniform samplerBuffer KeyTexels;
 layout(binding = 7) uniform samplerBuffer ValueTexels;
 layout(binding = 8) uniform samplerBuffer QkvTexels;
@@ -48,32 +42,13 @@ uvec4 window_row(uint t) { return texelFetch(ParamTexels, int(BLOCK_WINDOW_MASK_
 vec4 key4(uint i) { return kc4[i]; }
 vec4 value4(uint i) { return vc4[i]; }
 vec4 qkv4_at(uint i) { return qkv4[i]; }
-uvec4 mask_row(uint t) {
-    const uint i = t * BLOCK_MASK_WORDS;
-    return uvec4(P.mask[i], P.mask[i + 1], P.mask[i + 2], P.mask[i + 3]);
-}
-uvec4 window_row(uint t) {
-    const uint i = t * BLOCK_MASK_WORDS;
-    return uvec4(P.window_mask[i], P.window_mask[i + 1], P.window_mask[i + 2], P.window_mask[i + 3]);
-}
 #endif
 
-// Bit i of a mask row (BLOCK_MASK_WORDS = 4 words).
-bool row_bit(uvec4 row, uint i) {
-    const uint word = i < 64u ? (i < 32u ? row.x : row.y) : (i < 96u ? row.z : row.w);
-    return (word & (1u << (i & 31u))) != 0;
-}
-
-// Slots before `free_end` (= base - window) are seen by every block token; the window's slots and
-// the block's own tokens as the token's mask rows (read once, before any loop) say.
-bool visible(uint s, uint base, uint free_end, uvec4 window_bits, uvec4 block_bits) {
-    if (s < free_end) return true;
-    return s < base ? row_bit(window_bits, s - free_end) : row_bit(block_bits, s - base);
-}
+#include "attention_mask.glsl"
 
 // CPU drivers, blocks of tokens (trees, prompts): a subgroup takes this many tokens of one head,
 // so each key and value is fetched once for all of them (the fetches, not the arithmetic, cost
-// the most there). 1 for single tokens and for the GPU layout.
+// the most there). 1 for single tokens.
 layout(constant_id = 1) const uint TOKENS_PER_SUBGROUP = 1;
 const uint TB = TOKENS_PER_SUBGROUP;
 
@@ -144,44 +119,10 @@ void main() {
     const uint pair = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID;
     const uint h = pair % p.n_heads, t = pair / p.n_heads * TB;  // the (first) block token
     if (t >= P.count) return;  // uniform across the subgroup
-    const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize;
     const uint base = P.base;
     const uint n_keys = base + P.count;
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
     const float scale = inversesqrt(float(p.head_dim));
     const uint free_end = base - P.window;
-    if (ONE_PASS_HEAD_DIM != 0) {
-        one_pass(t, h, base, free_end, n_keys, kv_off, scale);
-        return;
-    }
-    const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
-    const uint a_off = (t * p.n_heads + h) * p.ctx;
-    const uvec4 window_bits = window_row(t), block_bits = mask_row(t);
-
-    float local_max = -3.0e38;
-    for (uint s = lane; s < n_keys; s += S) {
-        float score = -3.0e38;
-        if (visible(s, base, free_end, window_bits, block_bits)) {
-            score = 0.0;
-            for (uint d = 0; d < p.head_dim; ++d) score += qkv[q_off + d] * kc[kv_off + s * p.kv_dim + d];
-            score *= scale;
-        }
-        att[a_off + s] = score;
-        local_max = max(local_max, score);
-    }
-    const float m = subgroupMax(local_max);
-    float local_sum = 0.0;
-    for (uint s = lane; s < n_keys; s += S) {
-        const float e = visible(s, base, free_end, window_bits, block_bits) ? exp(att[a_off + s] - m) : 0.0;
-        att[a_off + s] = e;
-        local_sum += e;
-    }
-    const float inv = 1.0 / subgroupAdd(local_sum);
-    subgroupMemoryBarrierBuffer();  // every lane reads every score below
-    subgroupBarrier();
-    for (uint d = lane; d < p.head_dim; d += S) {
-        float acc = 0.0;
-        for (uint s = 0; s < n_keys; ++s) acc += att[a_off + s] * vc[kv_off + s * p.kv_dim + d];
-        O[t * p.dim + h * p.head_dim + d] = acc * inv;
-    }
+    one_pass(t, h, base, free_end, n_keys, kv_off, scale);
 }

@@ -12,6 +12,7 @@
 #include "cli_runner.h"
 #include "greedy_reference.h"
 #include "gpu_fixture.h"
+#include "llm/attention_splits.h"
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "llm/kernel_params.h"
@@ -164,6 +165,30 @@ TEST_CASE("MEDUSA_TILED_MATMUL sets the tiling, and a value it cannot read is on
         test::ScopedEnv env("MEDUSA_TILED_MATMUL", bad);
         CHECK_THROWS_WITH(tiling_from_environment(c), Catch::Contains(std::string("MEDUSA_TILED_MATMUL='") + bad + "'") &&
                                                           Catch::Contains("64x32"));
+    }
+}
+
+TEST_CASE("attention splits a short block's keys to fill the device, within the partials' room", "[kernel-tuning]") {
+    CHECK(attention_splits(32, 1, 2048, 64) == 4);    // a decoded token of 32 heads: 128 workgroups
+    CHECK(attention_splits(8, 1, 8192, 128) == 16);   // at most 16 ranges
+    CHECK(attention_splits(8, 1, 1024, 128) == 4);    // each at least 256 slots of the context
+    CHECK(attention_splits(32, 8, 2048, 64) == 1);    // a block of 8 fills it alone
+    CHECK(attention_splits(8, 1, 256, 64) == 1);
+    CHECK(attention_splits(8, 1, 256, 64, 7) == 3);   // asked for 7: 3 sets of 66 partials fit a row of 256
+    CHECK(attention_splits(8, 1, 100, 128, 4) == 1);  // none fits: one range, written directly
+    {
+        test::ScopedEnv unset("MEDUSA_ATTENTION_SPLITS", nullptr);
+        CHECK(attention_splits_from_environment() == std::nullopt);
+    }
+    {
+        test::ScopedEnv five("MEDUSA_ATTENTION_SPLITS", "5");
+        CHECK(attention_splits_from_environment() == 5u);
+    }
+    for (const char* bad : {"0", "65", "-2", "4x", "many"}) {
+        CAPTURE(bad);
+        test::ScopedEnv env("MEDUSA_ATTENTION_SPLITS", bad);
+        CHECK_THROWS_WITH(attention_splits_from_environment(),
+                          Catch::Contains(std::string("MEDUSA_ATTENTION_SPLITS='") + bad + "'"));
     }
 }
 

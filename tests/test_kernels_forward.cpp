@@ -234,26 +234,24 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
                     want[size_t(t) * dim + h * hd + i] = float(acc / z);
                 }
             }
-        // The GPU layout, the one-pass layout, and the one-pass layout reading the cache as texels;
-        // the one-pass layouts with one token a subgroup and with runs of 3 (the block's last run
-        // partial) and 8 (each key fetched once for them).
+        // The one-pass layout (CPU drivers), and it reading the cache as texels, with one token a
+        // subgroup and with runs of 3 (the block's last run partial) and 8 (each key fetched once
+        // for them).
         struct Layout {
-            uint32_t one_pass;
             bool texel;
             uint32_t tokens_per_subgroup;
         };
         const uint32_t one = uint32_t(hd);
-        for (const Layout& l : {Layout{0u, false, 1u}, {one, false, 1u}, {one, true, 1u}, {one, false, 3u}, {one, true, 3u},
-                                {one, true, 8u}}) {
-            const auto [one_pass, texel, tokens_per_subgroup] = l;
-            CAPTURE(one_pass, texel, tokens_per_subgroup);
+        for (const Layout& l : {Layout{false, 1u}, {true, 1u}, {false, 3u}, {true, 3u}, {true, 8u}}) {
+            const auto [texel, tokens_per_subgroup] = l;
+            CAPTURE(texel, tokens_per_subgroup);
             auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
             auto params = block_params_buffer(block);
             gpu::Buffer scores(gpu_context(), size_t(T) * heads * ctx * 4, gpu::MemoryKind::Device);
             gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
             gpu::Kernel k(gpu_context(), attention_shader(texel), attention_bindings(texel),
-                          sizeof(AttentionPush), {one_pass, tokens_per_subgroup});
-            const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0};
+                          sizeof(AttentionPush), {one, tokens_per_subgroup});
+            const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0, 1};
             const uint32_t groups =
                 subgroup_item_groups(gpu_context(), uint32_t(heads) * div_up(uint32_t(T), tokens_per_subgroup));
             run_once([&, texel = texel](gpu::CommandSequence& s) {  // clang 14 captures no structured binding
@@ -264,6 +262,23 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
                                push, groups);
                 else
                     s.dispatch(k, {*qkvb, *kc, *vc, *params, scores, out}, push, groups);
+            });
+            CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
+        }
+        // The GPU layout: the keys in 1 range (written directly) or in 2, 3 and 7 merged, 7 leaving
+        // the last tokens' ranges shorter and some of a 17-token tree's without a key it sees.
+        for (uint32_t splits : {1u, 2u, 3u, 7u}) {
+            CAPTURE(splits);
+            auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
+            auto params = block_params_buffer(block);
+            auto scores = buffer_with(std::vector<float>(size_t(T) * heads * ctx, std::nanf("")));  // stale partials
+            gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
+            gpu::Kernel split(gpu_context(), gpu::Shader::attention_split, 6, sizeof(AttentionPush));
+            gpu::Kernel merge(gpu_context(), gpu::Shader::attention_merge, 3, sizeof(AttentionPush));
+            const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0, splits};
+            run_once([&](gpu::CommandSequence& s) {
+                s.dispatch(split, {*qkvb, *kc, *vc, *params, *scores, out}, push, uint32_t(heads * T) * splits);
+                if (splits > 1) s.dispatch(merge, {*params, *scores, out}, push, uint32_t(heads * T));
             });
             CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
         }

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "llm/attention_splits.h"
 #include "llm/kernel_params.h"
 
 namespace medusa {
@@ -21,6 +22,7 @@ DecoderLayerRecorder::DecoderLayerRecorder(gpu::Context& ctx, DecoderShape shape
     no_bias_ = upload_floats(ctx, std::vector<float>(size_t(shape.dim + 2 * shape.kv_dim()), 0.0f));
     // CPU drivers: attention in one pass with q in registers (needs a head size divisible by 4).
     one_pass_ = matmuls.cpu_layouts() && shape.head_dim() % 4 == 0 ? uint32_t(shape.head_dim()) : 0u;
+    wanted_splits_ = attention_splits_from_environment();
 }
 
 const gpu::Kernel& DecoderLayerRecorder::attention_kernel(bool texel, uint32_t tokens_per_subgroup) {
@@ -33,11 +35,49 @@ const gpu::Kernel& DecoderLayerRecorder::attention_kernel(bool texel, uint32_t t
 
 DecoderLayerRecorder::~DecoderLayerRecorder() = default;
 
+void DecoderLayerRecorder::record_attention(gpu::CommandSequence& seq, const DecoderActivations& a, KvCache& kv,
+                                            gpu::Buffer& params, uint32_t cache_offset, int T) {
+    const uint32_t heads = uint32_t(shape_.n_heads), hd = uint32_t(shape_.head_dim()), ctx = uint32_t(shape_.context);
+    AttentionPush att{uint32_t(shape_.dim), uint32_t(shape_.kv_dim()), hd, heads,
+                      uint32_t(shape_.n_heads / shape_.n_kv_heads), ctx, cache_offset, 1u};
+    if (!one_pass_) {
+        // GPUs: a workgroup per (token, head, range of keys), the ranges merged where there are several.
+        att.splits = attention_splits(heads, T, ctx, hd, wanted_splits_);
+        if (!attention_split_)
+            attention_split_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::attention_split, 6, sizeof(AttentionPush));
+        seq.dispatch(*attention_split_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att,
+                     heads * uint32_t(T) * att.splits);
+        if (att.splits > 1) {
+            if (!attention_merge_)
+                attention_merge_ =
+                    std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::attention_merge, 3, sizeof(AttentionPush));
+            seq.dispatch(*attention_merge_, {params, *a.scores, *a.att_out}, att, heads * uint32_t(T));
+        }
+        return;
+    }
+    const uint32_t tokens_per_subgroup = attention_tokens_per_subgroup(one_pass_, T);
+    const uint32_t att_groups = subgroup_item_groups(ctx_, heads * div_up(T, tokens_per_subgroup));
+    using gpu::TexelFormat;
+    // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
+    // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).
+    if (matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
+        kv.values().texel_view(TexelFormat::F32x4) && a.qkv->texel_view(TexelFormat::F32x4) &&
+        params.texel_view(TexelFormat::U32x4))
+        seq.dispatch(attention_kernel(true, tokens_per_subgroup),
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
+                      gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4),
+                      gpu::texel(*a.qkv, TexelFormat::F32x4), gpu::texel(params, TexelFormat::U32x4)},
+                     att, att_groups);
+    else
+        seq.dispatch(attention_kernel(false, tokens_per_subgroup),
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
+}
+
 void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerWeights& w, const DecoderActivations& a,
                                   KvCache& kv, int layer, gpu::Buffer& params, int T) {
     const uint32_t dim = shape_.dim, kvd = shape_.kv_dim(), hd = shape_.head_dim(), hidden = shape_.hidden_dim;
     const uint32_t cache_offset = kv.layer_offset(layer);
-    seq.stage("attention");
+    seq.stage("qkv");
     // CPU drivers: the biases, RoPE and cache writes in the qkv matmul (a dispatch fewer a layer,
     // about a tenth of a stories260K token on lavapipe); a separate rope_kv dispatch otherwise.
     const gpu::Buffer& bias = w.qkv_bias ? *w.qkv_bias : *no_bias_;
@@ -59,24 +99,9 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
                           RopePush{dim, kvd, hd, shape_.rope_theta, cache_offset, shape_.rope_position_scale},
                           dim / 2 + kvd / 2 + kvd, uint32_t(T));
     }
-    const AttentionPush att{dim, kvd, hd, uint32_t(shape_.n_heads), uint32_t(shape_.n_heads / shape_.n_kv_heads),
-                            uint32_t(shape_.context), cache_offset};
-    const uint32_t tokens_per_subgroup = attention_tokens_per_subgroup(one_pass_, T);
-    const uint32_t att_groups = subgroup_item_groups(ctx_, uint32_t(shape_.n_heads) * div_up(T, tokens_per_subgroup));
-    using gpu::TexelFormat;
-    // Texel reads for single tokens too: perf put a quarter of a stories110m-shaped decode step in
-    // the cache's per-lane storage loads (lavapipe; stories260K decodes 1.8x as fast with them).
-    if (one_pass_ && matmuls_.config().texel && kv.keys().texel_view(TexelFormat::F32x4) &&
-        kv.values().texel_view(TexelFormat::F32x4) && a.qkv->texel_view(TexelFormat::F32x4) &&
-        params.texel_view(TexelFormat::U32x4))
-        seq.dispatch(attention_kernel(true, tokens_per_subgroup),
-                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
-                      gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4),
-                      gpu::texel(*a.qkv, TexelFormat::F32x4), gpu::texel(params, TexelFormat::U32x4)},
-                     att, att_groups);
-    else
-        seq.dispatch(attention_kernel(false, tokens_per_subgroup),
-                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
+    seq.stage("attention");
+    record_attention(seq, a, kv, params, cache_offset, T);
+    seq.stage("output");
     matmuls_.record(seq, {.w = &w.wo, .x = a.att_out, .y = a.x, .flags = kMatmulAccum, .out_rows = int(dim),
                           .tokens = T, .x_stride = dim, .y_stride = dim});
     seq.stage("ffn");

@@ -6,6 +6,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "gpu/buffer.h"
 #include "gpu/command_sequence.h"
@@ -25,9 +26,9 @@ struct DecoderLayerWeights {
 };
 
 // Scratch buffers of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim),
-// hb (T, hidden), scores (T, heads, ctx). attention_in, when set, is what q|k|v read instead of x
-// (T, attention_in_stride floats a row): EAGLE-3's [input_norm(e) ; hidden_norm(h)], while x stays
-// the residual.
+// hb (T, hidden), scores (T, heads, ctx: attention_split.comp's partial sums). attention_in,
+// when set, is what q|k|v read instead of x (T, attention_in_stride floats a row): EAGLE-3's
+// [input_norm(e) ; hidden_norm(h)], while x stays the residual.
 struct DecoderActivations {
     gpu::Buffer *x, *qkv, *att_out, *hb, *scores;
     gpu::Buffer* attention_in = nullptr;
@@ -56,11 +57,16 @@ private:
     gpu::Context& ctx_;
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
+    // Attention over the cache and the block: attention.comp in one pass (CPU drivers), else
+    // attention_split.comp over ranges of the keys and attention_merge.comp.
+    void record_attention(gpu::CommandSequence& seq, const DecoderActivations& a, KvCache& kv, gpu::Buffer& params,
+                          uint32_t cache_offset, int n_tokens);
     // attention.comp through storage loads or texel views, per tokens a subgroup takes (built at
-    // first use, like rope_kv_).
+    // first use, like rope_kv_ and the split kernels).
     const gpu::Kernel& attention_kernel(bool texel, uint32_t tokens_per_subgroup);
-    std::unique_ptr<gpu::Kernel> rope_kv_;
+    std::unique_ptr<gpu::Kernel> rope_kv_, attention_split_, attention_merge_;
     uint32_t one_pass_ = 0;  // attention's ONE_PASS_HEAD_DIM: the head size on CPU drivers, else 0
+    std::optional<uint32_t> wanted_splits_;  // MEDUSA_ATTENTION_SPLITS
     std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Kernel>> attention_;
     std::unique_ptr<gpu::Buffer> rope_factors_, no_bias_;
 };

@@ -46,6 +46,7 @@ struct AttentionPush {
     u32 kv_mul;  // query heads per kv head
     u32 ctx;
     u32 cache_offset;  // first float of this layer in the all-layer cache
+    u32 splits;        // attention_split.comp: key ranges per (token, head); 0 or 1: one
 };
 struct RmsnormPush {
     u32 dim;
