@@ -59,6 +59,14 @@ TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T 
     CHECK(r.out.find("matmul configuration " + g["matmul_config"]["name"].get<std::string>()) != std::string::npos);
     CHECK(r.out.find("forward(T)/forward(1):") != std::string::npos);
     CHECK(r.out.find("decode streams") != std::string::npos);
+    // The GPU's share of a decoded token: the stages' sum, printed beside the timed figure.
+    if (g.contains("decode_stage_gpu_ms") && !g["decode_stage_gpu_ms"].empty()) {
+        double sum = 0;
+        for (const auto& [name, st] : g["decode_stage_gpu_ms"].items()) sum += st["ms"].get<double>();
+        CHECK(g["decode_gpu_ms_per_token"].get<double>() == Approx(sum));
+        CHECK(g["decode_stage_gpu_ms"].contains("attention"));
+        CHECK(r.out.find("decode GPU time a token") != std::string::npos);
+    }
 }
 
 TEST_CASE("bench --position times the verify blocks that deep into the cache, within the context", "[bench][cli]") {

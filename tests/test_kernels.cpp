@@ -156,30 +156,37 @@ TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
     test::ValidationGuard guard;
     auto& ctx = gpu_context();
     // Storage reads (any vocabulary) and texel reads (a multiple of 4), over more tokens than one
-    // workgroup's subgroups hold; ties within a lane's texel and across lanes.
+    // workgroup's subgroups hold; ties within a lane's texel and across lanes; a subgroup a row
+    // (width 0) or a workgroup of 64 or the GPUs' width a row (ties across its subgroups too).
     const int T = 11;
-    for (const auto& [vocab, texel] : {std::pair{1001, false}, {1000, false}, {1000, true}}) {
-        CAPTURE(vocab, texel);
+    const uint32_t gpu_width = argmax_row_width(ctx, false);
+    REQUIRE(gpu_width >= ctx.info().subgroup_size);
+    for (const auto& [vocab, texel] : {std::pair{1001, false}, {1000, false}, {1000, true}})
+    for (uint32_t width : {0u, 64u, gpu_width}) {
+        CAPTURE(vocab, texel, width);
         auto logits = random_floats(size_t(vocab) * T, 9);
         logits[2 * vocab + 17] = 5.0f;  // a tie: the lower index must win
         logits[2 * vocab + 900] = 5.0f;
         logits[3 * vocab + 402] = 5.0f;  // a tie inside one texel
         logits[3 * vocab + 403] = 5.0f;
+        std::fill_n(&logits[5 * size_t(vocab)], vocab, std::nanf(""));  // no argmax: the CPU's -1
         auto lb = buffer_with(logits);
         gpu::Buffer out(ctx, T * 4, gpu::MemoryKind::Host);
-        gpu::Kernel k(ctx, logit_rows_shader(LogitRows::Argmax, texel), logit_rows_bindings(texel), sizeof(ArgmaxPush));
+        gpu::Kernel k(ctx, logit_rows_shader(LogitRows::Argmax, texel), logit_rows_bindings(texel), sizeof(ArgmaxPush),
+                      width > 0 ? std::vector<uint32_t>{width, 1u} : std::vector<uint32_t>{});
         gpu::CommandSequence seq(ctx);
         seq.begin();
-        record_logit_rows(seq, k, *lb, out, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T);
+        record_logit_rows(seq, k, *lb, out, ArgmaxPush{uint32_t(vocab), uint32_t(T)}, T, width > 0);
         seq.end();
         seq.run();
         std::vector<uint32_t> got(T);
         out.download(got.data(), T * 4);
         for (int t = 0; t < T; ++t) {
             std::span<const float> row(&logits[size_t(t) * vocab], vocab);
-            CHECK(int(got[t]) == int(std::max_element(row.begin(), row.end()) - row.begin()));
+            if (t != 5) CHECK(int(got[t]) == int(std::max_element(row.begin(), row.end()) - row.begin()));
         }
         CHECK(got[2] == 17);
         CHECK(got[3] == 402);
+        CHECK(int(got[5]) == -1);
     }
 }

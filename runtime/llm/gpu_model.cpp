@@ -76,8 +76,9 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
     rmsnorm_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::rmsnorm, 5, sizeof(RmsnormPush));
-    argmax_kernel_ =
-        logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), *logits_, sizeof(ArgmaxPush));
+    argmax_width_ = argmax_row_width(ctx, cpu_layouts_);
+    argmax_kernel_ = logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), *logits_,
+                                       sizeof(ArgmaxPush), argmax_width_);
 }
 
 GpuModel::~GpuModel() = default;
@@ -120,7 +121,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
                            .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
     record_logit_rows(seq, *argmax_kernel_, *logits_, *argmax_, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
-                      uint32_t(T));
+                      uint32_t(T), argmax_width_ > 0);
 }
 
 void GpuModel::drop_recorded_forwards() {

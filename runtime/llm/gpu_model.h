@@ -111,6 +111,7 @@ private:
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
     std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_, feature_store_;
+    uint32_t argmax_width_ = 0;  // argmax_row_width: lanes per row, 0 for a subgroup a row
     std::vector<int> feature_layers_;  // see capture_layer_inputs
     std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size

@@ -118,18 +118,31 @@ inline gpu::Shader medusa_topk_shader(bool texel) {
     return texel ? gpu::Shader::medusa_topk_texel : gpu::Shader::medusa_topk;
 }
 
+// argmax.comp's lanes per row on GPUs (its WHOLE_WORKGROUP mode): as many as the device runs in
+// a workgroup, up to 512, within the shader's 64 subgroups. 0 on CPU drivers: a subgroup a row.
+inline uint32_t argmax_row_width(const gpu::Context& ctx, bool cpu_layouts) {
+    if (cpu_layouts) return 0;
+    const uint32_t subgroup = std::max(1u, ctx.info().subgroup_size);
+    return std::min({512u, ctx.limits().max_workgroup_size, 64u * subgroup}) / subgroup * subgroup;
+}
 // Shaders over rows of logits (argmax.comp, node_stats.comp, one subgroup a row): their TEXEL
 // variant where each row is whole RGBA32F texels and the device can view the buffer so.
+// row_width > 0 (argmax only, argmax_row_width): one workgroup of that many lanes a row.
 inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, LogitRows shader, uint32_t vocab,
-                                                      const gpu::Buffer& logits, uint32_t push_bytes) {
+                                                      const gpu::Buffer& logits, uint32_t push_bytes,
+                                                      uint32_t row_width = 0) {
+    if (row_width > 0 && shader != LogitRows::Argmax)
+        throw std::invalid_argument("only argmax takes a workgroup a row of logits");
     const bool texel = vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4);
-    return std::make_unique<gpu::Kernel>(ctx, logit_rows_shader(shader, texel), logit_rows_bindings(texel), push_bytes);
+    return std::make_unique<gpu::Kernel>(ctx, logit_rows_shader(shader, texel), logit_rows_bindings(texel), push_bytes,
+                                         row_width > 0 ? std::vector<uint32_t>{row_width, 1u} : std::vector<uint32_t>{});
 }
-// Records `k` (from logit_rows_kernel) over the first `rows` rows of `logits`, writing `out`.
+// Records `k` (from logit_rows_kernel) over the first `rows` rows of `logits`, writing `out`; a
+// workgroup a row where `k` was made with a row width.
 template <class Push>
 void record_logit_rows(gpu::CommandSequence& seq, const gpu::Kernel& k, const gpu::Buffer& logits,
-                       const gpu::Buffer& out, const Push& push, uint32_t rows) {
-    const uint32_t groups = subgroup_item_groups(seq.context(), rows);
+                       const gpu::Buffer& out, const Push& push, uint32_t rows, bool row_per_workgroup = false) {
+    const uint32_t groups = row_per_workgroup ? rows : subgroup_item_groups(seq.context(), rows);
     if (k.num_buffers() == 3)
         seq.dispatch(k, {logits, out, gpu::texel(logits, gpu::TexelFormat::F32x4)}, push, groups);
     else
