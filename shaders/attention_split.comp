@@ -10,8 +10,8 @@
 // scores, lanes per output dimension for the values (each loop reads consecutive floats across
 // the lanes), with a running softmax across the runs. Splitting the keys keeps every compute
 // unit busy when a few heads read a long cache (flash-decoding): with one split the workgroup
-// writes the output, with several it writes its sums, maximum and weight for
-// attention_merge.comp.
+// writes the output, with several each writes its sums, maximum and weight, and the last to
+// finish merges them.
 const uint WG = 128;
 layout(local_size_x = WG) in;
 layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
@@ -20,8 +20,11 @@ layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };  // where h
 layout(std430, binding = 2) readonly buffer VCache { float vc[]; };
 layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
 // [T][n_heads][ctx]: split s's head_dim sums, then its maximum and weight, at s * (head_dim + 2).
-layout(std430, binding = 4) writeonly buffer Partials { float partial[]; };
+// Coherent: the last workgroup of a (token, head) reads what the others wrote.
+layout(std430, binding = 4) coherent buffer Partials { float partial[]; };
 layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
+// Per (token, head): how many of its ranges have written their partials (zero between dispatches).
+layout(std430, binding = 6) coherent buffer Arrivals { uint arrivals[]; };
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 #include "attention_mask.glsl"
 
@@ -31,6 +34,7 @@ const float NONE = -3.0e38;  // the score of a key the token does not see
 shared float q_s[MAX_HEAD_DIM];  // q / sqrt(head_dim)
 shared float weight_s[WG];       // the run's exp(score - running maximum), a key a lane
 shared float max_s[WG], sum_s[WG], out_s[WG];  // per-subgroup partials; lanes' sums per dimension
+shared uint last_s;  // 1 in the workgroup that merges the ranges
 
 float group_max(float v) {
     v = subgroupMax(v);
@@ -119,18 +123,42 @@ void main() {
         if (group == 0)
             for (uint g = 1; g < groups; ++g) o[0] += out_s[g * dim_lanes + d0];
     }
-    if (group != 0) return;
-    const uint row = (t * p.n_heads + h) * p.ctx + split * (hd + 2);
-    [[unroll]] for (uint i = 0; i < DIMS_PER_LANE; ++i) {
-        const uint d = d0 + i * dim_lanes;
-        if (d >= hd) break;
-        if (splits == 1)
-            O[t * p.dim + h * hd + d] = o[i] / l;  // every token sees a key (itself)
-        else
-            partial[row + d] = o[i];
+    if (splits == 1) {
+        if (group == 0)
+            [[unroll]] for (uint i = 0; i < DIMS_PER_LANE; ++i) {
+                const uint d = d0 + i * dim_lanes;
+                if (d < hd) O[t * p.dim + h * hd + d] = o[i] / l;  // every token sees a key (itself)
+            }
+        return;  // uniform across the workgroup
     }
-    if (splits > 1 && lane == 0) {
-        partial[row + hd] = m;
-        partial[row + hd + 1] = l;
+    // Several ranges: each writes its sums, maximum and weight, and the last of the pair's
+    // workgroups to arrive merges them (no second dispatch and barrier a layer).
+    const uint pair_row = (t * p.n_heads + h) * p.ctx, stride = hd + 2, row = pair_row + split * stride;
+    if (group == 0)
+        [[unroll]] for (uint i = 0; i < DIMS_PER_LANE; ++i) {
+            const uint d = d0 + i * dim_lanes;
+            if (d < hd) partial[row + d] = o[i];
+        }
+    if (lane == 0) partial[row + hd] = m, partial[row + hd + 1] = l;
+    memoryBarrierBuffer();  // this range's partials before its arrival
+    barrier();
+    if (lane == 0) last_s = atomicAdd(arrivals[t * p.n_heads + h], 1u) == splits - 1 ? 1u : 0u;
+    memoryBarrierShared();
+    barrier();
+    if (last_s == 0) return;  // uniform across the workgroup
+    memoryBarrierBuffer();
+    // Each range's sums scaled by exp(its maximum - the largest), over the total weight; a range
+    // that saw no key weighs 0.
+    float largest = NONE;
+    for (uint s = 0; s < splits; ++s) largest = max(largest, partial[pair_row + s * stride + hd]);
+    float total = 0.0;
+    for (uint s = 0; s < splits; ++s)
+        total += partial[pair_row + s * stride + hd + 1] * exp(partial[pair_row + s * stride + hd] - largest);
+    for (uint d = lane; d < hd; d += WG) {
+        float acc = 0.0;
+        for (uint s = 0; s < splits; ++s)
+            acc += partial[pair_row + s * stride + d] * exp(partial[pair_row + s * stride + hd] - largest);
+        O[t * p.dim + h * hd + d] = acc / total;
     }
+    if (lane == 0) arrivals[t * p.n_heads + h] = 0u;  // ready for the next layer and replay
 }

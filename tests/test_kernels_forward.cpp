@@ -265,21 +265,25 @@ TEST_CASE("attention over the cache prefix and each node's ancestors matches the
             });
             CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
         }
-        // The GPU layout: the keys in 1 range (written directly) or in 2, 3 and 7 merged, 7 leaving
-        // the last tokens' ranges shorter and some of a 17-token tree's without a key it sees.
+        // The GPU layout: the keys in 1 range (written directly) or in 2, 3 and 7 that the last to
+        // finish merges, 7 leaving the last tokens' ranges shorter and some of a 17-token tree's
+        // without a key it sees; twice in a row, as a layer after another (the arrival counts
+        // must be back to zero in between).
         for (uint32_t splits : {1u, 2u, 3u, 7u}) {
             CAPTURE(splits);
             auto qkvb = buffer_with(qkv), kc = buffer_with(kcache), vc = buffer_with(vcache);
             auto params = block_params_buffer(block);
             auto scores = buffer_with(std::vector<float>(size_t(T) * heads * ctx, std::nanf("")));  // stale partials
+            auto arrivals = buffer_with(std::vector<float>(size_t(T) * heads, 0.0f));
             gpu::Buffer out(gpu_context(), size_t(T) * dim * 4, gpu::MemoryKind::Device);
-            gpu::Kernel split(gpu_context(), gpu::Shader::attention_split, 6, sizeof(AttentionPush));
-            gpu::Kernel merge(gpu_context(), gpu::Shader::attention_merge, 3, sizeof(AttentionPush));
+            gpu::Kernel split(gpu_context(), gpu::Shader::attention_split, 7, sizeof(AttentionPush));
             const AttentionPush push{dim, kv, hd, heads, uint32_t(kv_mul), ctx, 0, splits};
             run_once([&](gpu::CommandSequence& s) {
-                s.dispatch(split, {*qkvb, *kc, *vc, *params, *scores, out}, push, uint32_t(heads * T) * splits);
-                if (splits > 1) s.dispatch(merge, {*params, *scores, out}, push, uint32_t(heads * T));
+                for (int layer = 0; layer < 2; ++layer)
+                    s.dispatch(split, {*qkvb, *kc, *vc, *params, *scores, out, *arrivals}, push,
+                               uint32_t(heads * T) * splits);
             });
+            CHECK(read(*arrivals, size_t(T) * heads) == std::vector<float>(size_t(T) * heads, 0.0f));
             CHECK(max_abs_diff(read(out, want.size()).data(), want.data(), want.size()) < 1e-4f);
         }
     }

@@ -1,6 +1,6 @@
 // How many ranges attention_split.comp divides the keys of each (block token, head) into: the
 // workgroups of a short block over a long cache are few (32 heads of a decoded token: 32), so
-// each takes a range and attention_merge.comp joins them (flash-decoding).
+// each takes a range and the last of a pair's workgroups to finish joins them (flash-decoding).
 #pragma once
 #include <cstdint>
 #include <optional>

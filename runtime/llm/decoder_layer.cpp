@@ -4,6 +4,7 @@
 
 #include "llm/attention_splits.h"
 #include "llm/kernel_params.h"
+#include "llm/token_block.h"
 
 namespace medusa {
 
@@ -41,18 +42,14 @@ void DecoderLayerRecorder::record_attention(gpu::CommandSequence& seq, const Dec
     AttentionPush att{uint32_t(shape_.dim), uint32_t(shape_.kv_dim()), hd, heads,
                       uint32_t(shape_.n_heads / shape_.n_kv_heads), ctx, cache_offset, 1u};
     if (!one_pass_) {
-        // GPUs: a workgroup per (token, head, range of keys), the ranges merged where there are several.
+        // GPUs: a workgroup per (token, head, range of keys), the last of a pair's ranges merging them.
         att.splits = attention_splits(heads, T, ctx, hd, wanted_splits_);
-        if (!attention_split_)
-            attention_split_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::attention_split, 6, sizeof(AttentionPush));
-        seq.dispatch(*attention_split_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att,
-                     heads * uint32_t(T) * att.splits);
-        if (att.splits > 1) {
-            if (!attention_merge_)
-                attention_merge_ =
-                    std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::attention_merge, 3, sizeof(AttentionPush));
-            seq.dispatch(*attention_merge_, {params, *a.scores, *a.att_out}, att, heads * uint32_t(T));
+        if (!attention_split_) {
+            attention_split_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::attention_split, 7, sizeof(AttentionPush));
+            arrivals_ = gpu::zeroed_floats(ctx_, size_t(heads) * TokenBlock::kMaxTokens);
         }
+        seq.dispatch(*attention_split_, {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out, *arrivals_},
+                     att, heads * uint32_t(T) * att.splits);
         return;
     }
     const uint32_t tokens_per_subgroup = attention_tokens_per_subgroup(one_pass_, T);

@@ -58,13 +58,14 @@ private:
     DecoderShape shape_;
     MatmulRecorder& matmuls_;
     // Attention over the cache and the block: attention.comp in one pass (CPU drivers), else
-    // attention_split.comp over ranges of the keys and attention_merge.comp.
+    // attention_split.comp over ranges of the keys.
     void record_attention(gpu::CommandSequence& seq, const DecoderActivations& a, KvCache& kv, gpu::Buffer& params,
                           uint32_t cache_offset, int n_tokens);
     // attention.comp through storage loads or texel views, per tokens a subgroup takes (built at
     // first use, like rope_kv_ and the split kernels).
     const gpu::Kernel& attention_kernel(bool texel, uint32_t tokens_per_subgroup);
-    std::unique_ptr<gpu::Kernel> rope_kv_, attention_split_, attention_merge_;
+    std::unique_ptr<gpu::Kernel> rope_kv_, attention_split_;
+    std::unique_ptr<gpu::Buffer> arrivals_;  // attention_split.comp's count per (token, head), zero between dispatches
     uint32_t one_pass_ = 0;  // attention's ONE_PASS_HEAD_DIM: the head size on CPU drivers, else 0
     std::optional<uint32_t> wanted_splits_;  // MEDUSA_ATTENTION_SPLITS
     std::map<std::pair<bool, uint32_t>, std::unique_ptr<gpu::Kernel>> attention_;
