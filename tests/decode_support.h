@@ -20,8 +20,8 @@ struct GpuTarget {
     ModelFile file;
     GpuModel model;
     GpuTreeRunner runner;
-    explicit GpuTarget(const std::string& name)
-        : file(load_model(model_path(name))), model(gpu_context(), file), runner(model) {}
+    explicit GpuTarget(const std::string& name, GpuModelOptions options = {})
+        : file(load_model(model_path(name))), model(gpu_context(), file, options), runner(model) {}
 };
 
 inline std::vector<int> decode(TreeRunner& runner, Drafter& drafter, const DecodeOptions& o,

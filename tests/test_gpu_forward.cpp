@@ -49,10 +49,13 @@ TEST_CASE("GPU forward equals the CPU reference on every shipped model file", "[
     for (KernelLayouts layouts : {KernelLayouts::Gpu, KernelLayouts::Cpu})  // both, whatever the device
     for (bool texel : {false, true}) {  // both read paths, with workgroup sizes the tuner tries
         const MatmulConfig matmul{texel, texel ? 128u : 32u, texel ? 4u : 2u};
-        CAPTURE(name, layouts == KernelLayouts::Cpu, matmul.name());
+        // The block's parameters read where the host writes them, or (discrete GPUs' way) from a
+        // copy in device memory made at the start of each forward.
+        const BlockParamsReads reads = texel ? BlockParamsReads::DeviceCopy : BlockParamsReads::HostMemory;
+        CAPTURE(name, layouts == KernelLayouts::Cpu, matmul.name(), texel);
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
-        GpuModel gpu(gpu_context(), file, {.layouts = layouts, .matmul = matmul});
+        GpuModel gpu(gpu_context(), file, {.layouts = layouts, .matmul = matmul, .params_reads = reads});
         const std::vector<int> prompt = {1, 403, 407, 261, 378, 3, 81, 70};
         cpu.forward(TokenBlock::causal(0, prompt));
         gpu.forward(TokenBlock::causal(0, prompt));

@@ -20,7 +20,11 @@ using namespace medusa::test;
 
 TEST_CASE("the compacted cache continues exactly like a sequence recomputed from scratch", "[medusa]") {
     test::ValidationGuard guard;
-    GpuTarget target("stories260K.bin");
+    // Also with the block's parameters copied to device memory after the heads wrote their
+    // candidates into them (discrete GPUs' way; here host memory is the device's).
+    for (BlockParamsReads reads : {BlockParamsReads::Auto, BlockParamsReads::DeviceCopy}) {
+    CAPTURE(reads == BlockParamsReads::DeviceCopy);
+    GpuTarget target("stories260K.bin", {.params_reads = reads});
     auto& [file, gpu, runner] = target;
     CpuReferenceModel cpu(file);
     const MedusaHeads heads = random_heads(file, 4, 3);
@@ -35,6 +39,7 @@ TEST_CASE("the compacted cache continues exactly like a sequence recomputed from
         cpu.forward(TokenBlock::causal(0, seq));
         auto a = gpu.logits(0), b = cpu.logits(int(seq.size()) - 1);
         CHECK(test::max_abs_diff(a.data(), b.data(), a.size()) < 2e-3f);
+    }
     }
 }
 

@@ -80,6 +80,7 @@ Buffer::Buffer(Context& ctx, size_t bytes, MemoryKind kind) : ctx_(ctx), size_(b
     vk_check(vkBindBufferMemory(ctx.device(), buffer_, memory_, 0), "vkBindBufferMemory");
     alloc_size_ = req.size;
     ctx.track_alloc(int64_t(alloc_size_));
+    device_local_ = (ctx.memory_flags(type) & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) != 0;
     constexpr VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     if ((ctx.memory_flags(type) & mappable) == mappable)
         vk_check(vkMapMemory(ctx.device(), memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");

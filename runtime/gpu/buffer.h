@@ -38,6 +38,9 @@ public:
     VkBuffer handle() const { return buffer_; }
     size_t size() const { return size_; }
     void* mapped() const { return mapped_; }  // null unless the memory is host-visible
+    // In the device's own memory (a discrete GPU's VRAM, or all memory on UMA and CPU drivers):
+    // what the device reads without crossing a bus.
+    bool device_local() const { return device_local_; }
     // The whole buffer as texels of `f`, made on first use and kept while the buffer lives; null
     // when it holds more texels than one view may span (maxTexelBufferElements).
     VkBufferView texel_view(TexelFormat f) const;
@@ -49,6 +52,7 @@ private:
     size_t size_ = 0;
     size_t alloc_size_ = 0;
     void* mapped_ = nullptr;
+    bool device_local_ = false;
     mutable std::mutex views_mutex_;
     mutable std::array<VkBufferView, kTexelFormats> views_{};
     mutable std::array<bool, kTexelFormats> view_tried_{};

@@ -64,6 +64,9 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
                      cfg_.rope_position_scale},
         *matmuls_, upload_rope_factors(ctx, file));
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
+    const BlockParamsReads reads = options.params_reads;
+    if (reads == BlockParamsReads::DeviceCopy || (reads == BlockParamsReads::Auto && !params_->device_local()))
+        device_params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), dev);
     x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
     qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
     att_out_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
@@ -99,7 +102,9 @@ void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu:
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     const uint32_t dim = cfg_.dim;
     seq.stage("embed");
-    record_embed(seq, *params_, *x_, T);
+    if (device_params_) seq.copy(*params_, 0, *device_params_, 0, sizeof(layout::BlockParams));
+    gpu::Buffer& params = forward_params();
+    record_embed(seq, params, *x_, T);
     const DecoderActivations acts{x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()};
     for (size_t l = 0; l < layers_.size(); ++l) {
         const auto captured = std::find(feature_layers_.begin(), feature_layers_.end(), int(l));
@@ -107,14 +112,14 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
             if (!feature_store_)
                 feature_store_ = std::make_unique<gpu::Kernel>(ctx_, gpu::Shader::feature_store, 3, sizeof(FeatureStorePush));
             const uint32_t column = uint32_t(captured - feature_layers_.begin()) * dim;
-            seq.dispatch_over(*feature_store_, {*x_, kv_->features(), *params_},
+            seq.dispatch_over(*feature_store_, {*x_, kv_->features(), params},
                               FeatureStorePush{dim, uint32_t(kv_->feature_dim()), column}, dim, uint32_t(T));
         }
-        layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), *params_, T);
+        layer_recorder_->record(seq, layers_[l], acts, *kv_, int(l), params, T);
     }
     seq.stage("classifier");
     const uint32_t final_norm_features = feature_layers_.empty() ? 1u : 0u;
-    seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), *params_},
+    seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), params},
                  RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, final_norm_features},
                  subgroup_item_groups(ctx_, uint32_t(T)));
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,

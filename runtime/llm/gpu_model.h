@@ -26,6 +26,12 @@ namespace medusa {
 // either one forced, so tests check both against the CPU reference on any device.
 enum class KernelLayouts { Auto, Gpu, Cpu };
 
+// Where the forward's kernels read the block's parameters, which the host writes before each
+// submit into host memory: there (UMA and CPU drivers, where host memory is the device's), or a
+// copy in device memory made at the start of each forward (discrete GPUs, where every kernel's
+// first read of them would otherwise wait on the bus; embed, RoPE and attention read them).
+enum class BlockParamsReads { Auto, HostMemory, DeviceCopy };
+
 struct GpuModelOptions {
     bool timestamps = false;  // per-stage GPU time (bench)
     // Positions of the KV cache: 0, the model's trained context length; more than that is the
@@ -36,6 +42,7 @@ struct GpuModelOptions {
     // device and model (`bench --tune-kernels`), else default_matmul_config, either tiling as
     // MEDUSA_TILED_MATMUL says where it is set (tiling_from_environment).
     std::optional<MatmulConfig> matmul;
+    BlockParamsReads params_reads = BlockParamsReads::Auto;  // Auto: a copy where host memory is not the device's
 };
 
 class GpuModel : public LanguageModel {
@@ -75,7 +82,7 @@ public:
     void write_block(const TokenBlock& block);        // into block_params()
     // Bookkeeping after a submit that ran record_forward: results readable, cache contents noted.
     void finished_forward(const TokenBlock& block, const gpu::CommandSequence& seq);
-    gpu::Buffer& block_params() { return *params_; }  // layouts/block_params.h
+    gpu::Buffer& block_params() { return *params_; }  // layouts/block_params.h, in host memory
     const gpu::Buffer& hidden_states() const { return *hidden_; }  // (block token, dim), final norm
     const gpu::Buffer& logits_buffer() const { return *logits_; }  // (block token, vocab), host-visible
     KvCache& kv_cache() { return *kv_; }
@@ -110,6 +117,8 @@ private:
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
+    std::unique_ptr<gpu::Buffer> device_params_;  // params_'s copy the kernels read (BlockParamsReads), or null
+    gpu::Buffer& forward_params() { return device_params_ ? *device_params_ : *params_; }
     std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_, feature_store_;
     uint32_t argmax_width_ = 0;  // argmax_row_width: lanes per row, 0 for a subgroup a row
     std::vector<int> feature_layers_;  // see capture_layer_inputs
