@@ -8,7 +8,7 @@
 // CPU drivers: one subgroup per token, subgroup reductions only (a workgroup barrier makes a CPU
 // driver such as lavapipe switch between all the workgroup's subgroups). GPUs (WHOLE_WORKGROUP):
 // a workgroup of the host's width per token, so a row is read by hundreds of lanes at once rather
-// than by one subgroup walking it a thousand loads deep (the logits live in host memory).
+// than by one subgroup walking it a thousand loads deep.
 layout(local_size_x = 64, local_size_x_id = 0) in;  // or the host's width with WHOLE_WORKGROUP
 layout(constant_id = 1) const uint WHOLE_WORKGROUP = 0;
 const uint MAX_SUBGROUPS = 64;  // the host keeps width / subgroup size within it

@@ -48,7 +48,8 @@ TEST_CASE("device limits: sizes read as people write them", "[device-limits]") {
 TEST_CASE("device limits: the plan matches what a GpuModel allocates", "[device-limits][gpu]") {
     gpu::Context ctx;
     const ModelFile file = load_model(model_path("stories260K_q80.bin"));
-    const ModelMemory plan = plan_model_memory(file, 256);
+    // With the device copies of the block's parameters and logits where the device uses them.
+    const ModelMemory plan = plan_model_memory(file, 256, uses_device_copies(ctx, HostBufferAccess::Auto));
     const uint64_t before = ctx.live_bytes();
     {
         GpuModel model(ctx, file, {.context = 256});

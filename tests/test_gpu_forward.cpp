@@ -51,11 +51,11 @@ TEST_CASE("GPU forward equals the CPU reference on every shipped model file", "[
         const MatmulConfig matmul{texel, texel ? 128u : 32u, texel ? 4u : 2u};
         // The block's parameters read where the host writes them, or (discrete GPUs' way) from a
         // copy in device memory made at the start of each forward.
-        const BlockParamsReads reads = texel ? BlockParamsReads::DeviceCopy : BlockParamsReads::HostMemory;
+        const HostBufferAccess access = texel ? HostBufferAccess::DeviceCopies : HostBufferAccess::Direct;
         CAPTURE(name, layouts == KernelLayouts::Cpu, matmul.name(), texel);
         ModelFile file = load_model(model_path(name));
         CpuReferenceModel cpu(file);
-        GpuModel gpu(gpu_context(), file, {.layouts = layouts, .matmul = matmul, .params_reads = reads});
+        GpuModel gpu(gpu_context(), file, {.layouts = layouts, .matmul = matmul, .host_buffers = access});
         const std::vector<int> prompt = {1, 403, 407, 261, 378, 3, 81, 70};
         cpu.forward(TokenBlock::causal(0, prompt));
         gpu.forward(TokenBlock::causal(0, prompt));

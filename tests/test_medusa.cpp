@@ -22,9 +22,9 @@ TEST_CASE("the compacted cache continues exactly like a sequence recomputed from
     test::ValidationGuard guard;
     // Also with the block's parameters copied to device memory after the heads wrote their
     // candidates into them (discrete GPUs' way; here host memory is the device's).
-    for (BlockParamsReads reads : {BlockParamsReads::Auto, BlockParamsReads::DeviceCopy}) {
-    CAPTURE(reads == BlockParamsReads::DeviceCopy);
-    GpuTarget target("stories260K.bin", {.params_reads = reads});
+    for (HostBufferAccess access : {HostBufferAccess::Auto, HostBufferAccess::DeviceCopies}) {
+    CAPTURE(access == HostBufferAccess::DeviceCopies);
+    GpuTarget target("stories260K.bin", {.host_buffers = access});
     auto& [file, gpu, runner] = target;
     CpuReferenceModel cpu(file);
     const MedusaHeads heads = random_heads(file, 4, 3);

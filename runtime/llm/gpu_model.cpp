@@ -14,6 +14,11 @@ namespace medusa {
 
 using namespace kernels;
 
+bool uses_device_copies(gpu::Context& ctx, HostBufferAccess access) {
+    if (access != HostBufferAccess::Auto) return access == HostBufferAccess::DeviceCopies;
+    return !gpu::Buffer(ctx, 4, gpu::MemoryKind::Host).device_local();  // where host buffers land
+}
+
 GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions options)
     : ctx_(ctx),
       cfg_(file.config),
@@ -21,7 +26,8 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
       cpu_layouts_(options.layouts == KernelLayouts::Auto ? prefers_cpu_layouts(ctx)
                                                           : options.layouts == KernelLayouts::Cpu) {
     if (options_.context > 0) cfg_.seq_len = options_.context;
-    check_fits_device(plan_model_memory(file, cfg_.seq_len), ctx, file.path);
+    const bool device_copies = uses_device_copies(ctx, options.host_buffers);
+    check_fits_device(plan_model_memory(file, cfg_.seq_len, device_copies), ctx, file.path);
     const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), ctx_len = cfg_.seq_len;
     constexpr size_t T = MAX_BLOCK_TOKENS;
     auto dev = gpu::MemoryKind::Device;
@@ -64,9 +70,10 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
                      cfg_.rope_position_scale},
         *matmuls_, upload_rope_factors(ctx, file));
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
-    const BlockParamsReads reads = options.params_reads;
-    if (reads == BlockParamsReads::DeviceCopy || (reads == BlockParamsReads::Auto && !params_->device_local()))
+    if (device_copies) {
         device_params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), dev);
+        device_logits_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.vocab_size * 4, dev);
+    }
     x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
     qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
     att_out_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
@@ -80,7 +87,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
 
     rmsnorm_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::rmsnorm, 5, sizeof(RmsnormPush));
     argmax_width_ = argmax_row_width(ctx, cpu_layouts_);
-    argmax_kernel_ = logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), *logits_,
+    argmax_kernel_ = logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), forward_logits(),
                                        sizeof(ArgmaxPush), argmax_width_);
 }
 
@@ -122,11 +129,14 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), params},
                  RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, final_norm_features},
                  subgroup_item_groups(ctx_, uint32_t(T)));
-    matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = logits_.get(), .out_rows = cfg_.vocab_size,
-                           .tokens = T, .x_stride = dim, .y_stride = uint32_t(cfg_.vocab_size)});
+    matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = &forward_logits(),
+                           .out_rows = cfg_.vocab_size, .tokens = T, .x_stride = dim,
+                           .y_stride = uint32_t(cfg_.vocab_size)});
     seq.stage("argmax");
-    record_logit_rows(seq, *argmax_kernel_, *logits_, *argmax_, ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)},
-                      uint32_t(T), argmax_width_ > 0);
+    record_logit_rows(seq, *argmax_kernel_, forward_logits(), *argmax_,
+                      ArgmaxPush{uint32_t(cfg_.vocab_size), uint32_t(T)}, uint32_t(T), argmax_width_ > 0);
+    // For logits(): the block's rows into host memory (a tree runner's statistics read the device's).
+    if (device_logits_) seq.copy(*device_logits_, 0, *logits_, 0, size_t(T) * cfg_.vocab_size * 4);
 }
 
 void GpuModel::drop_recorded_forwards() {

@@ -26,11 +26,15 @@ namespace medusa {
 // either one forced, so tests check both against the CPU reference on any device.
 enum class KernelLayouts { Auto, Gpu, Cpu };
 
-// Where the forward's kernels read the block's parameters, which the host writes before each
-// submit into host memory: there (UMA and CPU drivers, where host memory is the device's), or a
-// copy in device memory made at the start of each forward (discrete GPUs, where every kernel's
-// first read of them would otherwise wait on the bus; embed, RoPE and attention read them).
-enum class BlockParamsReads { Auto, HostMemory, DeviceCopy };
+// How the forward's kernels reach the buffers the host writes (the block's parameters) and reads
+// (the logits) every step: directly in host memory (UMA and CPU drivers, where host memory is the
+// device's), or through copies in device memory (discrete GPUs): the parameters copied in at the
+// start of each forward, the logits copied out at its end. Otherwise every layer's RoPE and
+// attention kernels waited on the bus for their first read of the parameters, and argmax read
+// each row of logits across it.
+enum class HostBufferAccess { Auto, Direct, DeviceCopies };
+// Whether `access` means copies on this device (Auto: where host memory is not device-local).
+bool uses_device_copies(gpu::Context& ctx, HostBufferAccess access);
 
 struct GpuModelOptions {
     bool timestamps = false;  // per-stage GPU time (bench)
@@ -42,7 +46,7 @@ struct GpuModelOptions {
     // device and model (`bench --tune-kernels`), else default_matmul_config, either tiling as
     // MEDUSA_TILED_MATMUL says where it is set (tiling_from_environment).
     std::optional<MatmulConfig> matmul;
-    BlockParamsReads params_reads = BlockParamsReads::Auto;  // Auto: a copy where host memory is not the device's
+    HostBufferAccess host_buffers = HostBufferAccess::Auto;
 };
 
 class GpuModel : public LanguageModel {
@@ -84,7 +88,9 @@ public:
     void finished_forward(const TokenBlock& block, const gpu::CommandSequence& seq);
     gpu::Buffer& block_params() { return *params_; }  // layouts/block_params.h, in host memory
     const gpu::Buffer& hidden_states() const { return *hidden_; }  // (block token, dim), final norm
-    const gpu::Buffer& logits_buffer() const { return *logits_; }  // (block token, vocab), host-visible
+    // (block token, vocab) where the forward's kernels write them: logits() reads a host copy of it
+    // where the model uses device copies (HostBufferAccess).
+    const gpu::Buffer& logits_buffer() const { return forward_logits(); }
     KvCache& kv_cache() { return *kv_; }
     MatmulRecorder& matmuls() { return *matmuls_; }
     // Switches the matrix kernels' configuration (the kernel tuner); the forward passes are
@@ -117,8 +123,10 @@ private:
     // Activations of one block: x (T, dim), qkv (T, dim + 2 kv_dim), att_out (T, dim), hidden
     // (T, dim), hb (T, hidden_dim), scores (T, heads, ctx); logits (T, vocab) and argmax (T) on the host.
     std::unique_ptr<gpu::Buffer> params_, x_, qkv_, att_out_, hidden_, hb_, scores_, logits_, argmax_;
-    std::unique_ptr<gpu::Buffer> device_params_;  // params_'s copy the kernels read (BlockParamsReads), or null
+    // params_ and logits_ in device memory, which the kernels use (HostBufferAccess); null: none.
+    std::unique_ptr<gpu::Buffer> device_params_, device_logits_;
     gpu::Buffer& forward_params() { return device_params_ ? *device_params_ : *params_; }
+    const gpu::Buffer& forward_logits() const { return device_logits_ ? *device_logits_ : *logits_; }
     std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_, feature_store_;
     uint32_t argmax_width_ = 0;  // argmax_row_width: lanes per row, 0 for a subgroup a row
     std::vector<int> feature_layers_;  // see capture_layer_inputs

@@ -38,7 +38,7 @@ std::string ctx_advice(uint64_t positions) {
 
 }  // namespace
 
-ModelMemory plan_model_memory(const ModelFile& file, int context) {
+ModelMemory plan_model_memory(const ModelFile& file, int context, bool device_copies) {
     const LlamaConfig& c = file.config;
     ModelMemory m;
     m.context = context;
@@ -68,7 +68,7 @@ ModelMemory plan_model_memory(const ModelFile& file, int context) {
     m.cache = ctx * (2 * kv_position + feature_position);
 
     const uint64_t T = MAX_BLOCK_TOKENS, scores_position = T * uint64_t(c.n_heads) * 4;
-    const std::vector<PlannedBuffer> acts = {
+    std::vector<PlannedBuffer> acts = {
         {"the block's inputs", T * c.dim * 4, 0},
         {"the block's q|k|v", T * (c.dim + 2 * kv) * 4, 0},
         {"the block's attention outputs", T * c.dim * 4, 0},
@@ -83,6 +83,10 @@ ModelMemory plan_model_memory(const ModelFile& file, int context) {
         {"the block's parameters", sizeof(layout::BlockParams), 0},
         {"the KV cache's commit", sizeof(layout::KvCommit), 0},
     };
+    if (device_copies) {
+        acts.push_back({"the block's logits in device memory", T * c.vocab_size * 4, 0});
+        acts.push_back({"the block's parameters in device memory", sizeof(layout::BlockParams), 0});
+    }
     for (const PlannedBuffer& b : acts) m.activations += b.bytes;
     m.buffers.insert(m.buffers.end(), acts.begin(), acts.end());
     m.per_position = 2 * kv_position + feature_position + scores_position;

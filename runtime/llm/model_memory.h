@@ -33,7 +33,8 @@ struct ModelMemory {
     uint64_t total() const { return weights + cache + activations; }
 };
 
-ModelMemory plan_model_memory(const ModelFile& file, int context);
+// device_copies: the block's parameters and logits also in device memory (HostBufferAccess).
+ModelMemory plan_model_memory(const ModelFile& file, int context, bool device_copies = false);
 
 // Throws gpu::DeviceLimitError, one line naming the model, what does not fit and the numbers,
 // and the --ctx-size that would fit when the context is what is too big.
