@@ -12,8 +12,8 @@
 // unit busy when a few heads read a long cache (flash-decoding): with one split the workgroup
 // writes the output, with several each writes its sums, maximum and weight, and the last to
 // finish merges them.
-const uint WG = 128;
-layout(local_size_x = WG) in;
+layout(local_size_x = 128) in;
+const uint WG = gl_WorkGroupSize.x;
 layout(std430, binding = 0) readonly buffer QKV { float qkv[]; };
 layout(std430, binding = 1) readonly buffer KCache { float kc[]; };
 layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };  // where head_dim is a multiple of 4

@@ -98,7 +98,8 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
                                      M(RopePush, cache_offset), M(RopePush, position_scale)});
     check_struct(spirv, "AttentionPush",
                  {M(AttentionPush, dim), M(AttentionPush, kv_dim), M(AttentionPush, head_dim), M(AttentionPush, n_heads),
-                  M(AttentionPush, kv_mul), M(AttentionPush, ctx), M(AttentionPush, cache_offset)});
+                  M(AttentionPush, kv_mul), M(AttentionPush, ctx), M(AttentionPush, cache_offset),
+                  M(AttentionPush, splits)});
     check_struct(spirv, "RmsnormPush",
                  {M(RmsnormPush, dim), M(RmsnormPush, n_tokens), M(RmsnormPush, eps), M(RmsnormPush, store_features)});
     check_struct(spirv, "ArgmaxPush", {M(ArgmaxPush, vocab), M(ArgmaxPush, n_tokens)});
