@@ -139,6 +139,14 @@ for shape in $shapes; do
             --json "$out/deep-$splits-$shape.json"
         json_parts+=("\"deep-$splits-$shape\": $(cat "$out/deep-$splits-$shape.json" 2>/dev/null || echo null)")
     done
+    # The host's buffers (block parameters, logits) read across the bus instead of through device
+    # copies: what HostBufferAccess's copies save (nothing to compare on a CPU driver).
+    if [[ $cpu_driver == 0 ]]; then
+        section "Prefill, decode and verify at $shape shapes (q4_0) with MEDUSA_HOST_BUFFERS=direct" \
+            env MEDUSA_HOST_BUFFERS=direct $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa --runs 3 \
+            --json "$out/host-direct-$shape.json"
+        json_parts+=("\"host-direct-$shape\": $(cat "$out/host-direct-$shape.json" 2>/dev/null || echo null)")
+    fi
     # Kept in the report's folder, not the cache: the sections above measured the untuned defaults.
     section "Matrix kernel configurations at $shape shapes (q4_0): read path, workgroup, rows per subgroup" \
         $bin bench --synthetic "$shape" --dtype q4_0 --tune-kernels --tune-out "$out/kernel-tuning.json" \

@@ -7,6 +7,7 @@
 #include "llm/cpu_reference.h"
 #include "llm/gpu_model.h"
 #include "model/load_model.h"
+#include "scoped_env.h"
 #include "test_paths.h"
 
 using namespace medusa;
@@ -158,4 +159,27 @@ TEST_CASE("greedy decoding gives the same tokens on the GPU and the CPU referenc
         CHECK(a.size() == 120);
         CHECK(a == b);
     }
+}
+
+TEST_CASE("MEDUSA_HOST_BUFFERS picks direct access or device copies, and a value it cannot read is one error naming it",
+          "[gpu-forward]") {
+    auto& ctx = gpu_context();
+    {
+        test::ScopedEnv unset("MEDUSA_HOST_BUFFERS", nullptr);
+        CHECK(host_buffers_from_environment() == std::nullopt);
+        // A CPU driver's host memory is its device memory: no copies unless asked for.
+        if (ctx.info().kind == gpu::DeviceKind::Cpu) CHECK_FALSE(uses_device_copies(ctx, HostBufferAccess::Auto));
+        CHECK(uses_device_copies(ctx, HostBufferAccess::DeviceCopies));
+    }
+    {
+        test::ScopedEnv copies("MEDUSA_HOST_BUFFERS", "copies");
+        CHECK(uses_device_copies(ctx, HostBufferAccess::Auto));
+        CHECK_FALSE(uses_device_copies(ctx, HostBufferAccess::Direct));  // a model's own choice wins
+    }
+    {
+        test::ScopedEnv direct("MEDUSA_HOST_BUFFERS", "direct");
+        CHECK_FALSE(uses_device_copies(ctx, HostBufferAccess::Auto));
+    }
+    test::ScopedEnv bad("MEDUSA_HOST_BUFFERS", "device");
+    CHECK_THROWS_WITH(uses_device_copies(ctx, HostBufferAccess::Auto), Catch::Contains("MEDUSA_HOST_BUFFERS='device'"));
 }

@@ -1,8 +1,10 @@
 #include "llm/gpu_model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "gpu/vk_check.h"
 #include "llm/block_encoding.h"
@@ -14,7 +16,17 @@ namespace medusa {
 
 using namespace kernels;
 
+std::optional<HostBufferAccess> host_buffers_from_environment() {
+    const char* v = std::getenv("MEDUSA_HOST_BUFFERS");
+    if (!v || !*v) return std::nullopt;
+    const std::string value = v;
+    if (value == "direct") return HostBufferAccess::Direct;
+    if (value == "copies") return HostBufferAccess::DeviceCopies;
+    throw std::invalid_argument("MEDUSA_HOST_BUFFERS='" + value + "' must be direct or copies");
+}
+
 bool uses_device_copies(gpu::Context& ctx, HostBufferAccess access) {
+    if (access == HostBufferAccess::Auto) access = host_buffers_from_environment().value_or(HostBufferAccess::Auto);
     if (access != HostBufferAccess::Auto) return access == HostBufferAccess::DeviceCopies;
     return !gpu::Buffer(ctx, 4, gpu::MemoryKind::Host).device_local();  // where host buffers land
 }

@@ -33,7 +33,11 @@ enum class KernelLayouts { Auto, Gpu, Cpu };
 // attention kernels waited on the bus for their first read of the parameters, and argmax read
 // each row of logits across it.
 enum class HostBufferAccess { Auto, Direct, DeviceCopies };
-// Whether `access` means copies on this device (Auto: where host memory is not device-local).
+// MEDUSA_HOST_BUFFERS, to compare the two on one device: "direct" or "copies"; nullopt when unset.
+// Throws std::invalid_argument naming the variable and its value when that reads otherwise.
+std::optional<HostBufferAccess> host_buffers_from_environment();
+// Whether `access` means copies on this device (Auto: as MEDUSA_HOST_BUFFERS says, else where host
+// memory is not device-local).
 bool uses_device_copies(gpu::Context& ctx, HostBufferAccess access);
 
 struct GpuModelOptions {
