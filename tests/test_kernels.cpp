@@ -159,7 +159,7 @@ TEST_CASE("argmax kernel finds the first largest logit", "[kernels]") {
     // workgroup's subgroups hold; ties within a lane's texel and across lanes; a subgroup a row
     // (width 0) or a workgroup of 64 or the GPUs' width a row (ties across its subgroups too).
     const int T = 11;
-    const uint32_t gpu_width = argmax_row_width(ctx, false);
+    const uint32_t gpu_width = logit_row_width(ctx, false);
     REQUIRE(gpu_width >= ctx.info().subgroup_size);
     for (const auto& [vocab, texel] : {std::pair{1001, false}, {1000, false}, {1000, true}})
     for (uint32_t width : {0u, 64u, gpu_width}) {

@@ -98,18 +98,21 @@ TEST_CASE("medusa_gather lays candidates into the block and leaves the root to t
 TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at the temperature", "[kernels]") {
     ValidationGuard guard;
     // Storage reads (any vocabulary) and texel reads (a multiple of 4), over more tokens than one
-    // workgroup's subgroups hold.
+    // workgroup's subgroups hold; a subgroup a row (width 0), or a workgroup of 64 or the GPUs'
+    // width a row.
     const int T = 11;
-    for (const auto& [vocab, texel] : {std::pair{701, false}, {700, false}, {700, true}}) {
+    const uint32_t gpu_width = logit_row_width(gpu_context(), false);
+    for (const auto& [vocab, texel] : {std::pair{701, false}, {700, false}, {700, true}})
+    for (uint32_t width : {0u, 64u, gpu_width}) {
         for (float temperature : {1.0f, 0.6f}) {
-            CAPTURE(vocab, texel, temperature);
+            CAPTURE(vocab, texel, width, temperature);
             const auto logits = random_floats(size_t(vocab) * T, 51, 6.0f);
             auto lb = buffer_with(logits);
             gpu::Buffer stats(gpu_context(), size_t(T) * 2 * 4, gpu::MemoryKind::Host);
             gpu::Kernel k(gpu_context(), logit_rows_shader(LogitRows::NodeStats, texel), logit_rows_bindings(texel),
-                          sizeof(NodeStatsPush));
+                          sizeof(NodeStatsPush), width > 0 ? std::vector<uint32_t>{width, 1u} : std::vector<uint32_t>{});
             const NodeStatsPush push{uint32_t(vocab), uint32_t(T), temperature};
-            run_once([&](gpu::CommandSequence& s) { record_logit_rows(s, k, *lb, stats, push, T); });
+            run_once([&](gpu::CommandSequence& s) { record_logit_rows(s, k, *lb, stats, push, T, width > 0); });
             const auto got = read(stats, size_t(T) * 2);
             for (int t = 0; t < T; ++t) {
                 const float* l = &logits[size_t(t) * vocab];

@@ -98,7 +98,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         throw gpu::VulkanError("the device offers no host-visible memory for block parameters and logits");
 
     rmsnorm_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::rmsnorm, 5, sizeof(RmsnormPush));
-    argmax_width_ = argmax_row_width(ctx, cpu_layouts_);
+    argmax_width_ = logit_row_width(ctx, cpu_layouts_);
     argmax_kernel_ = logit_rows_kernel(ctx, LogitRows::Argmax, uint32_t(cfg_.vocab_size), forward_logits(),
                                        sizeof(ArgmaxPush), argmax_width_);
 }

@@ -132,7 +132,7 @@ private:
     gpu::Buffer& forward_params() { return device_params_ ? *device_params_ : *params_; }
     const gpu::Buffer& forward_logits() const { return device_logits_ ? *device_logits_ : *logits_; }
     std::unique_ptr<gpu::Kernel> rmsnorm_, argmax_kernel_, feature_store_;
-    uint32_t argmax_width_ = 0;  // argmax_row_width: lanes per row, 0 for a subgroup a row
+    uint32_t argmax_width_ = 0;  // logit_row_width: lanes per row, 0 for a subgroup a row
     std::vector<int> feature_layers_;  // see capture_layer_inputs
     std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size

@@ -19,8 +19,9 @@ GpuTreeRunner::GpuTreeRunner(GpuModel& model, StageTiming timing) : model_(model
     stats_ = std::make_unique<gpu::Buffer>(ctx, MAX_BLOCK_TOKENS * 2 * 4, gpu::MemoryKind::Host);
     probs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::DraftProbs), gpu::MemoryKind::Host);
     select_row_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::select_row, 3, sizeof(RowPush));
+    stats_width_ = logit_row_width(ctx, model.matmuls().cpu_layouts());
     node_stats_ = logit_rows_kernel(ctx, LogitRows::NodeStats, uint32_t(model.config().vocab_size),
-                                    model.logits_buffer(), sizeof(NodeStatsPush));
+                                    model.logits_buffer(), sizeof(NodeStatsPush), stats_width_);
 }
 
 GpuTreeRunner::~GpuTreeRunner() = default;
@@ -51,7 +52,7 @@ gpu::CommandSequence& GpuTreeRunner::sequence(const Shape& shape, const DraftSta
         seq->stage("stats");
         record_logit_rows(*seq, *node_stats_, model_.logits_buffer(), *stats_,
                           NodeStatsPush{uint32_t(model_.config().vocab_size), uint32_t(T), stats_temperature},
-                          uint32_t(T));
+                          uint32_t(T), stats_width_ > 0);
     }
     seq->end();
     return *seq;

@@ -61,6 +61,7 @@ private:
     bool last_run_timed_ = false;
     std::unique_ptr<gpu::Buffer> last_hidden_, stats_, probs_;
     std::unique_ptr<gpu::Kernel> select_row_, node_stats_;
+    uint32_t stats_width_ = 0;  // node_stats.comp's lanes a row (logit_row_width), 0 for a subgroup a row
     std::map<Shape, std::unique_ptr<gpu::CommandSequence>> sequences_;
     DraftStages<GpuMedusaHeads> stages_;
     const gpu::CommandSequence* last_ = nullptr;

@@ -118,21 +118,20 @@ inline gpu::Shader medusa_topk_shader(bool texel) {
     return texel ? gpu::Shader::medusa_topk_texel : gpu::Shader::medusa_topk;
 }
 
-// argmax.comp's lanes per row on GPUs (its WHOLE_WORKGROUP mode): as many as the device runs in
-// a workgroup, up to 512, within the shader's 64 subgroups. 0 on CPU drivers: a subgroup a row.
-inline uint32_t argmax_row_width(const gpu::Context& ctx, bool cpu_layouts) {
+// argmax.comp's and node_stats.comp's lanes per row on GPUs (their WHOLE_WORKGROUP mode): as many
+// as the device runs in a workgroup, up to 512, within the shaders' 64 subgroups. 0 on CPU
+// drivers: a subgroup a row.
+inline uint32_t logit_row_width(const gpu::Context& ctx, bool cpu_layouts) {
     if (cpu_layouts) return 0;
     const uint32_t subgroup = std::max(1u, ctx.info().subgroup_size);
     return std::min({512u, ctx.limits().max_workgroup_size, 64u * subgroup}) / subgroup * subgroup;
 }
 // Shaders over rows of logits (argmax.comp, node_stats.comp, one subgroup a row): their TEXEL
 // variant where each row is whole RGBA32F texels and the device can view the buffer so.
-// row_width > 0 (argmax only, argmax_row_width): one workgroup of that many lanes a row.
+// row_width > 0 (logit_row_width): one workgroup of that many lanes a row.
 inline std::unique_ptr<gpu::Kernel> logit_rows_kernel(gpu::Context& ctx, LogitRows shader, uint32_t vocab,
                                                       const gpu::Buffer& logits, uint32_t push_bytes,
                                                       uint32_t row_width = 0) {
-    if (row_width > 0 && shader != LogitRows::Argmax)
-        throw std::invalid_argument("only argmax takes a workgroup a row of logits");
     const bool texel = vocab % 4 == 0 && logits.texel_view(gpu::TexelFormat::F32x4);
     return std::make_unique<gpu::Kernel>(ctx, logit_rows_shader(shader, texel), logit_rows_bindings(texel), push_bytes,
                                          row_width > 0 ? std::vector<uint32_t>{row_width, 1u} : std::vector<uint32_t>{});
