@@ -12,8 +12,7 @@
 // drivers such as lavapipe pay for dearly. GPUs run attention_split.comp instead.
 layout(local_size_x = 64) in;
 layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
-layout(std430, binding = 4) buffer Scratch { float unused[]; };  // attention_split.comp's partial sums
-layout(std430, binding = 5) writeonly buffer Output { float O[]; };  // [T][dim]
+layout(std430, binding = 4) writeonly buffer Output { float O[]; };  // [T][dim]
 layout(push_constant) uniform PushBlock { AttentionPush p; };
 
 // The head size (a multiple of 4): one pass with a running (online) softmax per lane, merged
@@ -24,15 +23,15 @@ const uint HD4 = ONE_PASS_HEAD_DIM / 4;
 layout(std430, binding = 0) readonly buffer QKV4 { vec4 qkv4[]; };
 layout(std430, binding = 1) readonly buffer KCache4 { vec4 kc4[]; };
 layout(std430, binding = 2) readonly buffer VCache4 { vec4 vc4[]; };
-// The TEXEL variant reads the cache's keys and values, q and the mask rows as texels (bindings 6
-// to 9): a CPU driver fetches a texel for every lane with one gather, where a storage load at an
+// The TEXEL variant reads the cache's keys and values, q and the mask rows as texels (bindings 5
+// to 8): a CPU driver fetches a texel for every lane with one gather, where a storage load at an
 // address it cannot prove uniform (anything derived from the workgroup) is a loop over the lanes.
 #if defined(VARIANT_TEXEL)
 #define ATTENTION_TEXEL_MASKS
-layout(binding = 6) uniform samplerBuffer KeyTexels;
-layout(binding = 7) uniform samplerBuffer ValueTexels;
-layout(binding = 8) uniform samplerBuffer QkvTexels;
-layout(binding = 9) uniform usamplerBuffer ParamTexels;
+layout(binding = 5) uniform samplerBuffer KeyTexels;
+layout(binding = 6) uniform samplerBuffer ValueTexels;
+layout(binding = 7) uniform samplerBuffer QkvTexels;
+layout(binding = 8) uniform usamplerBuffer ParamTexels;
 vec4 key4(uint i) { return texelFetch(KeyTexels, int(i)); }
 vec4 value4(uint i) { return texelFetch(ValueTexels, int(i)); }
 vec4 qkv4_at(uint i) { return texelFetch(QkvTexels, int(i)); }

@@ -61,13 +61,13 @@ void DecoderLayerRecorder::record_attention(gpu::CommandSequence& seq, const Dec
         kv.values().texel_view(TexelFormat::F32x4) && a.qkv->texel_view(TexelFormat::F32x4) &&
         params.texel_view(TexelFormat::U32x4))
         seq.dispatch(attention_kernel(true, tokens_per_subgroup),
-                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out,
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.att_out,
                       gpu::texel(kv.keys(), TexelFormat::F32x4), gpu::texel(kv.values(), TexelFormat::F32x4),
                       gpu::texel(*a.qkv, TexelFormat::F32x4), gpu::texel(params, TexelFormat::U32x4)},
                      att, att_groups);
     else
         seq.dispatch(attention_kernel(false, tokens_per_subgroup),
-                     {*a.qkv, kv.keys(), kv.values(), params, *a.scores, *a.att_out}, att, att_groups);
+                     {*a.qkv, kv.keys(), kv.values(), params, *a.att_out}, att, att_groups);
 }
 
 void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerWeights& w, const DecoderActivations& a,

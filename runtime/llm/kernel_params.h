@@ -81,9 +81,9 @@ inline std::vector<gpu::BindingKind> matmul_bindings(bool texel) {
 inline std::vector<gpu::BindingKind> matmul_tiled_bindings() { return storage_then_texels(5, false, 0); }
 // medusa_topk.comp: three storage buffers, then the heads' logits as RGBA32F texels.
 inline std::vector<gpu::BindingKind> medusa_topk_bindings(bool texel) { return storage_then_texels(3, texel, 1); }
-// attention.comp: six storage buffers, then the cached keys and values and q (the qkv buffer) as
+// attention.comp: five storage buffers, then the cached keys and values and q (the qkv buffer) as
 // RGBA32F texel views and the block's params as RGBA32UI.
-inline std::vector<gpu::BindingKind> attention_bindings(bool texel) { return storage_then_texels(6, texel, 4); }
+inline std::vector<gpu::BindingKind> attention_bindings(bool texel) { return storage_then_texels(5, texel, 4); }
 // argmax.comp and node_stats.comp (logit_rows.glsl): the logits and the output, then the logits as
 // RGBA32F texels.
 inline std::vector<gpu::BindingKind> logit_rows_bindings(bool texel) { return storage_then_texels(2, texel, 1); }
