@@ -46,100 +46,12 @@ const bool swiglu = (FUSIONS & FLAG_SWIGLU) != 0;
 #define NR (BM / TM)  // invocations along the rows
 #define NC (BN / TN)  // invocations along the tokens
 
-// The matrix row of tile row `rho` (tiles start at output row o0), false past the last row.
-bool tile_row(uint rho, uint o0, out uint row) {
-    if (swiglu) {
-        const uint o = o0 + rho % (BM / 2u);
-        row = rho < BM / 2u ? o : o + p.out_dim;
-        return o < p.out_dim;
-    }
-    row = o0 + rho;
-    return row < p.out_dim;
-}
-
-// The chunk [k0, k0 + BK) of the tile's weight rows into Ws, dequantized (and scaled by the norm's
-// gains), zeros past the last row or input. Four words at a time where every row holds whole quads.
-void load_weights(uint o0, uint k0) {
-    const uint words_per_row = p.in_dim / EPW;
-    if (words_per_row % 4u == 0u) {
-        const uint quads = BK / (4u * EPW);  // of a chunk's row
-        for (uint i = gl_LocalInvocationID.x; i < BM * quads; i += INVOCATIONS) {
-            const uint rho = i / quads, q = i % quads, k = k0 + q * 4u * EPW;
-            uint row;
-            vec4 w[EPW], ab;
-            const bool live = tile_row(rho, o0, row) && k < p.in_dim;
-            if (live) weight_quad(row, k / (4u * EPW), p.in_dim, p.group_shift, 0u, w, ab);
-            [[unroll]] for (uint v = 0; v < EPW; ++v) {
-                const vec2 s = v < (EPW > 1 ? EPW / 2 : 1) ? ab.xy : ab.zw;  // the half's (a, b)
-                vec4 x = live ? s.x * w[v] + s.y : vec4(0.0);
-                if (norm && live) x *= G4[k / 4u + v];
-                Ws[rho * LD + q * EPW + v] = x;
-            }
-        }
-        return;
-    }
-    const uint words = BK / EPW;  // of a chunk's row
-    for (uint i = gl_LocalInvocationID.x; i < BM * words; i += INVOCATIONS) {
-        const uint rho = i / words, wi = i % words, k = k0 + wi * EPW;
-        uint row;
-        float v[EPW];
-        const bool live = tile_row(rho, o0, row) && k < p.in_dim;
-        if (live) weight_word(row, k / EPW, p.in_dim, p.group_shift, v);
-        [[unroll]] for (uint m = 0; m < EPW; ++m) {
-            const uint e = wi * EPW + m;
-            Ws[rho * LD + e / 4u][e % 4u] = live ? (norm ? v[m] * G[k + m] : v[m]) : 0.0;
-        }
-    }
-}
-
-// The chunk [k0, k0 + BK) of the tile's input rows into Xs, zeros past the last token or input.
-void load_inputs(uint t0, uint k0, bool fours) {
-    for (uint i = gl_LocalInvocationID.x; i < BN * (BK / 4u); i += INVOCATIONS) {
-        const uint j = i / (BK / 4u), k = k0 + 4u * (i % (BK / 4u)), t = t0 + j;
-        vec4 x = vec4(0.0);
-        if (t < p.n_tokens) {
-            const uint base = t * p.x_stride + k;
-            if (fours) {
-                if (k < p.in_dim) x = X4[base / 4u];
-            } else {
-                [[unroll]] for (uint c = 0; c < 4u; ++c)
-                    if (k + c < p.in_dim) x[c] = X[base + c];
-            }
-        }
-        Xs[j * LD + i % (BK / 4u)] = x;
-    }
-}
-
-// The norm's sum of squares of each of the tile's input rows into token_ss: the invocations split
-// into groups of `parts` per row, their partial sums meeting in Ws (not yet in use).
-void sums_of_squares(uint t0, bool fours) {
-    const uint parts = max(1u, INVOCATIONS / BN);
-    for (uint i = gl_LocalInvocationID.x; i < BN * parts; i += INVOCATIONS) {
-        const uint j = i / parts, part = i % parts, t = t0 + j;
-        float s = 0.0;
-        if (t < p.n_tokens) {
-            if (fours) {
-                for (uint k = 4u * part; k < p.in_dim; k += 4u * parts) {
-                    const vec4 x = X4[(t * p.x_stride + k) / 4u];
-                    s += dot(x, x);
-                }
-            } else {
-                for (uint k = part; k < p.in_dim; k += parts) s += X[t * p.x_stride + k] * X[t * p.x_stride + k];
-            }
-        }
-        Ws[i / 4u][i % 4u] = s;
-    }
-    barrier();
-    if (gl_LocalInvocationID.x < BN) {
-        float s = 0.0;
-        for (uint q = 0; q < parts; ++q) {
-            const uint i = gl_LocalInvocationID.x * parts + q;
-            s += Ws[i / 4u][i % 4u];
-        }
-        token_ss[gl_LocalInvocationID.x] = s;
-    }
-    barrier();  // before the weights overwrite the partial sums
-}
+void put_weights4(uint rho, uint quad, vec4 x) { Ws[rho * LD + quad] = x; }
+void put_weight(uint rho, uint e, float v) { Ws[rho * LD + e / 4u][e % 4u] = v; }
+void put_inputs4(uint j, uint quad, vec4 x) { Xs[j * LD + quad] = x; }
+void put_partial(uint i, float s) { Ws[i / 4u][i % 4u] = s; }  // the weights' tile, not yet in use
+float partial(uint i) { return Ws[i / 4u][i % 4u]; }
+#include "matmul_tile_loads.glsl"
 
 void main() {
     const uint tr = gl_LocalInvocationID.x % NR, tc = gl_LocalInvocationID.x / NR;
