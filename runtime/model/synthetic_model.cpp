@@ -150,7 +150,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     auto work = [&] {
         for (size_t i; (i = next++) < specs.size();) {
             const auto& s = specs[i];
-            Rng rng{(seed * 0x9E3779B97F4A7C15ull) ^ ((i + 1) * 0xBF58476D1CE4E5B9ull) | 1};
+            Rng rng{((seed * 0x9E3779B97F4A7C15ull) ^ ((i + 1) * 0xBF58476D1CE4E5B9ull)) | 1};
             if (s.matrix)
                 fill(dtype, data[i], s.rows * s.cols, 1.0f / std::sqrt(float(s.cols)) * 1.7f, rng);
             else
