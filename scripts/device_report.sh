@@ -147,6 +147,16 @@ for shape in $shapes; do
             --json "$out/host-direct-$shape.json"
         json_parts+=("\"host-direct-$shape\": $(cat "$out/host-direct-$shape.json" 2>/dev/null || echo null)")
     fi
+    # A 128-token prompt through the shared-memory tiles and through the matrix units (where the
+    # device offers VK_NV_cooperative_matrix): what tensor cores give prefill and large verify blocks.
+    if [[ $device == *"cooperative matrices"* ]]; then
+        for tile in 64x32 coop64x64; do
+            section "Prefill of a 128-token prompt at $shape shapes (q4_0), tiles $tile" \
+                env MEDUSA_TILED_MATMUL="16:$tile" $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa \
+                --runs 3 --tokens 8 --prompt-tokens 128 --max-block 64 --json "$out/prefill-$tile-$shape.json"
+            json_parts+=("\"prefill-$tile-$shape\": $(cat "$out/prefill-$tile-$shape.json" 2>/dev/null || echo null)")
+        done
+    fi
     # Kept in the report's folder, not the cache: the sections above measured the untuned defaults.
     section "Matrix kernel configurations at $shape shapes (q4_0): read path, workgroup, rows per subgroup" \
         $bin bench --synthetic "$shape" --dtype q4_0 --tune-kernels --tune-out "$out/kernel-tuning.json" \

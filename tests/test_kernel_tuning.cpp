@@ -92,6 +92,9 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
         // 27,904 bytes of shared memory where Vulkan guarantees 16,384.
         {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"128x64\", \"tiled_from\": 16}",
          "tile 128x64 needs 27904 bytes of shared memory, more than the device's 16384"},
+        // The matrix units' tile on a device without them.
+        {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"coop64x64\", \"tiled_from\": 16}",
+         "tile coop64x64 needs the device's matrix units (VK_NV_cooperative_matrix"},
     };
     for (const auto& [entry, why] : cases) {
         CAPTURE(entry);
@@ -160,12 +163,42 @@ TEST_CASE("MEDUSA_TILED_MATMUL sets the tiling, and a value it cannot read is on
         CHECK(c.tiled_from == 32);
         CHECK(c.tile == MatmulTile{128, 64, 8, 8});  // the shape it had
     }
-    for (const char* bad : {"0", "129", "-4", "16x", "16:64x33", "on", ":64x32", "16:"}) {
+    {
+        test::ScopedEnv from("MEDUSA_TILED_MATMUL", "16:coop64x64");
+        CHECK(tiling_from_environment(c));
+        CHECK(c.tiled_from == 16);
+        CHECK(c.tile.kernel == TileKernel::MatrixUnits);
+        CHECK(c.tile.workgroup() == 128);
+    }
+    for (const char* bad : {"0", "129", "-4", "16x", "16:64x33", "on", ":64x32", "16:", "16:coop64x32"}) {
         CAPTURE(bad);
         test::ScopedEnv env("MEDUSA_TILED_MATMUL", bad);
         CHECK_THROWS_WITH(tiling_from_environment(c), Catch::Contains(std::string("MEDUSA_TILED_MATMUL='") + bad + "'") &&
                                                           Catch::Contains("64x32"));
     }
+}
+
+TEST_CASE("the matrix units' tile runs only where the device offers them and its shared memory holds it",
+          "[kernel-tuning][tiled]") {
+    const std::optional<MatmulTile> coop = matmul_tile_named("coop64x64");
+    REQUIRE(coop);
+    CHECK(coop->kernel == TileKernel::MatrixUnits);
+    CHECK(coop->rows == 64);
+    CHECK(coop->tokens == 64);
+    CHECK(matmul_tile_problem(*coop, {32, 1024, 49152, true}) == "");
+    CHECK_THAT(matmul_tile_problem(*coop, {32, 1024, 49152, false, true}), Catch::Contains("matrix units"));
+    // Their emulation asks for f16 arithmetic only, and the same shared memory.
+    const std::optional<MatmulTile> emulated = matmul_tile_named("coop64x64-emulated");
+    REQUIRE(emulated);
+    CHECK(emulated->kernel == TileKernel::EmulatedMatrixUnits);
+    CHECK(emulated->shared_bytes() == coop->shared_bytes());
+    CHECK(matmul_tile_problem(*emulated, {8, 1024, 32768, false, true}) == "");
+    CHECK_THAT(matmul_tile_problem(*emulated, {8, 1024, 32768, false, false}), Catch::Contains("f16 arithmetic"));
+    // f16 chunks of 64 + 64 rows of 40, f32 sums in 64 rows of 68, a float per token.
+    CHECK(coop->shared_bytes() == 128 * 40 * 2 + 64 * 68 * 4 + 64 * 4);
+    CHECK_THAT(matmul_tile_problem(*coop, {32, 1024, 16384, true}), Catch::Contains("27904 bytes of shared memory"));
+    // The tiled kernel's shapes need no matrix units.
+    CHECK(matmul_tile_problem(MatmulTile{}, {32, 1024, 16384, false}) == "");
 }
 
 TEST_CASE("attention splits a short block's keys to fill the device, within the partials' room", "[kernel-tuning]") {

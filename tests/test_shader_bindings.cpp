@@ -53,7 +53,8 @@ TEST_CASE("the kernels bind what every variant of their shaders declares", "[ker
             CAPTURE(texel);
             CHECK(gpu::binding_mismatch(matmul_shader(v, texel), matmul_bindings(texel)) == "");
         }
-        CHECK(gpu::binding_mismatch(matmul_tiled_shader(v), matmul_tiled_bindings()) == "");
+        for (TileKernel k : {TileKernel::Invocations, TileKernel::MatrixUnits, TileKernel::EmulatedMatrixUnits})
+            CHECK(gpu::binding_mismatch(matmul_tiled_shader(v, k), matmul_tiled_bindings()) == "");
         CHECK(gpu::binding_mismatch(embed_shader(v), storage(4)) == "");
     }
     for (bool texel : {false, true}) {

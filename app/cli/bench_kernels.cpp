@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "context_size.h"
+#include "tile_choice.h"
 #include "llm/gpu_model.h"
 #include "llm/kernel_params.h"
 #include "llm/kernel_tuning.h"
@@ -55,14 +56,6 @@ void time_round(GpuModel& model, ConfigTiming& t, int tokens, int block) {
     t.block_ms = std::min(t.block_ms, ms_since(t0));
 }
 
-// The tiled kernel's round: forward passes over blocks of more tokens than the untiled kernel's
-// tile, for the kept configuration untiled (tile: none) and with each tile shape the device runs.
-struct TileTiming {
-    std::optional<MatmulTile> tile;
-    std::vector<double> block_ms;  // per block size, best of the runs
-    std::string name() const { return tile ? tile->name() : "untiled"; }
-};
-
 std::vector<int> tile_block_sizes(int max_block) {
     std::vector<int> sizes;
     for (int n : {12, 16, 32, 64})
@@ -71,6 +64,9 @@ std::vector<int> tile_block_sizes(int max_block) {
     return sizes;
 }
 
+// The tiled kernel's round: forward passes over blocks of more tokens than the untiled kernel's
+// tile, for the kept configuration untiled (tile: none) or with one tile shape; the first round
+// keeps the largest block's last logits, which the shape's must match to be kept.
 void time_tile_round(GpuModel& model, MatmulConfig config, TileTiming& t, const std::vector<int>& sizes) {
     config.tiled_from = t.tile ? 1 : 0;
     if (t.tile) config.tile = *t.tile;
@@ -79,23 +75,14 @@ void time_tile_round(GpuModel& model, MatmulConfig config, TileTiming& t, const 
     const int vocab = model.config().vocab_size;
     for (size_t i = 0; i < sizes.size(); ++i) {
         model.forward(TokenBlock::causal(1, block_tokens(sizes[i], vocab)));  // builds and records: not timed
+        if (i + 1 == sizes.size() && t.last_logits.empty()) {
+            const std::span<const float> l = model.logits(sizes[i] - 1);
+            t.last_logits.assign(l.begin(), l.end());
+        }
         const auto t0 = Clock::now();
         model.forward(TokenBlock::causal(1, block_tokens(sizes[i], vocab)));
         t.block_ms[i] = std::min(t.block_ms[i], ms_since(t0));
     }
-}
-
-// The tiling kept: the shape fastest on the largest block, from the smallest block size at which
-// it beats the untiled kernel (rows.front()) at that size and every larger one (none: it never does).
-void choose_tiling(const std::vector<TileTiming>& rows, const std::vector<int>& sizes, MatmulConfig& config) {
-    const size_t last = sizes.size() - 1;
-    const auto best = std::min_element(rows.begin() + 1, rows.end(), [&](const TileTiming& a, const TileTiming& b) {
-        return a.block_ms[last] < b.block_ms[last];
-    });
-    config.tile = *best->tile;
-    config.tiled_from = 0;
-    for (size_t i = sizes.size(); i-- > 0 && best->block_ms[i] < rows.front().block_ms[i];)
-        config.tiled_from = uint32_t(sizes[i]);
 }
 
 // Rounds over every configuration in turn, best of the rounds: a machine's drift over the
@@ -148,23 +135,30 @@ nlohmann::json tune_tiling(GpuModel& model, gpu::Context& gpu, const std::vector
     for (int r = 0; r < runs; ++r)
         for (TileTiming& t : tiles) {
             time_tile_round(model, kept, t, sizes);
-            std::fprintf(stderr, "round %d/%d tiles %-8s forward(%d) %9.3f ms\n", r + 1, runs, t.name().c_str(),
+            std::fprintf(stderr, "round %d/%d tiles %-18s forward(%d) %9.3f ms\n", r + 1, runs, t.name().c_str(),
                          sizes.back(), t.block_ms.back());
         }
+    for (TileTiming& t : tiles) {
+        t.logit_error = logit_error(t.last_logits, tiles.front().last_logits);
+        if (t.logit_error > kTileLogitTolerance)
+            std::printf("tiles %s: logits differ from the untiled kernel's by %.3g of their largest, so they are not "
+                        "kept\n",
+                        t.name().c_str(), double(t.logit_error));
+    }
     choose_tiling(tiles, sizes, kept);
-    std::printf("\n%-8s", "tiles");
+    std::printf("\n%-18s", "tiles");
     for (int n : sizes) std::printf(" %12s", ("forward(" + std::to_string(n) + ")").c_str());
     std::printf("  ms\n");
     nlohmann::json tile_table = nlohmann::json::array();
     for (const TileTiming& t : tiles) {
-        std::printf("%-8s", t.name().c_str());
+        std::printf("%-18s", t.name().c_str());
         nlohmann::json ms = nlohmann::json::object();
         for (size_t i = 0; i < sizes.size(); ++i) {
             std::printf(" %12.3f", t.block_ms[i]);
             ms[std::to_string(sizes[i])] = t.block_ms[i];
         }
         std::printf("%s\n", t.tile == kept.tile && kept.tiled_from ? "  <- kept" : "");
-        tile_table.push_back({{"tile", t.name()}, {"forward_ms", ms}});
+        tile_table.push_back({{"tile", t.name()}, {"forward_ms", ms}, {"logit_error", t.logit_error}});
     }
     if (kept.tiled_from)
         std::printf("blocks of %u tokens or more run in %s tiles\n", kept.tiled_from, kept.tile.name().c_str());

@@ -17,9 +17,10 @@ int run_info(int argc, char** argv) {
     auto devices = gpu::list_devices();
     std::printf("Vulkan devices:\n");
     for (const auto& d : devices)
-        std::printf("  [%u] %s (%s, %s) driver %s, Vulkan %s, %.1f GiB device-local, subgroup %u%s\n", d.index,
+        std::printf("  [%u] %s (%s, %s) driver %s, Vulkan %s, %.1f GiB device-local, subgroup %u%s%s\n", d.index,
                     d.name.c_str(), d.vendor.c_str(), gpu::device_kind_name(d.kind), d.driver.c_str(), d.api_version.c_str(),
-                    double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.float16 ? ", float16" : "");
+                    double(d.device_local_bytes) / (1 << 30), d.subgroup_size, d.float16 ? ", float16" : "",
+                    d.cooperative_matrix ? ", cooperative matrices (16x16x16 f16)" : "");
     if (devices.empty())
         std::printf("  none: install your GPU's Vulkan driver, or mesa-vulkan-drivers for the CPU driver (lavapipe);\n"
                     "  --cpu runs the C++ reference without Vulkan\n");

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "gpu/cooperative_matrix.h"
 #include "gpu/vk_check.h"
 
 namespace medusa::gpu {
@@ -94,7 +95,7 @@ int type_rank(VkPhysicalDeviceType t) {
     }
 }
 
-DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+DeviceInfo describe(VkInstance instance, VkPhysicalDevice pd, uint32_t index) {
     VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceVulkan12Properties v12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
     subgroup.pNext = &v12;
@@ -125,6 +126,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.subgroup_arithmetic = (subgroup.supportedOperations & needed) == needed &&
                             (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
     d.float16 = f12.shaderFloat16;
+    d.cooperative_matrix = offers_cooperative_matrix(instance, pd, d.subgroup_size);
     return d;
 }
 
@@ -178,7 +180,7 @@ std::vector<DeviceInfo> list_devices() {
     }
     std::vector<DeviceInfo> out;
     auto pds = physical_devices(instance);
-    for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(describe(pds[i], i));
+    for (uint32_t i = 0; i < pds.size(); ++i) out.push_back(describe(instance, pds[i], i));
     vkDestroyInstance(instance, nullptr);
     return out;
 }
@@ -252,7 +254,8 @@ QueueChoice choose_queue(VkInstance instance, VkPhysicalDevice physical, const C
             props.limits.timestampPeriod};
 }
 
-VkDevice create_device(VkPhysicalDevice physical, uint32_t queue_family, const ContextOptions& options) {
+VkDevice create_device(VkPhysicalDevice physical, uint32_t queue_family, const ContextOptions& options,
+                       const DeviceInfo& info) {
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
     qci.queueFamilyIndex = queue_family;
@@ -265,6 +268,10 @@ VkDevice create_device(VkPhysicalDevice physical, uint32_t queue_family, const C
     dci.pQueueCreateInfos = &qci;
     std::vector<const char*> device_extensions;
     for (const auto& e : options.device_extensions) device_extensions.push_back(e.c_str());
+    // f16 arithmetic where offered: the matrix units' kernel, and its emulation on other devices.
+    f12.shaderFloat16 = info.float16;
+    CooperativeMatrixEnable matrix_units;
+    if (info.cooperative_matrix) matrix_units.apply(f12, device_extensions);
     dci.enabledExtensionCount = uint32_t(device_extensions.size());
     dci.ppEnabledExtensionNames = device_extensions.data();
     VkDevice device = VK_NULL_HANDLE;
@@ -288,7 +295,7 @@ Context::Context(ContextOptions options) {
     const auto pds = physical_devices(instance_);
     const int chosen = choose_device(instance_, pds, options);
     physical_ = pds[chosen];
-    info_ = describe(physical_, uint32_t(chosen));
+    info_ = describe(instance_, physical_, uint32_t(chosen));
     if (!info_.subgroup_arithmetic)
         throw VulkanError(info_.name + " lacks subgroup arithmetic or shuffles in compute shaders, which the kernels need");
     vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
@@ -301,7 +308,7 @@ Context::Context(ContextOptions options) {
     queue_family_ = queue.family;
     timestamps_ = queue.timestamps;
     timestamp_period_ = queue.timestamp_period;
-    device_ = create_device(physical_, queue_family_, options);
+    device_ = create_device(physical_, queue_family_, options, info_);
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 }
 

@@ -30,6 +30,9 @@ struct DeviceInfo {
     uint32_t subgroup_size = 0;
     bool subgroup_arithmetic = false;  // and shuffles: both in compute shaders
     bool float16 = false;
+    // 16 x 16 x 16 f16 matrix units in compute shaders (gpu/cooperative_matrix.h); switched on
+    // at device creation where offered.
+    bool cooperative_matrix = false;
 };
 
 // Every device the loader sees, in the order --device N refers to (none without a driver).

@@ -77,7 +77,7 @@ inline std::vector<gpu::BindingKind> matmul_bindings(bool texel) {
     if (texel) kinds.resize(5 + 6 + 5, gpu::BindingKind::Storage);
     return kinds;
 }
-// matmul_tiled.comp: matmul.comp's five storage buffers.
+// matmul_tiled.comp and matmul_coopmat.comp: matmul.comp's five storage buffers.
 inline std::vector<gpu::BindingKind> matmul_tiled_bindings() { return storage_then_texels(5, false, 0); }
 // medusa_topk.comp: three storage buffers, then the heads' logits as RGBA32F texels.
 inline std::vector<gpu::BindingKind> medusa_topk_bindings(bool texel) { return storage_then_texels(3, texel, 1); }

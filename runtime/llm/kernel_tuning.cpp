@@ -64,7 +64,7 @@ std::vector<MatmulTile> tile_candidates(const gpu::Context& ctx) {
     const MatmulLimits limits = matmul_limits(ctx);
     std::vector<MatmulTile> out;
     for (const MatmulTile& t : matmul_tiles())
-        if (matmul_tile_problem(t, limits.max_workgroup_size, limits.shared_memory_bytes).empty()) out.push_back(t);
+        if (t.kernel != TileKernel::EmulatedMatrixUnits && matmul_tile_problem(t, limits).empty()) out.push_back(t);
     return out;
 }
 
@@ -92,10 +92,6 @@ bool tiling_from_environment(MatmulConfig& config) {
     return true;
 }
 
-MatmulLimits matmul_limits(const gpu::Context& ctx) {
-    return {ctx.info().subgroup_size, ctx.limits().max_workgroup_size, ctx.limits().shared_memory_bytes};
-}
-
 std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits& limits) {
     const uint32_t wg = config.workgroup, sub = limits.subgroup_size;
     if (wg == 0 || (wg & (wg - 1)) != 0) return "workgroup " + std::to_string(wg) + " is not a power of two";
@@ -110,7 +106,7 @@ std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits
     if (config.tiled_from > uint32_t(TokenBlock::kMaxTokens))
         return "tiled_from " + std::to_string(config.tiled_from) + " is more than a block's " +
                std::to_string(TokenBlock::kMaxTokens) + " tokens";
-    if (config.tiled_from > 0) return matmul_tile_problem(config.tile, limits.max_workgroup_size, limits.shared_memory_bytes);
+    if (config.tiled_from > 0) return matmul_tile_problem(config.tile, limits);
     return "";
 }
 

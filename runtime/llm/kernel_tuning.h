@@ -40,16 +40,9 @@ std::vector<MatmulTile> tile_candidates(const gpu::Context& ctx);
 // its value when that reads otherwise.
 bool tiling_from_environment(MatmulConfig& config);
 
-// What the matrix kernels need of a configuration on a device: a workgroup of whole subgroups
-// (matmul.comp's rows are per lane or per subgroup, its shuffles and sums span a subgroup) that
-// the device can run.
-struct MatmulLimits {
-    uint32_t subgroup_size = 0;
-    uint32_t max_workgroup_size = 0;
-    uint32_t shared_memory_bytes = 16384;  // per workgroup (what Vulkan guarantees)
-};
-MatmulLimits matmul_limits(const gpu::Context& ctx);
-// Why `config` cannot run under `limits`, or "" when it can: the workgroup must be a power of two,
+// Why `config` cannot run under `limits` (llm/matmul_tiles.h), or "" when it can: the workgroup
+// must be of whole subgroups (matmul.comp's rows are per lane or per subgroup, its shuffles and
+// sums span a subgroup), a power of two,
 // a multiple of the subgroup size and at most the device's largest; rows 1 to kMatmulMaxRows;
 // tiled_from at most a block's 128 tokens, and a tile the device can run where it tiles.
 std::string matmul_config_problem(const MatmulConfig& config, const MatmulLimits& limits);

@@ -17,9 +17,7 @@ MatmulRecorder::MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_ep
 
 void MatmulRecorder::set_config(const MatmulConfig& config) {
     if (config.tiled_from > 0)
-        if (const std::string why = matmul_tile_problem(config.tile, ctx_.limits().max_workgroup_size,
-                                                        ctx_.limits().shared_memory_bytes);
-            !why.empty())
+        if (const std::string why = matmul_tile_problem(config.tile, matmul_limits(ctx_)); !why.empty())
             throw std::invalid_argument(why);
     config_ = config;
 }
@@ -75,7 +73,7 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
         if (tiled(c)) {
             const MatmulGeometry g = tiled_matmul_geometry(config_.tile, uint32_t(rows), c.tokens, c.flags);
-            seq.dispatch(kernel(matmul_tiled_shader(s.variant), matmul_tiled_bindings(), g.spec),
+            seq.dispatch(kernel(matmul_tiled_shader(s.variant, config_.tile.kernel), matmul_tiled_bindings(), g.spec),
                          {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
             ++tiled_dispatches_;
             continue;

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "gpu/context.h"
+
 namespace medusa {
 
 namespace {
@@ -14,13 +16,34 @@ constexpr MatmulTile kTiles[] = {
     {64, 32, 4, 4},
     {64, 64, 4, 8},
     {128, 64, 8, 8},
+    {64, 64, 0, 0, TileKernel::MatrixUnits},
+    {64, 64, 0, 0, TileKernel::EmulatedMatrixUnits},
 };
 
 }  // namespace
 
-uint32_t MatmulTile::shared_bytes() const { return (rows + tokens) * (kMatmulTileK / 4 + 1) * 16 + tokens * 4; }
+uint32_t MatmulTile::shared_bytes() const {
+    if (matrix_units())  // matmul_coopmat.comp: f16 rows of BK + 8, f32 sums in rows of tokens + 4
+        return (rows + tokens) * (kMatmulTileK + 8) * 2 + rows * (tokens + 4) * 4 + tokens * 4;
+    return (rows + tokens) * (kMatmulTileK / 4 + 1) * 16 + tokens * 4;
+}
+
+std::string MatmulTile::name() const {
+    const std::string shape = std::to_string(rows) + "x" + std::to_string(tokens);
+    switch (kernel) {
+        case TileKernel::Invocations: return shape;
+        case TileKernel::MatrixUnits: return "coop" + shape;
+        case TileKernel::EmulatedMatrixUnits: return "coop" + shape + "-emulated";
+    }
+    return shape;
+}
 
 std::span<const MatmulTile> matmul_tiles() { return kTiles; }
+
+MatmulLimits matmul_limits(const gpu::Context& ctx) {
+    return {ctx.info().subgroup_size, ctx.limits().max_workgroup_size, ctx.limits().shared_memory_bytes,
+            ctx.info().cooperative_matrix, ctx.info().float16};
+}
 
 std::optional<MatmulTile> matmul_tile_named(std::string_view name) {
     for (const MatmulTile& t : kTiles)
@@ -34,7 +57,14 @@ std::string matmul_tile_names() {
     return names;
 }
 
-std::string matmul_tile_problem(const MatmulTile& tile, uint32_t max_workgroup_size, uint32_t shared_memory_bytes) {
+std::string matmul_tile_problem(const MatmulTile& tile, const MatmulLimits& limits) {
+    if (tile.kernel == TileKernel::MatrixUnits && !limits.cooperative_matrix)
+        return "tile " + tile.name() +
+               " needs the device's matrix units (VK_NV_cooperative_matrix, 16x16x16 f16 on subgroups of 32), "
+               "which it does not offer";
+    if (tile.kernel == TileKernel::EmulatedMatrixUnits && !limits.float16)
+        return "tile " + tile.name() + " needs f16 arithmetic in shaders, which the device does not offer";
+    const uint32_t max_workgroup_size = limits.max_workgroup_size, shared_memory_bytes = limits.shared_memory_bytes;
     if (tile.workgroup() > max_workgroup_size)
         return "tile " + tile.name() + " needs workgroups of " + std::to_string(tile.workgroup()) +
                " invocations, more than the device's largest, " + std::to_string(max_workgroup_size);

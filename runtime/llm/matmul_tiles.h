@@ -8,32 +8,48 @@
 #include <string_view>
 
 #include "llm/kernel_params.h"
+#include "llm/tile_kernel.h"
 
 namespace medusa {
 
 // A workgroup's tile: `rows` rows of W (with a fused SwiGLU, rows / 2 of w1 and the same of w3)
-// by `tokens` tokens, each invocation computing rows_per_thread of them for tokens_per_thread.
+// by `tokens` tokens, each invocation computing rows_per_thread of them for tokens_per_thread;
+// on the matrix units, 64 x 64 in 4 groups of 32 invocations, each a 32 x 32 quarter.
 struct MatmulTile {
     uint32_t rows = 64, tokens = 32;
     uint32_t rows_per_thread = 4, tokens_per_thread = 4;
-    uint32_t workgroup() const { return rows / rows_per_thread * (tokens / tokens_per_thread); }
-    // Its shared memory: a chunk of weight and of input rows (BK inputs, padded by one vec4),
-    // and a sum of squares per token.
+    TileKernel kernel = TileKernel::Invocations;
+    bool matrix_units() const { return kernel != TileKernel::Invocations; }
+    uint32_t workgroup() const { return matrix_units() ? 128 : rows / rows_per_thread * (tokens / tokens_per_thread); }
+    // Its shared memory: a chunk of weight and of input rows (BK inputs, padded; f16 on the matrix
+    // units), a sum of squares per token, and on the matrix units the tile's sums.
     uint32_t shared_bytes() const;
-    std::string name() const { return std::to_string(rows) + "x" + std::to_string(tokens); }
+    // "64x32"; "coop64x64" on the matrix units, "coop64x64-emulated" emulating them.
+    std::string name() const;
     bool operator==(const MatmulTile&) const = default;
 };
+
+// What of the device decides which tiles (and matmul.comp configurations) it can run.
+struct MatmulLimits {
+    uint32_t subgroup_size = 0;
+    uint32_t max_workgroup_size = 0;
+    uint32_t shared_memory_bytes = 16384;  // per workgroup (what Vulkan guarantees)
+    bool cooperative_matrix = false;       // gpu::DeviceInfo's
+    bool float16 = false;                  // f16 arithmetic in shaders (the emulation's)
+};
+MatmulLimits matmul_limits(const gpu::Context& ctx);
 
 // Inputs per chunk of the walk over a row (BK in matmul_tiled.comp).
 constexpr uint32_t kMatmulTileK = 32;
 
-// Every shape the tuner tries, by name ("64x32"); the default is among them.
+// Every shape there is, by name ("64x32"); the default is among them. The tuner tries those a
+// device can run, but not the emulation.
 std::span<const MatmulTile> matmul_tiles();
 std::optional<MatmulTile> matmul_tile_named(std::string_view name);
 std::string matmul_tile_names();  // "32x32, 64x32, ...", for messages
 
-// Why the device cannot run `tile`, or "".
-std::string matmul_tile_problem(const MatmulTile& tile, uint32_t max_workgroup_size, uint32_t shared_memory_bytes);
+// Why a device of these limits cannot run `tile`, or "".
+std::string matmul_tile_problem(const MatmulTile& tile, const MatmulLimits& limits);
 
 // The pipeline's specialization constants (BM, BN, the workgroup size, TM, TN, the kMatmul*
 // FUSIONS) and its grid: a workgroup per tile of output rows and tokens.

@@ -43,10 +43,16 @@ Shader matmul_shader(MatrixVariant v, bool texel) {
     unknown(v);
 }
 
-Shader matmul_tiled_shader(MatrixVariant v) {
+Shader matmul_tiled_shader(MatrixVariant v, TileKernel kernel) {
     switch (v) {
-#define MEDUSA_MATMUL_TILED(e, suffix, epw) \
-    case MatrixVariant::e: return Shader::matmul_tiled_##suffix;
+#define MEDUSA_MATMUL_TILED(e, suffix, epw)                                          \
+    case MatrixVariant::e:                                                           \
+        switch (kernel) {                                                            \
+            case TileKernel::Invocations: return Shader::matmul_tiled_##suffix;      \
+            case TileKernel::MatrixUnits: return Shader::matmul_coopmat_##suffix;    \
+            case TileKernel::EmulatedMatrixUnits: return Shader::matmul_coopmat_##suffix##_emulated; \
+        }                                                                            \
+        break;
         MEDUSA_MATRIX_VARIANTS(MEDUSA_MATMUL_TILED)
 #undef MEDUSA_MATMUL_TILED
     }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gpu/shader_list.h"
+#include "llm/tile_kernel.h"
 
 namespace medusa {
 
@@ -28,8 +29,9 @@ const char* variant_name(MatrixVariant v);
 uint32_t elements_per_word(MatrixVariant v);
 // matmul.comp's variant for these weights, read through storage buffers or texel views.
 gpu::Shader matmul_shader(MatrixVariant v, bool texel);
-// matmul_tiled.comp's variant (blocks of many tokens; storage buffers only).
-gpu::Shader matmul_tiled_shader(MatrixVariant v);
+// The variant of the kernel that multiplies tiles (blocks of many tokens; storage buffers only):
+// matmul_tiled.comp's, or matmul_coopmat.comp's (llm/matmul_tiles.h).
+gpu::Shader matmul_tiled_shader(MatrixVariant v, TileKernel kernel);
 // embed.comp's variant for these weights.
 gpu::Shader embed_shader(MatrixVariant v);
 
