@@ -64,13 +64,12 @@ std::string matmul_tile_problem(const MatmulTile& tile, const MatmulLimits& limi
                "which it does not offer";
     if (tile.kernel == TileKernel::EmulatedMatrixUnits && !limits.float16)
         return "tile " + tile.name() + " needs f16 arithmetic in shaders, which the device does not offer";
-    const uint32_t max_workgroup_size = limits.max_workgroup_size, shared_memory_bytes = limits.shared_memory_bytes;
-    if (tile.workgroup() > max_workgroup_size)
+    if (tile.workgroup() > limits.max_workgroup_size)
         return "tile " + tile.name() + " needs workgroups of " + std::to_string(tile.workgroup()) +
-               " invocations, more than the device's largest, " + std::to_string(max_workgroup_size);
-    if (tile.shared_bytes() > shared_memory_bytes)
+               " invocations, more than the device's largest, " + std::to_string(limits.max_workgroup_size);
+    if (tile.shared_bytes() > limits.shared_memory_bytes)
         return "tile " + tile.name() + " needs " + std::to_string(tile.shared_bytes()) +
-               " bytes of shared memory, more than the device's " + std::to_string(shared_memory_bytes);
+               " bytes of shared memory, more than the device's " + std::to_string(limits.shared_memory_bytes);
     return "";
 }
 
