@@ -6,9 +6,10 @@
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
 // CPU drivers: one subgroup per head and run of TOKENS_PER_SUBGROUP block tokens computes
-// softmax(q.K / sqrt(d)) V over the cache prefix [0, base) (the window's slots as its mask says)
+// softmax(scale q.K) V over the cache prefix [0, base) (the window's slots as its mask says)
 // and the block tokens the mask lets each token see (itself and, in a tree, its ancestors; in a
-// prompt, everything before it). Subgroup reductions only: no workgroup barriers, which CPU
+// prompt, everything before it); on a local layer only keys less than p.window positions back,
+// slot s of its ring cache in row s % cache_rows. Subgroup reductions only: no workgroup barriers, which CPU
 // drivers such as lavapipe pay for dearly. GPUs run attention_split.comp instead.
 layout(local_size_x = 64) in;
 layout(std430, binding = 3) readonly buffer Params { BlockParams P; };
@@ -55,11 +56,18 @@ const uint TB = TOKENS_PER_SUBGROUP;
 // nothing).
 void one_pass(uint t0, uint h, uint base, uint free_end, uint n_keys, uint kv_off, float scale) {
     const uint lane = gl_SubgroupInvocationID, S = gl_SubgroupSize, count = P.count;
+    const int window = int(p.window);
     vec4 q[TB * HD4 + 1], o[TB * HD4 + 1];
     float m[TB + 1], l[TB + 1];
     uvec4 window_bits[TB + 1], block_bits[TB + 1];
+    int pos[TB + 1];
+    uint first[TB + 1];  // a local layer's first cached slot in the token's window
+    uint first_min = free_end;
     [[unroll]] for (uint j = 0; j < TB; ++j) {
         const uint t = min(t0 + j, count - 1);
+        pos[j] = int(P.positions[t]);
+        first[j] = window > 0 && pos[j] >= window ? uint(pos[j] + 1 - window) : 0u;
+        first_min = min(first_min, first[j]);
         const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * p.head_dim;
         [[unroll]] for (uint d = 0; d < HD4; ++d) {
             q[j * HD4 + d] = qkv4_at(q_off / 4u + d) * scale;
@@ -70,19 +78,23 @@ void one_pass(uint t0, uint h, uint base, uint free_end, uint n_keys, uint kv_of
         window_bits[j] = window_row(t);  // each token's mask rows read once, before any loop
         block_bits[j] = mask_row(t);
     }
-    // Three passes: the slots every token sees (no mask), the window's, the block's own tokens.
+    // Three passes: the slots every token sees (no mask; a local layer's window permitting), the
+    // drafting window's, the block's own tokens.
     [[unroll]] for (uint pass = 0; pass < 3; ++pass) {
-        const uint begin = pass == 0 ? 0 : pass == 1 ? free_end : base;
+        const uint begin = pass == 0 ? first_min : pass == 1 ? free_end : base;
         const uint end = pass == 0 ? free_end : pass == 1 ? base : n_keys;
         for (uint s = begin + lane; s < end; s += S) {
             bool sees[TB + 1];
-            bool any = pass == 0;
+            bool any = false;
+            const int key_pos = pass < 2 || window == 0 ? int(s) : int(P.positions[s - base]);
             [[unroll]] for (uint j = 0; j < TB; ++j) {
-                sees[j] = pass == 0 || row_bit(pass == 1 ? window_bits[j] : block_bits[j], s - begin);
+                sees[j] = (pass == 0 || row_bit(pass == 1 ? window_bits[j] : block_bits[j], s - begin)) &&
+                          (pass == 2 ? window == 0 || pos[j] - key_pos < window : s >= first[j]);
                 any = any || sees[j];
             }
             if (!any) continue;
-            const uint k = (kv_off + s * p.kv_dim) / 4u;
+            const uint row = s < p.cache_rows ? s : s % p.cache_rows;
+            const uint k = (kv_off + row * p.kv_dim) / 4u;
             vec4 keys[HD4 + 1], values[HD4 + 1];
             [[unroll]] for (uint d = 0; d < HD4; ++d) {
                 keys[d] = key4(k + d);
@@ -121,7 +133,7 @@ void main() {
     const uint base = P.base;
     const uint n_keys = base + P.count;
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * p.head_dim;
-    const float scale = inversesqrt(float(p.head_dim));
+    const float scale = p.scale;
     const uint free_end = base - P.window;
     one_pass(t, h, base, free_end, n_keys, kv_off, scale);
 }

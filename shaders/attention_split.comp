@@ -4,9 +4,10 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
-// GPUs: softmax(q.K / sqrt(d)) V for one (block token, head) over one of p.splits equal ranges of
+// GPUs: softmax(scale q.K) V for one (block token, head) over one of p.splits equal ranges of
 // the keys it may see (the cache prefix, the window's slots as its mask says, and the block
-// tokens the mask lets it see). A workgroup takes WG keys at a time: a lane per key for the
+// tokens the mask lets it see; on a local layer only keys less than p.window positions back,
+// slot s of its ring cache in row s % cache_rows). A workgroup takes WG keys at a time: a lane per key for the
 // scores, lanes per output dimension for the values (each loop reads consecutive floats across
 // the lanes), with a running softmax across the runs. Splitting the keys keeps every compute
 // unit busy when a few heads read a long cache (flash-decoding): with one split the workgroup
@@ -56,6 +57,9 @@ float group_sum(float v) {  // its barrier also publishes weight_s
     return r;
 }
 
+// The cache row of slot s: a local layer's ring holds cache_rows slots.
+uint slot_row(uint s) { return s < p.cache_rows ? s : s % p.cache_rows; }
+
 float key_score(uint k, uint hd) {  // k: the key's first float
     float acc = 0.0;
     if ((hd & 3u) == 0 && (k & 3u) == 0)
@@ -78,10 +82,15 @@ void main() {
     const ivec4 top = findMSB(block_bits);
     const int last = top.w >= 0 ? 96 + top.w : top.z >= 0 ? 64 + top.z : top.y >= 0 ? 32 + top.y : top.x;
     const uint n_keys = base + uint(last + 1);
-    const uint per_split = (n_keys + splits - 1) / splits;
-    const uint k0 = min(n_keys, split * per_split), k1 = min(n_keys, k0 + per_split);
+    // A local layer: cached slots before `first` are out of the window (slot s holds position s),
+    // block tokens are checked by their positions.
+    const int pos = int(P.positions[t]), window = int(p.window);
+    const uint first = window > 0 && pos >= window ? uint(pos + 1 - window) : 0u;
+    const uint k_begin = min(first, base);
+    const uint per_split = (n_keys - k_begin + splits - 1) / splits;
+    const uint k0 = min(n_keys, k_begin + split * per_split), k1 = min(n_keys, k0 + per_split);
     const uint kv_off = p.cache_offset + (h / p.kv_mul) * hd;
-    const float scale = inversesqrt(float(hd));
+    const float scale = p.scale;
     const uint q_off = t * (p.dim + 2 * p.kv_dim) + h * hd;
     for (uint d = lane; d < hd; d += WG) q_s[d] = qkv[q_off + d] * scale;
     memoryBarrierShared();
@@ -95,8 +104,9 @@ void main() {
     float m = NONE, l = 0.0;
     for (uint r0 = k0; r0 < k1; r0 += WG) {
         const uint s = r0 + lane;
-        const float score = s < k1 && visible(s, base, free_end, window_bits, block_bits)
-                                ? key_score(kv_off + s * p.kv_dim, hd) : NONE;
+        const bool in_window = window == 0 || (s < base ? s >= first : pos - int(P.positions[s - base]) < window);
+        const float score = s < k1 && in_window && visible(s, base, free_end, window_bits, block_bits)
+                                ? key_score(kv_off + slot_row(s) * p.kv_dim, hd) : NONE;
         const float m_new = max(m, group_max(score));
         const float e = score > NONE ? exp(score - m_new) : 0.0;
         weight_s[lane] = e;
@@ -110,7 +120,7 @@ void main() {
                 const uint d = d0 + i * dim_lanes;
                 if (d < hd) {
                     float acc = 0.0;
-                    for (uint j = group; j < n; j += groups) acc += weight_s[j] * vc[kv_off + (r0 + j) * p.kv_dim + d];
+                    for (uint j = group; j < n; j += groups) acc += weight_s[j] * vc[kv_off + slot_row(r0 + j) * p.kv_dim + d];
                     o[i] = o[i] * c + acc;
                 }
             }

@@ -3,7 +3,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #include "layouts/push_constants.h"
 #include "layouts/block_params.h"
-// X[t][:] = row tokens[t] of the embedding table, dequantized.
+// X[t][:] = row tokens[t] of the embedding table, dequantized, times p.scale (Gemma's sqrt(dim)).
 layout(local_size_x = 64) in;
 // Weights are bindings 0 and 1 (weights.glsl).
 layout(std430, binding = 2) readonly buffer Params { BlockParams P; };
@@ -22,5 +22,5 @@ void main() {
     const uint token = min(P.tokens[t], p.rows - 1u);
     float v[EPW];
     weight_word(token, wi, p.dim, p.group_shift, v);
-    for (uint k = 0; k < EPW; ++k) X[t * p.dim + wi * EPW + k] = v[k];
+    for (uint k = 0; k < EPW; ++k) X[t * p.dim + wi * EPW + k] = v[k] * p.scale;
 }

@@ -10,7 +10,8 @@
 // output row, see LANE_PER_ROW), so each weight word is loaded once and used for every token of
 // the tile (tree verification).
 // Fused options: RMSNorm of X with gain G (the norm before q/k/v, the FFN and the classifier),
-// accumulate into Y (residual adds), SwiGLU over rows o and o+out (w1 and w3 stacked), and the
+// accumulate into Y (residual adds), SwiGLU (or with FLAG_GELU GeGLU) over rows o and o+out (w1
+// and w3 stacked), and the
 // Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G, and (lane-per-row TEXEL variants) the
 // qkv matmul's biases, RoPE and k/v cache writes (rope_kv.comp's work).
 // Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
@@ -46,11 +47,13 @@ vec4 g4_at(uint i) { return G4[i]; }
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
 #include "rope.glsl"
+#include "ffn_gate.glsl"
 #define FLAG_NORM 1u
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
 #define FLAG_RESBLOCK 8u
 #define FLAG_ROPE 16u
+#define FLAG_GELU 32u  // with FLAG_SWIGLU: the gate's activation is GELU (tanh), not SiLU
 // The fusions (FLAG_* above, kMatmul* on the host) are a specialization constant, not a push
 // constant: CPU drivers run both sides of a branch under a lane mask, so a runtime flag made every
 // matmul decode and multiply the SwiGLU's second matrix too (twice the work for the plain ones).
@@ -73,7 +76,7 @@ float finish(float a, float b, float s, uint row, uint r, uint t) {
     const bool swiglu = (FUSIONS & FLAG_SWIGLU) != 0;
     const float rms = norm ? inversesqrt(s / float(p.in_dim) + p.eps) : 1.0;
     float v = a * rms;
-    if (swiglu) v = v / (1.0 + exp(-v)) * (b * rms);
+    if (swiglu) v = gate_activation(v, (FUSIONS & FLAG_GELU) != 0) * (b * rms);
     if ((FUSIONS & FLAG_RESBLOCK) != 0) {
         v += G[row];
         v = X[t * p.x_stride + r] + v / (1.0 + exp(-v));
@@ -95,19 +98,21 @@ void rope_store(uint r, uint t, float v, bool keep) {
     v += qkv_bias[g];
     const float partner = subgroupShuffleXor(v, 1u);
     if (!keep) return;
-    const uint slot = P.base + t;
+    const uint cache_row = p.rope_cache_offset + ((P.base + t) % p.rope_cache_rows) * kvd;
     if (g < qd + kvd) {
         const bool is_q = g < qd;
-        const uint i = is_q ? g : g - qd, pair = i & ~1u;
-        const float pos = float(P.positions[t]) / p.rope_position_scale;
-        const float freq = rope_frequency(pair, hd, p.rope_theta, rope_factors[(pair % hd) / 2]);
-        const float c = cos(pos * freq), s = sin(pos * freq);
-        // (v0, v1) -> (v0 c - v1 s, v0 s + v1 c), this lane holding v0 or v1.
-        const float rotated = (i & 1u) == 0u ? v * c - partner * s : partner * s + v * c;
+        const uint i = is_q ? g : g - qd, d = i % hd;
+        float rotated = v;
+        if (d < p.rope_rotated) {
+            const float pos = float(P.positions[t]) / p.rope_position_scale;
+            const vec2 cs = rope_cos_sin(d & ~1u, p.rope_rotated, p.rope_theta, rope_factors[d / 2], pos, p.rope_attn_factor);
+            // (v0, v1) -> (v0 c - v1 s, v0 s + v1 c), this lane holding v0 or v1.
+            rotated = (i & 1u) == 0u ? v * cs.x - partner * cs.y : partner * cs.y + v * cs.x;
+        }
         if (is_q) Y[t * p.y_stride + g] = rotated;
-        else kc[p.rope_cache_offset + slot * kvd + i] = rotated;
+        else kc[cache_row + i] = rotated;
     } else {
-        vc[p.rope_cache_offset + slot * kvd + g - qd - kvd] = v;
+        vc[cache_row + g - qd - kvd] = v;
     }
 }
 #endif

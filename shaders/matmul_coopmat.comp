@@ -27,9 +27,11 @@ layout(std430, binding = 4) readonly buffer Gain { float G[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
+#include "ffn_gate.glsl"
 #define FLAG_NORM 1u
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
+#define FLAG_GELU 32u  // with FLAG_SWIGLU: GeGLU
 layout(constant_id = 5) const uint FUSIONS = 0;  // FLAG_* (the tiled kernel's constant id)
 const uint BM = 64;  // rows of W per tile (MatmulTile's cooperative shape)
 const uint BN = 64;  // tokens per tile
@@ -143,7 +145,7 @@ void main() {
         if (o >= p.out_dim || t >= p.n_tokens) continue;
         const float rms = norm ? inversesqrt(token_ss[j] / float(p.in_dim) + p.eps) : 1.0;
         float v = Cs[r * LDC + j] * rms;
-        if (swiglu) v = v / (1.0 + exp(-v)) * (Cs[(r + out_rows) * LDC + j] * rms);
+        if (swiglu) v = gate_activation(v, (FUSIONS & FLAG_GELU) != 0) * (Cs[(r + out_rows) * LDC + j] * rms);
         const uint yi = t * p.y_stride + p.row_offset + o;
         if ((FUSIONS & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
     }

@@ -24,9 +24,11 @@ layout(std430, binding = 4) readonly buffer Gain { float G[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
+#include "ffn_gate.glsl"
 #define FLAG_NORM 1u
 #define FLAG_ACCUM 2u
 #define FLAG_SWIGLU 4u
+#define FLAG_GELU 32u  // with FLAG_SWIGLU: GeGLU
 layout(constant_id = 0) const uint BM = 64;  // rows of W per tile
 layout(constant_id = 1) const uint BN = 32;  // tokens per tile
 layout(constant_id = 3) const uint TM = 4;   // rows per invocation (even: SwiGLU's halves)
@@ -84,7 +86,7 @@ void main() {
             const uint o = o0 + tr + i * NR;
             if (o >= p.out_dim) continue;
             float v = acc[i * TN + j] * rms;
-            if (swiglu) v = v / (1.0 + exp(-v)) * (acc[(i + out_rows) * TN + j] * rms);
+            if (swiglu) v = gate_activation(v, (FUSIONS & FLAG_GELU) != 0) * (acc[(i + out_rows) * TN + j] * rms);
             const uint yi = t * p.y_stride + p.row_offset + o;
             if ((FUSIONS & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
         }

@@ -14,7 +14,7 @@ void main() {
     const uint id = gl_GlobalInvocationID.x, pairs = p.width / 2;
     if (id >= p.rows * pairs) return;
     const uint r = id / pairs, i = 2 * (id % pairs);
-    const float freq = rope_frequency(i, p.head_dim, p.theta, 1.0);
+    const float freq = rope_frequency(i % p.head_dim, p.head_dim, p.theta, 1.0);
     const float angle = float(Pos[r]) * freq;
     const float c = cos(angle), s = p.direction * sin(angle);
     const uint at = r * p.stride + i;

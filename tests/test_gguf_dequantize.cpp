@@ -136,7 +136,7 @@ TEST_CASE("the GPU expands rows 0 and 1 of every matrix to llama.cpp's values", 
             gpu::Buffer out(ctx, 2 * cols * 4, gpu::MemoryKind::Host);
             gpu::CommandSequence seq(ctx);
             seq.begin();
-            seq.dispatch(*k, {*s.words, *s.scales, params_buf, out}, kernels::EmbedPush{cols, s.group_shift(), uint32_t(t.shape[0])},
+            seq.dispatch(*k, {*s.words, *s.scales, params_buf, out}, kernels::EmbedPush{cols, s.group_shift(), uint32_t(t.shape[0]), 1.0f},
                          kernels::div_up(cols / kernels::elements_per_word(s.variant), 64), 2);
             seq.end();
             seq.run();

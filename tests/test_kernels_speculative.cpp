@@ -133,32 +133,40 @@ TEST_CASE("node_stats gives each node's log-normaliser and Medusa's entropy at t
 
 TEST_CASE("kv_compact moves an accepted path's rows to consecutive slots in every layer and the features", "[kernels]") {
     ValidationGuard guard;
+    // Layer 1 is a local layer's ring of 16 rows (slot s in row s % 16); the others keep every slot.
     const int layers = 3, ctx = 40, kv = 16, base = 10, fdim = 24;
-    const auto keys = random_floats(size_t(layers) * ctx * kv, 61), values = random_floats(keys.size(), 62);
+    const std::vector<int> rows = {ctx, 16, ctx};
+    std::vector<uint32_t> table;
+    size_t floats = 0;
+    for (int r : rows) table.insert(table.end(), {uint32_t(floats), uint32_t(r)}), floats += size_t(r) * kv;
+    const auto keys = random_floats(floats, 61), values = random_floats(keys.size(), 62);
     const auto features = random_floats(size_t(ctx) * fdim, 63);
     auto kc = buffer_with(keys), vc = buffer_with(values), fc = buffer_with(features);
+    gpu::Buffer tb(gpu_context(), table.size() * 4, gpu::MemoryKind::Device);
+    tb.upload(table.data(), table.size() * 4);
     layout::KvCommit c{};
     const std::vector<int> path = {0, 2, 3, 7, 12};
     c.kept = uint32_t(path.size());
     c.old_base = base;
     for (size_t d = 0; d < path.size(); ++d) c.path[d] = uint32_t(path[d]);
     auto cb = host_struct(c);
-    gpu::Kernel k(gpu_context(), gpu::Shader::kv_compact, 4, sizeof(KvCompactPush));
+    gpu::Kernel k(gpu_context(), gpu::Shader::kv_compact, 5, sizeof(KvCompactPush));
     run_once([&](gpu::CommandSequence& s) {
-        s.dispatch(k, {*cb, *kc, *vc, *fc}, KvCompactPush{layers, kv, ctx, fdim}, div_up(layers * kv + fdim, 64));
+        s.dispatch(k, {*cb, *kc, *vc, *fc, tb}, KvCompactPush{layers, kv, ctx, fdim}, div_up(layers * kv + fdim, 64));
     });
     const auto k_got = read(*kc, keys.size()), v_got = read(*vc, values.size()), f_got = read(*fc, features.size());
-    for (int slot = 0; slot < ctx; ++slot) {
-        int from = slot;
-        if (slot > base && slot < base + 5) from = base + std::vector<int>{0, 2, 3, 7, 12}[slot - base];
-        CHECK(max_abs_diff(&f_got[size_t(slot) * fdim], &features[size_t(from) * fdim], fdim) == 0.0f);
-    }
+    // Slot base + d holds what path[d] held; every other slot is unchanged.
+    auto from = [&](int slot) {
+        return slot > base && slot < base + int(path.size()) ? base + path[slot - base] : slot;
+    };
+    for (int slot = 0; slot < ctx; ++slot)
+        CHECK(max_abs_diff(&f_got[size_t(slot) * fdim], &features[size_t(from(slot)) * fdim], fdim) == 0.0f);
     for (int l = 0; l < layers; ++l)
-        for (int slot = 0; slot < ctx; ++slot) {
-            // Slot base + d holds what path[d] held; every other slot is unchanged.
-            int from = slot;
-            if (slot > base && slot < base + int(path.size())) from = base + path[slot - base];
-            const size_t at = (size_t(l) * ctx + slot) * kv, src = (size_t(l) * ctx + from) * kv;
+        for (int slot = 0; slot < rows[l]; ++slot) {
+            // A ring row holds the slot of the verified block that maps to it (base .. base + 12).
+            const int s = rows[l] == ctx ? slot : (slot - base % rows[l] + rows[l]) % rows[l] + base;
+            const int f = from(s);
+            const size_t at = table[2 * l] + size_t(slot) * kv, src = table[2 * l] + size_t(f % rows[l]) * kv;
             CAPTURE(l, slot);
             CHECK(max_abs_diff(&k_got[at], &keys[src], kv) == 0.0f);
             CHECK(max_abs_diff(&v_got[at], &values[src], kv) == 0.0f);

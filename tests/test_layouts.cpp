@@ -92,16 +92,22 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
                   M(MatmulPush, x_stride), M(MatmulPush, y_stride), M(MatmulPush, eps),
                   M(MatmulPush, block_rows), M(MatmulPush, row_offset), M(MatmulPush, rope_q_dim),
                   M(MatmulPush, rope_kv_dim), M(MatmulPush, rope_head_dim), M(MatmulPush, rope_theta),
-                  M(MatmulPush, rope_cache_offset), M(MatmulPush, rope_position_scale)});
-    check_struct(spirv, "EmbedPush", {M(EmbedPush, dim), M(EmbedPush, group_shift), M(EmbedPush, rows)});
+                  M(MatmulPush, rope_cache_offset), M(MatmulPush, rope_position_scale), M(MatmulPush, rope_rotated),
+                  M(MatmulPush, rope_attn_factor), M(MatmulPush, rope_cache_rows)});
+    check_struct(spirv, "EmbedPush",
+                 {M(EmbedPush, dim), M(EmbedPush, group_shift), M(EmbedPush, rows), M(EmbedPush, scale)});
     check_struct(spirv, "RopePush", {M(RopePush, dim), M(RopePush, kv_dim), M(RopePush, head_dim), M(RopePush, theta),
-                                     M(RopePush, cache_offset), M(RopePush, position_scale)});
+                                     M(RopePush, cache_offset), M(RopePush, position_scale), M(RopePush, rotated),
+                                     M(RopePush, attn_factor), M(RopePush, cache_rows), M(RopePush, n_heads),
+                                     M(RopePush, n_kv_heads), M(RopePush, eps)});
     check_struct(spirv, "AttentionPush",
                  {M(AttentionPush, dim), M(AttentionPush, kv_dim), M(AttentionPush, head_dim), M(AttentionPush, n_heads),
                   M(AttentionPush, kv_mul), M(AttentionPush, ctx), M(AttentionPush, cache_offset),
-                  M(AttentionPush, splits)});
+                  M(AttentionPush, splits), M(AttentionPush, scale), M(AttentionPush, window),
+                  M(AttentionPush, cache_rows)});
     check_struct(spirv, "RmsnormPush",
-                 {M(RmsnormPush, dim), M(RmsnormPush, n_tokens), M(RmsnormPush, eps), M(RmsnormPush, store_features)});
+                 {M(RmsnormPush, dim), M(RmsnormPush, n_tokens), M(RmsnormPush, eps), M(RmsnormPush, store_features),
+                  M(RmsnormPush, accumulate)});
     check_struct(spirv, "ArgmaxPush", {M(ArgmaxPush, vocab), M(ArgmaxPush, n_tokens)});
     check_struct(spirv, "NodeStatsPush",
                  {M(NodeStatsPush, vocab), M(NodeStatsPush, n_tokens), M(NodeStatsPush, temperature)});

@@ -85,12 +85,12 @@ TEST_CASE("a kernel whose bindings are not its shader's is refused before a pipe
     test::ValidationGuard guard;
     auto& ctx = test::gpu_context();
     const uint64_t pipelines = ctx.pipelines_built();
-    CHECK_THROWS_WITH(gpu::Kernel(ctx, Shader::kv_compact, 3, sizeof(KvCompactPush)),
-                      "kv_compact declares 4 bindings, its kernel binds 3");
+    CHECK_THROWS_WITH(gpu::Kernel(ctx, Shader::kv_compact, 4, sizeof(KvCompactPush)),
+                      "kv_compact declares 5 bindings, its kernel binds 4");
     CHECK_THROWS_WITH(gpu::Kernel(ctx, Shader::node_stats_texel, logit_rows_bindings(false), sizeof(NodeStatsPush)),
                       "node_stats_texel declares 3 bindings, its kernel binds 2");
     CHECK(ctx.pipelines_built() == pipelines);
-    gpu::Kernel k(ctx, Shader::kv_compact, 4, sizeof(KvCompactPush));
+    gpu::Kernel k(ctx, Shader::kv_compact, 5, sizeof(KvCompactPush));
     CHECK(k.name() == "kv_compact");
     CHECK(ctx.pipelines_built() == pipelines + 1);
 }

@@ -16,6 +16,7 @@ void Verifier::start(std::span<const int> prompt) {
     const size_t want = prompt.size() - 1;
     size_t same = 0;
     while (same < want && same < cached.size() && cached[same] == prompt[same]) ++same;
+    same = size_t(runner_->reusable_prefix(int(same)));
     runner_->prefill(int(same), prompt.subspan(same, want - same));
     base_ = int(want);
 }

@@ -50,16 +50,24 @@ void matvec(float* out, const float* x, const float* w, int in, int rows) {
     else matvec_rows(out, x, w, in, rows);
 }
 
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors, float position_scale) {
+void rope_rotate(float* v, int n, int pos, const RopeRotation& r) {
+    const int rotated = r.rotated > 0 ? r.rotated : r.head_dim;
     for (int i = 0; i < n; i += 2) {
-        float freq = 1.0f / std::pow(theta, float(i % head_dim) / float(head_dim));
-        if (freq_factors) freq /= freq_factors[(i % head_dim) / 2];
-        const float angle = float(pos) / position_scale * freq;
-        const float c = std::cos(angle), s = std::sin(angle);
+        const int d = i % r.head_dim;
+        if (d >= rotated) continue;
+        float freq = 1.0f / std::pow(r.theta, float(d) / float(rotated));
+        if (r.factors) freq /= r.factors[d / 2];
+        const float angle = float(pos) / r.position_scale * freq;
+        const float c = std::cos(angle) * r.attn_factor, s = std::sin(angle) * r.attn_factor;
         const float v0 = v[i], v1 = v[i + 1];
         v[i] = v0 * c - v1 * s;
         v[i + 1] = v0 * s + v1 * c;
     }
+}
+
+float gelu_tanh(float x) {
+    constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
 namespace {
@@ -87,19 +95,22 @@ CpuReferenceModel::CpuReferenceModel(const ModelFile& file, int context) : cfg_(
     embeddings_ = dequantize(file.get("tok_embeddings"));
     final_norm_ = dequantize(file.get("norm"));
     classifier_ = cfg_.tied_classifier ? embeddings_ : dequantize(file.get("output"));
-    if (const Tensor* f = file.find("rope_freqs")) rope_freqs_ = dequantize(*f);
+    if (const Tensor* f = rope_factor_tensor(file, cfg_.seq_len)) rope_factors_ = dequantize(*f);
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
-        layers_.push_back({dequantize(file.get(p + "attention_norm")), dequantize(file.get(p + "wq")),
-                           dequantize(file.get(p + "wk")), dequantize(file.get(p + "wv")),
-                           dequantize(file.get(p + "wo")), dequantize(file.get(p + "ffn_norm")),
-                           dequantize(file.get(p + "w1")), dequantize(file.get(p + "w2")),
-                           dequantize(file.get(p + "w3"))});
-        if (cfg_.qkv_bias) {
-            layers_.back().bq = dequantize(file.get(p + "bq"));
-            layers_.back().bk = dequantize(file.get(p + "bk"));
-            layers_.back().bv = dequantize(file.get(p + "bv"));
-        }
+        Layer& L = layers_.emplace_back();
+        for (auto [v, name] : {std::pair{&L.attention_norm, "attention_norm"}, {&L.wq, "wq"}, {&L.wk, "wk"},
+                               {&L.wv, "wv"}, {&L.wo, "wo"}, {&L.ffn_norm, "ffn_norm"}, {&L.w1, "w1"}, {&L.w2, "w2"},
+                               {&L.w3, "w3"}})
+            *v = dequantize(file.get(p + name));
+        if (cfg_.qkv_bias)
+            for (auto [v, name] : {std::pair{&L.bq, "bq"}, {&L.bk, "bk"}, {&L.bv, "bv"}}) *v = dequantize(file.get(p + name));
+        if (cfg_.arch.qk_norm)
+            for (auto [v, name] : {std::pair{&L.q_norm, "q_norm"}, {&L.k_norm, "k_norm"}}) *v = dequantize(file.get(p + name));
+        if (cfg_.arch.post_norms)
+            for (auto [v, name] : {std::pair{&L.post_attention_norm, "post_attention_norm"}, {&L.post_ffn_norm, "post_ffn_norm"}})
+                *v = dequantize(file.get(p + name));
+        L.attention = layer_attention(cfg_, l);
     }
     key_cache_.assign(cfg_.n_layers, std::vector<float>(size_t(cfg_.seq_len) * cfg_.kv_dim()));
     value_cache_ = key_cache_;
@@ -119,12 +130,24 @@ void CpuReferenceModel::capture_layer_inputs(std::vector<int> layers) {
 
 void CpuReferenceModel::forward(const TokenBlock& block) {
     block.validate(cfg_.seq_len, cfg_.vocab_size);
-    const int T = block.size(), dim = cfg_.dim, kv_dim = cfg_.kv_dim(), hd = cfg_.head_dim();
+    const int T = block.size(), dim = cfg_.dim, kv_dim = cfg_.kv_dim(), hd = cfg_.head_dim(), q_dim = cfg_.q_dim();
     const int hidden_dim = cfg_.hidden_dim;
-    std::vector<float> x(size_t(T) * dim), xb(dim), q(size_t(T) * dim), att_out(dim), tmp(dim);
+    const ArchitectureFeatures& arch = cfg_.arch;
+    std::vector<float> x(size_t(T) * dim), xb(dim), q(size_t(T) * q_dim), att_out(q_dim), tmp(dim);
     std::vector<float> hb(hidden_dim), hb2(hidden_dim);
     for (int t = 0; t < T; ++t)
-        std::copy_n(&embeddings_[size_t(block.tokens[t]) * dim], dim, &x[size_t(t) * dim]);
+        for (int i = 0; i < dim; ++i)
+            x[size_t(t) * dim + i] = embeddings_[size_t(block.tokens[t]) * dim + i] * arch.embedding_scale;
+    // x += post_norm(y): the residual add, through the post-norm where the model has one (Gemma).
+    auto add_residual = [&](float* xt, const float* y, const std::vector<float>& post_norm) {
+        if (post_norm.empty()) {
+            for (int i = 0; i < dim; ++i) xt[i] += y[i];
+            return;
+        }
+        std::vector<float> normed(dim);
+        rmsnorm(normed.data(), y, post_norm.data(), dim, cfg_.rms_eps);
+        for (int i = 0; i < dim; ++i) xt[i] += normed[i];
+    };
 
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const Layer& L = layers_[l];
@@ -135,39 +158,49 @@ void CpuReferenceModel::forward(const TokenBlock& block) {
                             &features_[size_t(block.base + t) * feature_dim_ + (captured - feature_layers_.begin()) * dim]);
         auto& kc = key_cache_[l];
         auto& vc = value_cache_[l];
+        const RopeRotation rope{hd, arch.rope_dims, L.attention.rope_theta,
+                                rope_factors_.empty() ? nullptr : rope_factors_.data(), L.attention.rope_position_scale,
+                                arch.rope_attn_factor};
         // q, k, v of every block token first: a token may attend to later-indexed block tokens' keys
         // only through the mask, but all of them must be in the cache before attention runs.
         for (int t = 0; t < T; ++t) {
             const int slot = block.base + t;
+            float* qt = &q[size_t(t) * q_dim];
+            float* kt = &kc[size_t(slot) * kv_dim];
+            float* vt = &vc[size_t(slot) * kv_dim];
             rmsnorm(xb.data(), &x[size_t(t) * dim], L.attention_norm.data(), dim, cfg_.rms_eps);
-            matvec(&q[size_t(t) * dim], xb.data(), L.wq.data(), dim, dim);
-            matvec(&kc[size_t(slot) * kv_dim], xb.data(), L.wk.data(), dim, kv_dim);
-            matvec(&vc[size_t(slot) * kv_dim], xb.data(), L.wv.data(), dim, kv_dim);
+            matvec(qt, xb.data(), L.wq.data(), dim, q_dim);
+            matvec(kt, xb.data(), L.wk.data(), dim, kv_dim);
+            matvec(vt, xb.data(), L.wv.data(), dim, kv_dim);
             if (cfg_.qkv_bias) {  // Qwen2: biases after the projections, before RoPE
-                for (int i = 0; i < dim; ++i) q[size_t(t) * dim + i] += L.bq[i];
-                for (int i = 0; i < kv_dim; ++i) kc[size_t(slot) * kv_dim + i] += L.bk[i];
-                for (int i = 0; i < kv_dim; ++i) vc[size_t(slot) * kv_dim + i] += L.bv[i];
+                for (int i = 0; i < q_dim; ++i) qt[i] += L.bq[i];
+                for (int i = 0; i < kv_dim; ++i) kt[i] += L.bk[i];
+                for (int i = 0; i < kv_dim; ++i) vt[i] += L.bv[i];
             }
-            const float* factors = rope_freqs_.empty() ? nullptr : rope_freqs_.data();
-            rope_rotate(&q[size_t(t) * dim], dim, hd, block.positions[t], cfg_.rope_theta, factors,
-                        cfg_.rope_position_scale);
-            rope_rotate(&kc[size_t(slot) * kv_dim], kv_dim, hd, block.positions[t], cfg_.rope_theta, factors,
-                        cfg_.rope_position_scale);
+            if (arch.qk_norm) {  // Qwen3, Gemma 3: each head of q and k normalised, before RoPE
+                for (int h = 0; h < cfg_.n_heads; ++h) rmsnorm(qt + h * hd, qt + h * hd, L.q_norm.data(), hd, cfg_.rms_eps);
+                for (int h = 0; h < cfg_.n_kv_heads; ++h) rmsnorm(kt + h * hd, kt + h * hd, L.k_norm.data(), hd, cfg_.rms_eps);
+            }
+            rope_rotate(qt, q_dim, block.positions[t], rope);
+            rope_rotate(kt, kv_dim, block.positions[t], rope);
         }
+        const AttentionHeads heads{cfg_.n_heads, cfg_.n_kv_heads, hd, attention_scale(cfg_), L.attention.window};
         for (int t = 0; t < T; ++t) {
-            cpu_attention(att_out, {&q[size_t(t) * dim], size_t(dim)}, kc, vc, block, t,
-                          {cfg_.n_heads, cfg_.n_kv_heads, hd});
-            matvec(tmp.data(), att_out.data(), L.wo.data(), dim, dim);
-            for (int i = 0; i < dim; ++i) x[size_t(t) * dim + i] += tmp[i];
+            cpu_attention(att_out, {&q[size_t(t) * q_dim], size_t(q_dim)}, kc, vc, block, t, heads);
+            matvec(tmp.data(), att_out.data(), L.wo.data(), q_dim, dim);
+            add_residual(&x[size_t(t) * dim], tmp.data(), L.post_attention_norm);
         }
         for (int t = 0; t < T; ++t) {
             float* xt = &x[size_t(t) * dim];
             rmsnorm(xb.data(), xt, L.ffn_norm.data(), dim, cfg_.rms_eps);
             matvec(hb.data(), xb.data(), L.w1.data(), dim, hidden_dim);
             matvec(hb2.data(), xb.data(), L.w3.data(), dim, hidden_dim);
-            for (int i = 0; i < hidden_dim; ++i) hb[i] = hb[i] / (1.0f + std::exp(-hb[i])) * hb2[i];
+            if (arch.activation == GateActivation::GeluTanh)
+                for (int i = 0; i < hidden_dim; ++i) hb[i] = gelu_tanh(hb[i]) * hb2[i];
+            else
+                for (int i = 0; i < hidden_dim; ++i) hb[i] = hb[i] / (1.0f + std::exp(-hb[i])) * hb2[i];
             matvec(tmp.data(), hb.data(), L.w2.data(), hidden_dim, dim);
-            for (int i = 0; i < dim; ++i) xt[i] += tmp[i];
+            add_residual(xt, tmp.data(), L.post_ffn_norm);
         }
     }
     block_size_ = T;

@@ -34,11 +34,14 @@ public:
 private:
     struct Layer {
         std::vector<float> attention_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3;
-        std::vector<float> bq, bk, bv;  // qkv_bias only
+        std::vector<float> bq, bk, bv;               // qkv_bias only
+        std::vector<float> q_norm, k_norm;            // arch.qk_norm only
+        std::vector<float> post_attention_norm, post_ffn_norm;  // arch.post_norms only
+        LayerAttention attention;
     };
     LlamaConfig cfg_;
     std::vector<float> embeddings_, final_norm_, classifier_;
-    std::vector<float> rope_freqs_;  // Llama 3's per-pair frequency divisors; empty: none
+    std::vector<float> rope_factors_;  // per-pair frequency divisors (Llama 3's, LongRoPE's); empty: none
     std::vector<Layer> layers_;
     std::vector<std::vector<float>> key_cache_, value_cache_;  // per layer [context][kv_dim]
     std::vector<float> features_;                              // [context][feature_dim_]
@@ -52,9 +55,25 @@ private:
 // Helpers shared by the reference and by tests that check single kernels.
 void rmsnorm(float* out, const float* x, const float* gain, int n, float eps);
 void matvec(float* out, const float* x, const float* w, int in, int rows);
-// Rotates adjacent pairs of each head by pos / position_scale times pair i's frequency
-// theta^(-2i/head_dim), divided by freq_factors[i] when given (Llama 3's rope_freqs).
-void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors = nullptr,
-                 float position_scale = 1.0f);
+// How RoPE rotates each head: adjacent pairs (2i, 2i+1) of its first `rotated` dimensions (0:
+// all) by pos / position_scale times pair i's frequency theta^(-2i/rotated), divided by
+// factors[i] when given (Llama 3's rope_freqs, LongRoPE's factors); the rotated pairs are then
+// multiplied by attn_factor (LongRoPE's), the others left as they are.
+struct RopeRotation {
+    int head_dim = 0;
+    int rotated = 0;
+    float theta = 10000.0f;
+    const float* factors = nullptr;
+    float position_scale = 1.0f;
+    float attn_factor = 1.0f;
+};
+void rope_rotate(float* v, int n, int pos, const RopeRotation& r);
+// Whole heads, no attention factor.
+inline void rope_rotate(float* v, int n, int head_dim, int pos, float theta, const float* freq_factors = nullptr,
+                        float position_scale = 1.0f) {
+    rope_rotate(v, n, pos, RopeRotation{head_dim, 0, theta, freq_factors, position_scale, 1.0f});
+}
+// x * 0.5 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): the GELU of GeGLU gates (Gemma).
+float gelu_tanh(float x);
 
 }  // namespace medusa

@@ -21,6 +21,7 @@ GpuEagleRunnerBase::GpuEagleRunnerBase(GpuModel& target, const EagleLayer& e, in
     auto view = [&](const std::vector<float>& v, int rows, int cols) { return matrices.view(v, rows, cols); };
     const Tensor wq = view(e.wq, d, in), wk = view(e.wk, kv, in), wv = view(e.wv, kv, in), wo = view(e.wo, d, d),
                  gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h);
+    layer_.attention = {0, e.rope_theta, e.rope_position_scale};  // the draft layer attends to every earlier key
     layer_.ffn_norm = upload_floats(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none, EAGLE-3's are its input's
     layer_.wqkv = upload_matrix(ctx, {&wq, &wk, &wv});
     layer_.wo = upload_matrix(ctx, {&wo});

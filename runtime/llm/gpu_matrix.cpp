@@ -176,9 +176,18 @@ std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile&
     return upload_floats(ctx, bias);
 }
 
-std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file) {
-    const Tensor* f = file.find("rope_freqs");
-    return upload_floats(ctx, f ? dequantize(*f) : std::vector<float>(size_t(file.config.head_dim() / 2), 1.0f));
+std::unique_ptr<gpu::Buffer> upload_qk_norm(gpu::Context& ctx, const ModelFile& file, int layer) {
+    if (!file.config.arch.qk_norm) return nullptr;
+    const std::string p = "layers." + std::to_string(layer) + ".";
+    std::vector<float> gains = dequantize(file.get(p + "q_norm"));
+    const auto k = dequantize(file.get(p + "k_norm"));
+    gains.insert(gains.end(), k.begin(), k.end());
+    return upload_floats(ctx, gains);
+}
+
+std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file, int context) {
+    const Tensor* f = rope_factor_tensor(file, context);
+    return upload_floats(ctx, f ? dequantize(*f) : std::vector<float>(size_t(rotated_dims(file.config) / 2), 1.0f));
 }
 
 }  // namespace medusa

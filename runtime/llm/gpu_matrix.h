@@ -49,9 +49,12 @@ std::unique_ptr<gpu::Buffer> upload_vector(gpu::Context& ctx, const Tensor& t);
 // Floats as a device buffer.
 std::unique_ptr<gpu::Buffer> upload_floats(gpu::Context& ctx, const std::vector<float>& v);
 
-// Layer l's q|k|v biases as one f32 vector of dim + 2 kv_dim (null for a model without them).
+// Layer l's q|k|v biases as one f32 vector of q_dim + 2 kv_dim (null for a model without them).
 std::unique_ptr<gpu::Buffer> upload_qkv_bias(gpu::Context& ctx, const ModelFile& file, int layer);
-// The divisors of the head_dim/2 RoPE frequencies: the rope_freqs tensor, or ones.
-std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file);
+// Layer l's q_norm and k_norm gains as one f32 vector of 2 head_dim (null without q/k norms).
+std::unique_ptr<gpu::Buffer> upload_qk_norm(gpu::Context& ctx, const ModelFile& file, int layer);
+// The divisors of the rotated/2 RoPE frequencies a model of `context` positions uses
+// (rope_factor_tensor), or ones.
+std::unique_ptr<gpu::Buffer> upload_rope_factors(gpu::Context& ctx, const ModelFile& file, int context);
 
 }  // namespace medusa

@@ -40,7 +40,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     if (options_.context > 0) cfg_.seq_len = options_.context;
     const bool device_copies = uses_device_copies(ctx, options.host_buffers);
     check_fits_device(plan_model_memory(file, cfg_.seq_len, device_copies), ctx, file.path);
-    const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), ctx_len = cfg_.seq_len;
+    const size_t dim = cfg_.dim, kv = cfg_.kv_dim(), q_dim = cfg_.q_dim(), ctx_len = cfg_.seq_len;
     constexpr size_t T = MAX_BLOCK_TOKENS;
     auto dev = gpu::MemoryKind::Device;
 
@@ -48,11 +48,19 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
     classifier_ = upload_matrix(ctx, {&file.classifier()});
     final_norm_ = upload_vector(ctx, file.get("norm"));
     weight_bytes_ = embeddings_.bytes() + (cfg_.tied_classifier ? 0 : classifier_.bytes()) + final_norm_->size();
+    std::vector<int> windows;
     for (int l = 0; l < cfg_.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         DecoderLayerWeights L;
+        L.attention = layer_attention(cfg_, l);
+        windows.push_back(L.attention.window);
         L.attention_norm = upload_vector(ctx, file.get(p + "attention_norm"));
         L.ffn_norm = upload_vector(ctx, file.get(p + "ffn_norm"));
+        L.qk_norm = upload_qk_norm(ctx, file, l);
+        if (cfg_.arch.post_norms) {
+            L.post_attention_norm = upload_vector(ctx, file.get(p + "post_attention_norm"));
+            L.post_ffn_norm = upload_vector(ctx, file.get(p + "post_ffn_norm"));
+        }
         L.wqkv = upload_matrix(ctx, {&file.get(p + "wq"), &file.get(p + "wk"), &file.get(p + "wv")});
         L.wo = upload_matrix(ctx, {&file.get(p + "wo")});
         L.w13 = upload_matrix(ctx, {&file.get(p + "w1"), &file.get(p + "w3")});
@@ -61,7 +69,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         weight_bytes_ += L.bytes();
         layers_.push_back(std::move(L));
     }
-    kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim);
+    kv_ = std::make_unique<KvCache>(ctx, cfg_.n_layers, cfg_.seq_len, cfg_.kv_dim(), cfg_.dim, windows);
     MatmulConfig matmul = default_matmul_config(ctx, cpu_layouts_);
     matmul_source_ = "default";
     if (options_.matmul) {
@@ -76,19 +84,16 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
         if (tiling_from_environment(matmul)) matmul_source_ += ", tiling from MEDUSA_TILED_MATMUL";
     }
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps, matmul);
-    layer_recorder_ = std::make_unique<DecoderLayerRecorder>(
-        ctx,
-        DecoderShape{cfg_.dim, cfg_.hidden_dim, cfg_.n_heads, cfg_.n_kv_heads, cfg_.seq_len, cfg_.rope_theta,
-                     cfg_.rope_position_scale},
-        *matmuls_, upload_rope_factors(ctx, file));
+    layer_recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, DecoderShape::of(cfg_), *matmuls_,
+                                                             upload_rope_factors(ctx, file, cfg_.seq_len));
     params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), gpu::MemoryKind::Host);
     if (device_copies) {
         device_params_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::BlockParams), dev);
         device_logits_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.vocab_size * 4, dev);
     }
     x_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
-    qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (dim + 2 * kv) * 4, dev);
-    att_out_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
+    qkv_ = std::make_unique<gpu::Buffer>(ctx, T * (q_dim + 2 * kv) * 4, dev);
+    att_out_ = std::make_unique<gpu::Buffer>(ctx, T * q_dim * 4, dev);
     hidden_ = std::make_unique<gpu::Buffer>(ctx, T * dim * 4, dev);
     hb_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.hidden_dim * 4, dev);
     scores_ = std::make_unique<gpu::Buffer>(ctx, T * cfg_.n_heads * ctx_len * 4, dev);
@@ -115,7 +120,8 @@ void GpuModel::record_embed(gpu::CommandSequence& seq, gpu::Buffer& params, gpu:
     const GpuMatrix::Segment& e = embeddings_.only();
     const uint32_t dim = cfg_.dim, epw = elements_per_word(e.variant);
     seq.dispatch_over(embed_kernel(e.variant), {*e.words, *e.scales, params, out},
-                      EmbedPush{dim, e.group_shift(), uint32_t(cfg_.vocab_size)}, dim / epw, uint32_t(T));
+                      EmbedPush{dim, e.group_shift(), uint32_t(cfg_.vocab_size), cfg_.arch.embedding_scale}, dim / epw,
+                      uint32_t(T));
 }
 
 void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
@@ -124,7 +130,9 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     if (device_params_) seq.copy(*params_, 0, *device_params_, 0, sizeof(layout::BlockParams));
     gpu::Buffer& params = forward_params();
     record_embed(seq, params, *x_, T);
-    const DecoderActivations acts{x_.get(), qkv_.get(), att_out_.get(), hb_.get(), scores_.get()};
+    // The hidden state's buffer is free until the final norm: the post-norms' scratch.
+    const DecoderActivations acts{.x = x_.get(), .qkv = qkv_.get(), .att_out = att_out_.get(), .hb = hb_.get(),
+                                  .scores = scores_.get(), .post = hidden_.get()};
     for (size_t l = 0; l < layers_.size(); ++l) {
         const auto captured = std::find(feature_layers_.begin(), feature_layers_.end(), int(l));
         if (captured != feature_layers_.end()) {
@@ -139,7 +147,7 @@ void GpuModel::record_forward(gpu::CommandSequence& seq, int T) {
     seq.stage("classifier");
     const uint32_t final_norm_features = feature_layers_.empty() ? 1u : 0u;
     seq.dispatch(*rmsnorm_, {*x_, *final_norm_, *hidden_, kv_->features(), params},
-                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, final_norm_features},
+                 RmsnormPush{dim, uint32_t(T), cfg_.rms_eps, final_norm_features, 0u},
                  subgroup_item_groups(ctx_, uint32_t(T)));
     matmuls_->record(seq, {.w = &classifier_, .x = hidden_.get(), .y = &forward_logits(),
                            .out_rows = cfg_.vocab_size, .tokens = T, .x_stride = dim,

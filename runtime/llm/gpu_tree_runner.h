@@ -33,6 +33,7 @@ public:
     const LlamaConfig& config() const override { return model_.config(); }
     const char* engine_name() const override { return model_.engine_name(); }
     std::span<const int> cached_tokens() const override { return model_.kv_cache().valid_tokens(); }
+    int reusable_prefix(int shared) const override { return model_.kv_cache().reusable(shared); }
     void prefill(int base, std::span<const int> tokens) override;
     void run(const TokenBlock& block, const TreeRunOptions& options) override;
     void prepare(int n_tokens, const DraftStage* stage) override;

@@ -19,6 +19,7 @@ namespace medusa::kernels {
 using medusa::elements_per_word;
 
 constexpr uint32_t kMatmulNorm = 1, kMatmulAccum = 2, kMatmulSwiglu = 4, kMatmulResblock = 8, kMatmulRope = 16;
+constexpr uint32_t kMatmulGelu = 32;  // with kMatmulSwiglu: GeGLU's GELU (tanh) gate instead of SiLU
 constexpr uint32_t kMatmulTile = 8;  // tokens per matmul workgroup (TILE in matmul.comp) for blocks
 constexpr uint32_t kMatmulMaxRows = 4;  // output rows per subgroup at most (MAX_ROWS in matmul.comp)
 // Blocks smaller than a tile (plain decoding, small trees) get a pipeline specialised to their size.

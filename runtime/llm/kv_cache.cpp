@@ -8,9 +8,28 @@
 
 namespace medusa {
 
-KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim)
+int KvCache::ring_rows(int window, int context) {
+    return window > 0 ? std::min(context, window + 2 * MAX_BLOCK_TOKENS) : context;
+}
+
+KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim, const std::vector<int>& windows)
     : ctx_(ctx), layers_(n_layers), context_(context), kv_dim_(kv_dim), feature_dim_(feature_dim) {
-    const size_t bytes = size_t(n_layers) * context * kv_dim * 4;
+    size_t floats = 0;
+    std::vector<uint32_t> table;  // kv_compact.comp's (first float, rows) per layer
+    int reach = 0;
+    for (int l = 0; l < n_layers; ++l) {
+        const int window = size_t(l) < windows.size() ? windows[l] : 0;
+        const int rows = ring_rows(window, context);
+        if (rows < context) reach = reach == 0 ? rows - window : std::min(reach, rows - window);
+        if (floats + size_t(rows) * kv_dim > UINT32_MAX)
+            throw std::invalid_argument("a KV cache of more than 2^32 floats per buffer");
+        offsets_.push_back(uint32_t(floats));
+        rows_.push_back(uint32_t(rows));
+        table.insert(table.end(), {uint32_t(floats), uint32_t(rows)});
+        floats += size_t(rows) * kv_dim;
+    }
+    contents_.set_ring_reach(reach);
+    const size_t bytes = floats * 4;
     keys_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
     values_ = std::make_unique<gpu::Buffer>(ctx, bytes, gpu::MemoryKind::Device);
     features_ = std::make_unique<gpu::Buffer>(ctx, std::max<size_t>(4, size_t(context) * feature_dim * 4),
@@ -22,7 +41,9 @@ KvCache::KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int f
     layout::KvCommit none{};
     none.kept = 1;
     commit_->upload(&none, sizeof none);
-    compact_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::kv_compact, 4, sizeof(kernels::KvCompactPush));
+    layer_table_ = std::make_unique<gpu::Buffer>(ctx, table.size() * 4, gpu::MemoryKind::Device);
+    layer_table_->upload(table.data(), table.size() * 4);
+    compact_ = std::make_unique<gpu::Kernel>(ctx, gpu::Shader::kv_compact, 5, sizeof(kernels::KvCompactPush));
 }
 
 KvCache::~KvCache() = default;
@@ -64,7 +85,7 @@ bool KvCache::take_move() {
 
 void KvCache::record_move(gpu::CommandSequence& seq) {
     seq.stage("commit");
-    seq.dispatch_over(*compact_, {*commit_, *keys_, *values_, *features_},
+    seq.dispatch_over(*compact_, {*commit_, *keys_, *values_, *features_, *layer_table_},
                       kernels::KvCompactPush{uint32_t(layers_), uint32_t(kv_dim_), uint32_t(context_), uint32_t(feature_dim_)},
                       uint32_t(layers_ * kv_dim_ + feature_dim_));
 }

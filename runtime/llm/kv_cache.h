@@ -1,4 +1,5 @@
-// The keys and values of every layer for every cache slot, the target's final-norm hidden state
+// The keys and values of every layer for every cache slot (a local layer's for the slots of its
+// window and the blocks past it, as a ring), the target's final-norm hidden state
 // (its feature) of each slot, what the slots hold (the prefix of slots whose entries are final,
 // with their tokens, so a new prompt reuses what it shares with the last one), and the
 // move that puts an accepted tree path in consecutive slots.
@@ -23,13 +24,18 @@ void drop_if_features_replaced(Map& sequences, uint64_t& version, const KvCache&
 
 class KvCache {
 public:
-    // feature_dim 0: no feature cache (a draft layer's own cache).
-    KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim = 0);
+    // feature_dim 0: no feature cache (a draft layer's own cache). windows: per layer, a local
+    // layer's sliding window (0 or absent: the layer keeps every slot).
+    KvCache(gpu::Context& ctx, int n_layers, int context, int kv_dim, int feature_dim = 0,
+            const std::vector<int>& windows = {});
+    // Slots a layer with this window keeps: the window and the two blocks (drafting window and
+    // verify block) that may lie past it, or the whole context when that is not less.
+    static int ring_rows(int window, int context);
     ~KvCache();
 
     int context() const { return context_; }
-    gpu::Buffer& keys() { return *keys_; }      // (layer, context, kv_dim) floats
-    gpu::Buffer& values() { return *values_; }  // (layer, context, kv_dim) floats
+    gpu::Buffer& keys() { return *keys_; }      // per layer (its rows, kv_dim) floats, from layer_offset
+    gpu::Buffer& values() { return *values_; }  // the same
     gpu::Buffer& features() { return *features_; }  // (context, feature_dim) floats; 4 bytes without
     int feature_dim() const { return feature_dim_; }
     // Another feature (EAGLE-3's fused layers, or back to the final-norm state; the width may be
@@ -37,7 +43,11 @@ public:
     // recorded with the old buffer must be recorded again: feature_version() tells them.
     void set_feature_dim(int feature_dim);
     uint64_t feature_version() const { return feature_version_; }
-    uint32_t layer_offset(int layer) const { return uint32_t(size_t(layer) * context_ * kv_dim_); }  // floats
+    uint32_t layer_offset(int layer) const { return offsets_.at(size_t(layer)); }  // floats
+    // Slots layer `layer` keeps: slot s lives in row s % layer_rows(layer).
+    uint32_t layer_rows(int layer) const { return rows_.at(size_t(layer)); }
+    // Of a prefix of `shared` valid tokens, what a new prompt may keep (see CacheContents::reusable).
+    int reusable(int shared) const { return contents_.reusable(shared); }
 
     // Slots [0, n) hold the final entries of these tokens.
     std::span<const int> valid_tokens() const { return contents_.valid_tokens(); }
@@ -63,7 +73,8 @@ private:
     gpu::Context& ctx_;
     int layers_, context_, kv_dim_, feature_dim_;
     uint64_t feature_version_ = 0;
-    std::unique_ptr<gpu::Buffer> keys_, values_, features_, commit_;
+    std::vector<uint32_t> offsets_, rows_;
+    std::unique_ptr<gpu::Buffer> keys_, values_, features_, commit_, layer_table_;
     std::unique_ptr<gpu::Kernel> compact_;
     std::unique_ptr<gpu::CommandSequence> settle_seq_;
     CacheContents contents_;

@@ -31,7 +31,7 @@ const gpu::Kernel& MatmulRecorder::kernel(gpu::Shader shader, const std::vector<
 
 bool MatmulRecorder::tiled(const MatmulCall& c) const {
     if (config_.tiled_from == 0 || c.tokens < int(config_.tiled_from) || c.block_rows > 0 || c.x_stride == 0 ||
-        (c.flags & ~(kMatmulNorm | kMatmulAccum | kMatmulSwiglu)))
+        (c.flags & ~(kMatmulNorm | kMatmulAccum | kMatmulSwiglu | kMatmulGelu)))
         return false;
     // A grid the device can run (a classifier of millions of rows cannot).
     return tiled_matmul_geometry(config_.tile, uint32_t(c.out_rows), c.tokens, c.flags).groups_x <= 65535;
@@ -69,6 +69,9 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
             push.rope_q_dim = rope->q_dim, push.rope_kv_dim = rope->kv_dim, push.rope_head_dim = rope->head_dim;
             push.rope_theta = rope->theta, push.rope_cache_offset = rope->cache_offset;
             push.rope_position_scale = rope->position_scale;
+            push.rope_rotated = rope->rotated > 0 ? rope->rotated : rope->head_dim;
+            push.rope_attn_factor = rope->attn_factor;
+            push.rope_cache_rows = rope->cache_rows;
         }
         const gpu::Buffer& extra = c.extra ? *c.extra : *no_extra_;
         if (tiled(c)) {

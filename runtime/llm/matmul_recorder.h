@@ -23,9 +23,11 @@ struct MatmulRope {
     const gpu::Buffer* values = nullptr;
     const gpu::Buffer* params = nullptr;  // the block (layout::BlockParams): positions and slots
     const gpu::Buffer* bias = nullptr;    // q|k|v biases (zeros where the model has none)
-    const gpu::Buffer* factors = nullptr;  // per pair of a head (ones where the model has none)
+    const gpu::Buffer* factors = nullptr;  // per rotated pair of a head (ones where the model has none)
     uint32_t q_dim = 0, kv_dim = 0, head_dim = 0, cache_offset = 0;
-    float theta = 10000.0f, position_scale = 1.0f;
+    uint32_t rotated = 0;     // leading dimensions of a head that rotate; 0: all
+    uint32_t cache_rows = 0;  // slots the layer's cache holds (slot s in row s % cache_rows)
+    float theta = 10000.0f, position_scale = 1.0f, attn_factor = 1.0f;
 };
 
 struct MatmulCall {

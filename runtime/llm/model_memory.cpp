@@ -4,6 +4,7 @@
 #include "layouts/block_params.h"
 #include "layouts/kv_commit.h"
 #include "llm/gpu_matrix.h"
+#include "llm/kv_cache.h"
 
 namespace medusa {
 
@@ -46,7 +47,7 @@ ModelMemory plan_model_memory(const ModelFile& file, int context, bool device_co
     add_matrix(m, "tok_embeddings", {&file.get("tok_embeddings")});
     add_matrix(m, "the classifier", {&file.classifier()});
     add_vector(m, "norm", c.dim);
-    add_vector(m, "rope factors", c.head_dim() / 2);
+    add_vector(m, "rope factors", rotated_dims(c) / 2);
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         add_vector(m, p + "attention_norm", c.dim);
@@ -55,23 +56,36 @@ ModelMemory plan_model_memory(const ModelFile& file, int context, bool device_co
         add_matrix(m, p + "wo", {&file.get(p + "wo")});
         add_matrix(m, p + "w1|w3", {&file.get(p + "w1"), &file.get(p + "w3")});
         add_matrix(m, p + "w2", {&file.get(p + "w2")});
-        if (c.qkv_bias) add_vector(m, p + "q|k|v biases", c.dim + 2 * c.kv_dim());
+        if (c.qkv_bias) add_vector(m, p + "q|k|v biases", c.q_dim() + 2 * c.kv_dim());
+        if (c.arch.qk_norm) add_vector(m, p + "q|k norms", 2 * c.head_dim());
+        if (c.arch.post_norms) add_vector(m, p + "post-norms", 2 * c.dim);
     }
 
-    const uint64_t ctx = uint64_t(context), layers = uint64_t(c.n_layers), kv = uint64_t(c.kv_dim());
-    const std::string shape = std::to_string(c.n_layers) + " layers x " + std::to_string(context) + " positions";
-    const uint64_t kv_position = layers * kv * 4, feature_position = uint64_t(c.dim) * 4;
-    m.buffers.push_back({"the KV cache's keys (" + shape + ")", ctx * kv_position, kv_position});
-    m.buffers.push_back({"the KV cache's values (" + shape + ")", ctx * kv_position, kv_position});
+    const uint64_t ctx = uint64_t(context), kv = uint64_t(c.kv_dim());
+    // Global layers keep every position; a local layer's ring only its window and two blocks.
+    uint64_t global_layers = 0, ring_rows = 0;
+    for (int l = 0; l < c.n_layers; ++l) {
+        const uint64_t rows = uint64_t(KvCache::ring_rows(layer_attention(c, l).window, context));
+        if (rows == ctx) ++global_layers;
+        else ring_rows += rows;
+    }
+    const std::string shape = std::to_string(global_layers) + " layers x " + std::to_string(context) + " positions" +
+                              (ring_rows ? " and " + std::to_string(c.n_layers - int(global_layers)) + " local layers' " +
+                                               std::to_string(ring_rows) + " ring slots" : "");
+    const uint64_t kv_position = global_layers * kv * 4, feature_position = uint64_t(c.dim) * 4;
+    const uint64_t kv_bytes = ctx * kv_position + ring_rows * kv * 4;
+    m.buffers.push_back({"the KV cache's keys (" + shape + ")", kv_bytes, kv_position});
+    m.buffers.push_back({"the KV cache's values (" + shape + ")", kv_bytes, kv_position});
     m.buffers.push_back({"the cached features (" + std::to_string(context) + " positions)", ctx * feature_position,
                          feature_position});
-    m.cache = ctx * (2 * kv_position + feature_position);
+    m.kv_cache = 2 * kv_bytes;
+    m.cache = 2 * kv_bytes + ctx * feature_position;
 
     const uint64_t T = MAX_BLOCK_TOKENS, scores_position = T * uint64_t(c.n_heads) * 4;
     std::vector<PlannedBuffer> acts = {
         {"the block's inputs", T * c.dim * 4, 0},
-        {"the block's q|k|v", T * (c.dim + 2 * kv) * 4, 0},
-        {"the block's attention outputs", T * c.dim * 4, 0},
+        {"the block's q|k|v", T * (c.q_dim() + 2 * kv) * 4, 0},
+        {"the block's attention outputs", T * c.q_dim() * 4, 0},
         {"the block's hidden states", T * c.dim * 4, 0},
         {"the block's FFN activations", T * c.hidden_dim * 4, 0},
         {"the attention scores (" + std::to_string(T) + " tokens x " + std::to_string(c.n_heads) + " heads x " +

@@ -27,6 +27,7 @@ struct ModelMemory {
     std::string weight_type;  // "q4_0": layer 0's w1, for messages
     uint64_t weights = 0;
     uint64_t cache = 0;        // keys, values and features of every position
+    uint64_t kv_cache = 0;     // of it, the keys and values (local layers' rings included)
     uint64_t activations = 0;  // one block's, attention scores included
     uint64_t per_position = 0;  // of the total, what each position of context adds
     std::vector<PlannedBuffer> buffers;

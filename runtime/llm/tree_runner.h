@@ -39,6 +39,9 @@ public:
 
     // Slots [0, n) of the cache hold the final entries of these tokens.
     virtual std::span<const int> cached_tokens() const = 0;
+    // Of the first `shared` cached tokens a new prompt begins with, how many it may keep: all, or
+    // none where a local layer's ring no longer holds the window before them.
+    virtual int reusable_prefix(int shared) const { return shared; }
     // Runs `tokens` causally into slots [base, base + n), in blocks of at most kMaxTokens.
     virtual void prefill(int base, std::span<const int> tokens) = 0;
     // One forward over `block` (a candidate tree: its mask holds each node's ancestors). With a

@@ -88,7 +88,4 @@ private:
     std::string name_;
 };
 
-// Checks a model configuration before anything is sized from it.
-void validate_config(const LlamaConfig& c, const std::string& name);
-
 }  // namespace medusa

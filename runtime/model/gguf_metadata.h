@@ -37,6 +37,10 @@ public:
     // The array, or null when absent; throws when it is not an array of strings (STRING) or numbers.
     const GgufValue* array(const std::string& key, uint32_t item_type) const;
     bool has(const std::string& key) const { return kv_.count(key) != 0; }
+    bool is_array(const std::string& key) const {
+        auto it = kv_.find(key);
+        return it != kv_.end() && it->second.type == ARRAY;
+    }
     const std::string& file() const { return file_; }
 
 private:

@@ -1,10 +1,12 @@
-// One in-memory description of a Llama-architecture model, whatever file it came from.
+// One in-memory description of a decoder model (Llama and the families model/architecture.h
+// lists), whatever file it came from.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "model/architecture.h"
 #include "model/bpe_vocab.h"
 #include "model/format_error.h"
 #include "model/tensor.h"
@@ -23,21 +25,29 @@ struct LlamaConfig {
     float rms_eps = 1e-5f;
     bool tied_classifier = true;  // true: "output" is absent and tok_embeddings is the classifier
     bool qkv_bias = false;        // Qwen2: the q, k and v projections add a bias (bq, bk, bv)
-    float rope_position_scale = 1.0f;  // "linear" RoPE scaling: positions are divided by it
-    int head_dim() const { return dim / n_heads; }
+    float rope_position_scale = 1.0f;  // "linear" RoPE scaling: positions are divided by it (global layers)
+    int head_size = 0;  // q, k and v per head; 0: dim / n_heads (Qwen3 and Gemma 3 set it)
+    ArchitectureFeatures arch;
+    int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }
+    int q_dim() const { return head_dim() * n_heads; }  // q's rows and attention's output width
     int kv_dim() const { return head_dim() * n_kv_heads; }
 };
 
-// Canonical tensor names (llama2.c naming), per layer N:
+// Canonical tensor names (llama2.c naming), per layer N (q_dim = heads x head size):
 //   tok_embeddings {vocab, dim}; norm {dim}; output {vocab, dim} (untied only)
-//   layers.N.attention_norm {dim}; layers.N.wq {dim, dim}; layers.N.wk {kv_dim, dim};
-//   layers.N.wv {kv_dim, dim}; layers.N.wo {dim, dim}; layers.N.ffn_norm {dim};
+//   layers.N.attention_norm {dim}; layers.N.wq {q_dim, dim}; layers.N.wk {kv_dim, dim};
+//   layers.N.wv {kv_dim, dim}; layers.N.wo {dim, q_dim}; layers.N.ffn_norm {dim};
 //   layers.N.w1 {hidden, dim}; layers.N.w2 {dim, hidden}; layers.N.w3 {hidden, dim}
-//   with qkv_bias: layers.N.bq {dim}; layers.N.bk {kv_dim}; layers.N.bv {kv_dim}
-//   rope_freqs {head_dim / 2} (optional, Llama 3's RoPE scaling): pair i's frequency is divided by it
-// RoPE rotates adjacent pairs (2i, 2i+1) as llama2.c does; loaders of weights stored for the
-// rotate_half ("NeoX") pairing, (i, i + head_dim/2) — Hugging Face's and llama.cpp's qwen2 — reorder
-// the q/k rows (and biases) so every format shares this convention.
+//   with qkv_bias: layers.N.bq {q_dim}; layers.N.bk {kv_dim}; layers.N.bv {kv_dim}
+//   with arch.qk_norm: layers.N.q_norm {head}; layers.N.k_norm {head}
+//   with arch.post_norms: layers.N.post_attention_norm {dim}; layers.N.post_ffn_norm {dim}
+//   rope_freqs {rotated / 2} (optional, Llama 3's RoPE scaling): pair i's frequency is divided by it
+//   rope_factors_short, rope_factors_long {rotated / 2} (LongRoPE): the same, chosen by the context
+// Files that store q|k|v or gate|up fused are split into these at load (views of their rows).
+// RoPE rotates adjacent pairs (2i, 2i+1) of each head's first `rotated` dimensions as llama2.c
+// does; loaders of weights stored for the rotate_half ("NeoX") pairing, (i, i + rotated/2) —
+// Hugging Face's and llama.cpp's NeoX families' — reorder the q/k rows (biases, q/k norm gains)
+// so every format shares this convention.
 // What a ModelFile was read from.
 enum class ModelFormat {
     Llama2cV0,    // llama2.c fp32
@@ -67,6 +77,11 @@ struct ModelFile {
 // Checks that every canonical tensor the configuration implies is present with its shape;
 // throws FormatError "<path>: tensor 'X' ..." naming the file.
 void validate_llama_tensors(const ModelFile& m);
+
+// The per-pair divisors of the RoPE frequencies a model of `context` positions rotates by:
+// Llama 3's rope_freqs, LongRoPE's long factors above its original context and short ones
+// otherwise (as llama.cpp chooses), or null (ones).
+const Tensor* rope_factor_tensor(const ModelFile& m, int context);
 
 
 }  // namespace medusa

@@ -6,11 +6,15 @@
 namespace medusa {
 
 std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t row_bytes, int n_heads,
-                                       bool to_rotate_half) {
+                                       bool to_rotate_half, int64_t rotated) {
     if (n_heads <= 0 || rows % (2 * int64_t(n_heads)) != 0)
         throw std::invalid_argument("permute_rope_rows: rows must split into heads of even size");
-    const int64_t head = rows / n_heads, half = head / 2;
-    std::vector<uint8_t> out(size_t(rows) * row_bytes);
+    const int64_t head = rows / n_heads;
+    if (rotated == 0) rotated = head;
+    if (rotated < 0 || rotated > head || rotated % 2)
+        throw std::invalid_argument("permute_rope_rows: the rotated rows must be even and within the head");
+    const int64_t half = rotated / 2;
+    std::vector<uint8_t> out(data, data + size_t(rows) * row_bytes);
     for (int64_t h = 0; h < n_heads; ++h)
         for (int64_t i = 0; i < half; ++i)
             for (int64_t j = 0; j < 2; ++j) {
@@ -22,14 +26,18 @@ std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t
 }
 
 void reorder_rotate_half_rows(ModelFile& m, std::list<std::vector<uint8_t>>& owned) {
+    const int rotated = rotated_dims(m.config);
     for (Tensor& t : m.tensors) {
         const size_t dot = t.name.rfind('.');
         const std::string role = dot == std::string::npos ? "" : t.name.substr(dot + 1);
-        if (role != "wq" && role != "wk" && role != "bq" && role != "bk") continue;
+        int heads = 0;
+        if (role == "wq" || role == "bq") heads = m.config.n_heads;
+        else if (role == "wk" || role == "bk") heads = m.config.n_kv_heads;
+        else if (role == "q_norm" || role == "k_norm") heads = 1;  // one head's gains, one per row
+        else continue;
         // Quantized rows are whole blocks, so a row's bytes move as one.
         const size_t row_bytes = t.nbytes / size_t(t.shape[0]);
-        const int heads = role == "wq" || role == "bq" ? m.config.n_heads : m.config.n_kv_heads;
-        auto& copy = owned.emplace_back(permute_rope_rows(t.data, t.shape[0], row_bytes, heads, false));
+        auto& copy = owned.emplace_back(permute_rope_rows(t.data, t.shape[0], row_bytes, heads, false, rotated));
         t.data = copy.data();
     }
 }

@@ -1,6 +1,7 @@
 // The two orders in which q and k projections can pair their rows for RoPE: adjacent pairs
-// (2i, 2i+1), llama2.c's and Meta's, which this engine runs, and rotate_half's (i, i + head/2),
-// in which Hugging Face and llama.cpp's qwen2 store them.
+// (2i, 2i+1), llama2.c's and Meta's, which this engine runs, and rotate_half's (i, i + rotated/2),
+// in which Hugging Face and llama.cpp's NeoX-style families store them. Only each head's first
+// `rotated` rows take part (partial RoPE); the rest keep their places.
 #pragma once
 #include <cstdint>
 #include <list>
@@ -10,13 +11,14 @@
 
 namespace medusa {
 
-// Reorders the rows of a q or k projection {n_heads * head_dim, ...} (or its bias) between the
-// two orders; `to_rotate_half` = true is Hugging Face's conversion of Meta's weights.
+// Reorders the rows of a q or k projection {n_heads * head, ...} (or its bias, or a per-head
+// gain with n_heads 1) between the two orders; `to_rotate_half` = true is Hugging Face's
+// conversion of Meta's weights. `rotated` 0: the whole head.
 std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t row_bytes, int n_heads,
-                                       bool to_rotate_half);
+                                       bool to_rotate_half, int64_t rotated = 0);
 
-// Puts every layer's wq, wk (and bq, bk) of a model stored in rotate_half order into adjacent-pair
-// order; the reordered copies are kept in `owned`.
+// Puts every layer's wq, wk (and bq, bk, q_norm, k_norm) of a model stored in rotate_half order
+// into adjacent-pair order; the reordered copies are kept in `owned`.
 void reorder_rotate_half_rows(ModelFile& m, std::list<std::vector<uint8_t>>& owned);
 
 }  // namespace medusa

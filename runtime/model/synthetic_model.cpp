@@ -18,14 +18,57 @@ namespace medusa {
 
 namespace {
 
+LlamaConfig llama(int dim, int hidden, int layers, int heads, int kv_heads, int vocab, int context) {
+    LlamaConfig c;
+    c.dim = dim, c.hidden_dim = hidden, c.n_layers = layers, c.n_heads = heads, c.n_kv_heads = kv_heads;
+    c.vocab_size = vocab, c.seq_len = context;
+    return c;
+}
+
+// A family's shape: its features (model/architecture.h) on top of the dimensions.
+LlamaConfig family(ModelFamily f, LlamaConfig c, int head_size, float theta, bool tied) {
+    c.arch = features_of(family_traits(f));
+    c.head_size = head_size;
+    c.rope_theta = theta;
+    c.rms_eps = 1e-6f;
+    c.tied_classifier = tied;
+    return c;
+}
+
+LlamaConfig gemma3(LlamaConfig c, int head_size, int window, float linear_scaling) {
+    c = family(ModelFamily::Gemma3, c, head_size, 1e6f, true);
+    c.arch.embedding_scale = std::sqrt(float(c.dim));
+    c.arch.sliding_window = window;
+    c.arch.local_layers = local_layer_pattern(c.n_layers, 6);
+    c.rope_position_scale = linear_scaling;
+    return c;
+}
+
+// Shapes as the published models have them (config.json), with random weights.
 const std::map<std::string, LlamaConfig>& shapes() {
-    static const std::map<std::string, LlamaConfig> m = {
-        {"stories15m", {288, 768, 6, 6, 6, 32000, 256}},
-        {"stories110m", {768, 2048, 12, 12, 12, 32000, 1024}},
-        {"tinyllama-1.1b", {2048, 5632, 22, 32, 4, 32000, 2048}},
-        {"llama-7b", {4096, 11008, 32, 32, 32, 32000, 4096}},
-        {"llama2-13b", {5120, 13824, 40, 40, 40, 32000, 4096}},
-    };
+    using enum ModelFamily;
+    static const std::map<std::string, LlamaConfig> m = [] {
+        std::map<std::string, LlamaConfig> s = {
+            {"stories15m", llama(288, 768, 6, 6, 6, 32000, 256)},
+            {"stories110m", llama(768, 2048, 12, 12, 12, 32000, 1024)},
+            {"tinyllama-1.1b", llama(2048, 5632, 22, 32, 4, 32000, 2048)},
+            {"llama-7b", llama(4096, 11008, 32, 32, 32, 32000, 4096)},
+            {"llama2-13b", llama(5120, 13824, 40, 40, 40, 32000, 4096)},
+            {"qwen3-0.6b", family(Qwen3, llama(1024, 3072, 28, 16, 8, 151936, 40960), 128, 1e6f, true)},
+            {"qwen3-4b", family(Qwen3, llama(2560, 9728, 36, 32, 8, 151936, 40960), 128, 1e6f, true)},
+            {"qwen3-8b", family(Qwen3, llama(4096, 12288, 36, 32, 8, 151936, 40960), 128, 1e6f, false)},
+            {"gemma3-1b", gemma3(llama(1152, 6912, 26, 4, 1, 262144, 32768), 256, 512, 1.0f)},
+            {"gemma3-4b", gemma3(llama(2560, 10240, 34, 8, 4, 262208, 131072), 256, 1024, 8.0f)},
+        };
+        // Phi-4-mini: partial RoPE (96 of 128 dimensions) with LongRoPE's factors over 4096 positions.
+        LlamaConfig phi = family(Phi3, llama(3072, 8192, 32, 24, 8, 200064, 131072), 0, 10000.0f, true);
+        phi.rms_eps = 1e-5f;
+        phi.arch.rope_dims = 96;
+        phi.arch.rope_original_context = 4096;
+        phi.arch.rope_attn_factor = float(std::sqrt(1 + std::log(131072.0 / 4096) / std::log(4096.0)));
+        s["phi-4-mini"] = phi;
+        return s;
+    }();
     return m;
 }
 
@@ -109,14 +152,27 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
         bool matrix;
     };
     std::vector<Spec> specs = {{"tok_embeddings", c.vocab_size, c.dim, true}, {"norm", 1, c.dim, false}};
+    if (!c.tied_classifier) specs.push_back({"output", c.vocab_size, c.dim, true});
+    if (c.arch.rope_original_context > 0) {
+        specs.push_back({"rope_factors_short", 1, rotated_dims(c) / 2, false});
+        specs.push_back({"rope_factors_long", 1, rotated_dims(c) / 2, false});
+    }
     for (int l = 0; l < c.n_layers; ++l) {
         const std::string p = "layers." + std::to_string(l) + ".";
         specs.push_back({p + "attention_norm", 1, c.dim, false});
         specs.push_back({p + "ffn_norm", 1, c.dim, false});
-        specs.push_back({p + "wq", c.dim, c.dim, true});
+        if (c.arch.qk_norm) {
+            specs.push_back({p + "q_norm", 1, c.head_dim(), false});
+            specs.push_back({p + "k_norm", 1, c.head_dim(), false});
+        }
+        if (c.arch.post_norms) {
+            specs.push_back({p + "post_attention_norm", 1, c.dim, false});
+            specs.push_back({p + "post_ffn_norm", 1, c.dim, false});
+        }
+        specs.push_back({p + "wq", c.q_dim(), c.dim, true});
         specs.push_back({p + "wk", c.kv_dim(), c.dim, true});
         specs.push_back({p + "wv", c.kv_dim(), c.dim, true});
-        specs.push_back({p + "wo", c.dim, c.dim, true});
+        specs.push_back({p + "wo", c.dim, c.q_dim(), true});
         specs.push_back({p + "w1", c.hidden_dim, c.dim, true});
         specs.push_back({p + "w2", c.dim, c.hidden_dim, true});
         specs.push_back({p + "w3", c.hidden_dim, c.dim, true});
@@ -153,8 +209,10 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
             Rng rng{((seed * 0x9E3779B97F4A7C15ull) ^ ((i + 1) * 0xBF58476D1CE4E5B9ull)) | 1};
             if (s.matrix)
                 fill(dtype, data[i], s.rows * s.cols, 1.0f / std::sqrt(float(s.cols)) * 1.7f, rng);
-            else
-                for (int64_t k = 0; k < s.cols; ++k) reinterpret_cast<float*>(data[i])[k] = 1.0f;
+            else  // gains of one; RoPE factors of one (short) and rising to 8 over the pairs (long)
+                for (int64_t k = 0; k < s.cols; ++k)
+                    reinterpret_cast<float*>(data[i])[k] =
+                        s.name == "rope_factors_long" ? 1.0f + 7.0f * float(k) / float(std::max<int64_t>(1, s.cols - 1)) : 1.0f;
         }
     };
     const unsigned n_threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);

@@ -24,22 +24,33 @@ struct MatmulPush {
     float rope_theta;
     u32 rope_cache_offset;   // first float of this layer in the all-layer cache
     float rope_position_scale;
+    u32 rope_rotated;        // leading dimensions of a head that rotate (the head size: all)
+    float rope_attn_factor;  // the rotated dimensions times it (LongRoPE; 1 without)
+    u32 rope_cache_rows;     // slots the layer's cache holds: slot s lives in row s % rows
 };
 struct EmbedPush {
     u32 dim;
     u32 group_shift;
-    u32 rows;  // of the table: a token past it reads the last row, never past the buffer
+    u32 rows;     // of the table: a token past it reads the last row, never past the buffer
+    float scale;  // every value times it (Gemma: sqrt(dim); 1 otherwise)
 };
+// rope_kv.comp and head_rope_kv.comp.
 struct RopePush {
-    u32 dim;
+    u32 dim;     // q's width: heads x head size
     u32 kv_dim;
     u32 head_dim;
     float theta;
     u32 cache_offset;      // first float of this layer in the all-layer cache
     float position_scale;  // "linear" RoPE scaling: positions are divided by it (1 without)
+    u32 rotated;           // leading dimensions of a head that rotate (head_dim: all)
+    float attn_factor;     // the rotated dimensions times it (LongRoPE; 1 without)
+    u32 cache_rows;        // slots the layer's cache holds: slot s lives in row s % cache_rows
+    u32 n_heads;           // head_rope_kv.comp: q heads, then n_kv_heads k heads
+    u32 n_kv_heads;
+    float eps;             // head_rope_kv.comp: the q/k norms' epsilon
 };
 struct AttentionPush {
-    u32 dim;
+    u32 dim;     // q's width: heads x head size
     u32 kv_dim;
     u32 head_dim;
     u32 n_heads;
@@ -47,12 +58,16 @@ struct AttentionPush {
     u32 ctx;
     u32 cache_offset;  // first float of this layer in the all-layer cache
     u32 splits;        // attention_split.comp: key ranges per (token, head); 0 or 1: one
+    float scale;       // of q.k
+    u32 window;        // a local layer's window in positions (0: every earlier key)
+    u32 cache_rows;    // slots the layer's cache holds: slot s lives in row s % cache_rows
 };
 struct RmsnormPush {
     u32 dim;
     u32 n_tokens;
     float eps;
     u32 store_features;  // 1: also write each row into the feature cache at its slot
+    u32 accumulate;      // 1: add the normed row to the output's instead of writing it (post-norms)
 };
 struct ArgmaxPush {
     u32 vocab;
