@@ -158,7 +158,7 @@ TEST_CASE("broken GGUF metadata and tensor tables are refused", "[loader-errors]
         b = base;
         const size_t key = find(b, "llama.embedding_length");
         put_u32(b, key + 22 + 4, 96);  // heads of 12, but RoPE over 8 dimensions
-        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("x.gguf: llama.rope.dimension_count differs"));
+        CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("x.gguf: llama.rope.dimension_count 8 differs from the head size 12"));
         put_u32(b, key + 22 + 4, 0);
         CHECK_THAT(load_error(b, "x.gguf"), Catch::Contains("dim = 0"));
     }
@@ -274,7 +274,8 @@ TEST_CASE("broken Hugging Face folders are refused", "[loader-errors]") {
     CHECK_THROWS_WITH(load_model(dir.string()), Catch::Contains("'hidden_size' is not an integer"));
     std::ofstream(dir / "config.json") << R"({"model_type": "mistral"})";
     CHECK_THROWS_WITH(load_model(dir.string()),
-                      Catch::Contains("model_type \"mistral\" is not supported (\"llama\" and \"qwen2\" are)"));
+                      Catch::Contains("model_type \"mistral\" is not supported (\"llama\", \"qwen2\", \"qwen3\", "
+                                      "\"gemma3_text\" and \"phi3\" are)"));
     const std::string small = R"("hidden_size": 4, "intermediate_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2,
         "vocab_size": 3)";
     std::ofstream(dir / "config.json") << "{" + small + R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4}})";
@@ -294,7 +295,8 @@ TEST_CASE("a GGUF file of another architecture names it and the supported ones",
     // llama.cpp's vocabulary file of Falcon: a GGUF file whose architecture is falcon.
     const std::string path = model_path("../testdata/ggml/tokenizer/ggml-vocab-falcon.gguf.xz");
     CHECK_THAT(load_error(*test::read_xz(path), "falcon.gguf"),
-               Catch::Contains("falcon.gguf: architecture 'falcon' is not supported (llama and qwen2 are)"));
+               Catch::Contains("falcon.gguf: architecture 'falcon' is not supported (llama, qwen2, qwen3, gemma3 and phi3 "
+                                              "are)"));
 }
 
 TEST_CASE("a tokenizer from another model is refused with both names", "[loader-errors]") {

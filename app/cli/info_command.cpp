@@ -28,11 +28,13 @@ int run_info(int argc, char** argv) {
 
     ModelFile m = open_model(args);
     const LlamaConfig& c = m.config;
-    std::printf("\nmodel %s (%s)\n", m.path.c_str(), format_name(m.format));
+    std::printf("\nmodel %s (%s, %s)\n", m.path.c_str(), format_name(m.format), family_name(c.arch.family));
     std::printf("  dim %d, hidden %d, layers %d, heads %d, kv heads %d, head dim %d, vocab %d, context %d\n", c.dim,
                 c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim(), c.vocab_size, c.seq_len);
-    std::printf("  rope theta %g, rms eps %g, classifier %s\n", c.rope_theta, c.rms_eps,
-                c.tied_classifier ? "tied to the embedding" : "separate");
+    std::printf("  rope theta %g", c.rope_theta);
+    if (c.rope_position_scale != 1.0f) std::printf(" (linear scaling %g)", c.rope_position_scale);
+    std::printf(", rms eps %g, classifier %s\n", c.rms_eps, c.tied_classifier ? "tied to the embedding" : "separate");
+    std::printf("  features: %s\n", describe_features(c).c_str());
     int64_t params = 0;
     size_t bytes = 0;
     std::map<std::string, int> types;

@@ -85,6 +85,14 @@ EagleLayer layer_of_metadata(const GgufDraft& g, const LlamaConfig& target) {
     e.hidden_dim = g.count(k + "feed_forward_length", 0, true);
     e.n_heads = g.count(k + "attention.head_count", 0, true);
     e.n_kv_heads = g.count(k + "attention.head_count_kv", e.n_heads, false);
+    // A Qwen3 target's drafter keeps its head_dim, which is not embedding_length / heads.
+    if (meta.has(k + "attention.key_length")) {
+        e.head_size = g.count(k + "attention.key_length", 0, true);
+        if (meta.has(k + "attention.value_length") && g.count(k + "attention.value_length", 0, true) != e.head_size)
+            throw FormatError(g.file + ": " + k + "attention.value_length differs from key_length (heads whose keys and "
+                              "values differ in size are not supported)");
+        if (e.head_size * e.n_heads == e.dim) e.head_size = 0;
+    }
     e.rms_eps = meta.real(k + "attention.layer_norm_rms_epsilon", 1e-6);
     e.rope_theta = meta.real(k + "rope.freq_base", 10000.0);
     if (!(e.rms_eps > 0.0f && e.rms_eps < 1.0f))
@@ -107,7 +115,8 @@ EagleLayer layer_of_metadata(const GgufDraft& g, const LlamaConfig& target) {
     if (meta.has(k + "vocab_size") && g.count(k + "vocab_size", 0, true) != target.vocab_size)
         throw FormatError(g.file + ": " + k + "vocab_size " + std::to_string(meta.integer(k + "vocab_size", 0, true)) +
                           " is not the target model's vocabulary of " + std::to_string(target.vocab_size));
-    if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0 || e.head_dim() % 2 != 0)
+    if ((e.head_size == 0 && e.dim % e.n_heads != 0) || e.n_heads % e.n_kv_heads != 0 || e.head_dim() % 2 != 0 ||
+        e.head_dim() > 1024)
         throw FormatError(g.file + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads of an even size and " + std::to_string(e.n_kv_heads) +
                           " kv heads");
@@ -232,7 +241,7 @@ EagleLayer load_eagle3_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, c
     EagleLayer e = layer_of_metadata(g, target);
     const std::vector<int> listed = listed_layers(g, target);
 
-    const int64_t dd = e.dim, kv = e.kv_dim(), hd = e.hidden_dim, in = 2 * dd, wide = kExtractedLayers * dd;
+    const int64_t dd = e.dim, kv = e.kv_dim(), hd = e.hidden_dim, in = 2 * dd, wide = kExtractedLayers * dd, q = e.q_dim();
     // norm_before_fc: an RMSNorm over the three inputs side by side, with gains of its own, before fc.
     const std::vector<float> norm = g.header.meta.boolean("eagle3.norm_before_fc", false)
                                         ? g.read(kFeatureNorm, {wide})
@@ -241,10 +250,10 @@ EagleLayer load_eagle3_gguf(std::shared_ptr<const std::vector<uint8_t>> bytes, c
     const std::string b = "blk.0.";
     e.input_norm = g.read(b + "attn_norm.weight", {dd});
     e.hidden_norm = g.read(b + "attn_norm_2.weight", {dd});
-    e.wq = g.read(b + "attn_q.weight", {dd, in});
+    e.wq = g.read(b + "attn_q.weight", {q, in});
     e.wk = g.read(b + "attn_k.weight", {kv, in});
     e.wv = g.read(b + "attn_v.weight", {kv, in});
-    e.wo = g.read(b + "attn_output.weight", {dd, dd});
+    e.wo = g.read(b + "attn_output.weight", {dd, q});
     e.post_norm = g.read(b + "ffn_norm.weight", {dd});
     e.w_gate = g.read(b + "ffn_gate.weight", {hd, dd});
     e.w_up = g.read(b + "ffn_up.weight", {hd, dd});

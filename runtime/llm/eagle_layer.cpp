@@ -95,7 +95,7 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
                           " but the target model has " + std::to_string(theirs));
     };
     if (dim != t.dim) bad("hidden size", dim, t.dim);
-    if (n_heads < 1 || dim % n_heads != 0 || head_dim() % 2 != 0)
+    if (n_heads < 1 || (head_size == 0 && dim % n_heads != 0) || head_size < 0 || head_dim() % 2 != 0)
         throw FormatError(source + ": an EAGLE layer of hidden size " + std::to_string(dim) + " cannot have " +
                           std::to_string(n_heads) + " attention heads");
     if (n_kv_heads < 1 || n_heads % n_kv_heads != 0)
@@ -108,8 +108,8 @@ void EagleLayer::check_fits(const LlamaConfig& t) const {
         if (!(f > 0.0f && std::isfinite(f))) throw FormatError(source + ": a RoPE frequency factor is not a positive number");
     if (!(rope_position_scale > 0.0f && std::isfinite(rope_position_scale)))
         throw FormatError(source + ": the RoPE position scale is not a positive number");
-    const size_t d = dim, kv = kv_dim(), h = hidden_dim, in = attention_input();
-    bool sizes = wq.size() == d * in && wo.size() == d * d && wk.size() == kv * in && wv.size() == kv * in &&
+    const size_t d = dim, kv = kv_dim(), h = hidden_dim, in = attention_input(), q = q_dim();
+    bool sizes = wq.size() == q * in && wo.size() == d * q && wk.size() == kv * in && wv.size() == kv * in &&
                  post_norm.size() == d && w_gate.size() == h * d && w_up.size() == h * d && w_down.size() == d * h;
     if (eagle3()) {
         if (target_layers.empty()) throw FormatError(source + ": an EAGLE-3 layer names no target layers");
@@ -157,7 +157,7 @@ std::string EagleLayer::non_finite_note() const {
 CpuEagleModel::CpuEagleModel(const EagleLayer& layer, const ModelFile& target, int context)
     : layer_(layer), context_(context) {
     layer_.check_fits(target.config);
-    embeddings_ = dequantize(target.get("tok_embeddings"));
+    embeddings_ = input_embeddings(target);
     if (!layer_.eagle3()) classifier_ = dequantize(target.classifier());
     vocab_ = target.config.vocab_size;
     key_cache_.assign(size_t(context) * layer_.kv_dim(), 0.0f);
@@ -167,10 +167,10 @@ CpuEagleModel::CpuEagleModel(const EagleLayer& layer, const ModelFile& target, i
 void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> features) {
     block.validate(context_, vocab_);
     const EagleLayer& L = layer_;
-    const int T = block.size(), d = L.dim, kv = L.kv_dim(), hd = L.head_dim(), hidden = L.hidden_dim;
+    const int T = block.size(), d = L.dim, kv = L.kv_dim(), hd = L.head_dim(), hidden = L.hidden_dim, qd = L.q_dim();
     if (features.size() != size_t(T) * d) throw std::invalid_argument("an EAGLE block needs one feature row per token");
     const int width = L.attention_input();
-    std::vector<float> x(size_t(T) * d), q(size_t(T) * d), in(2 * d), att(d), tmp(d), xb(d), g(hidden), u(hidden);
+    std::vector<float> x(size_t(T) * d), q(size_t(T) * qd), in(2 * d), att(qd), tmp(d), xb(d), g(hidden), u(hidden);
     // EAGLE-1/2: x = fc([e(t) ; f]) and attention reads x. EAGLE-3: x = h (the residual) and
     // attention reads [input_norm(e(t)) ; hidden_norm(h)]. Then q, k, v of every token before
     // attention (as the target's forward).
@@ -190,20 +190,20 @@ void CpuEagleModel::forward(const TokenBlock& block, std::span<const float> feat
         }
         const float* a = L.eagle3() ? in.data() : xt;
         const int slot = block.base + t;
-        matvec(&q[size_t(t) * d], a, L.wq.data(), width, d);
+        matvec(&q[size_t(t) * qd], a, L.wq.data(), width, qd);
         matvec(&key_cache_[size_t(slot) * kv], a, L.wk.data(), width, kv);
         matvec(&value_cache_[size_t(slot) * kv], a, L.wv.data(), width, kv);
         const float* factors = L.rope_freqs.empty() ? nullptr : L.rope_freqs.data();
-        rope_rotate(&q[size_t(t) * d], d, hd, block.positions[t], L.rope_theta, factors, L.rope_position_scale);
+        rope_rotate(&q[size_t(t) * qd], qd, hd, block.positions[t], L.rope_theta, factors, L.rope_position_scale);
         rope_rotate(&key_cache_[size_t(slot) * kv], kv, hd, block.positions[t], L.rope_theta, factors,
                     L.rope_position_scale);
     }
     out_.assign(size_t(T) * d, 0.0f);
     for (int t = 0; t < T; ++t) {
-        cpu_attention(att, {&q[size_t(t) * d], size_t(d)}, key_cache_, value_cache_, block, t,
+        cpu_attention(att, {&q[size_t(t) * qd], size_t(qd)}, key_cache_, value_cache_, block, t,
                       {L.n_heads, L.n_kv_heads, hd});
         float* h = &out_[size_t(t) * d];
-        matvec(tmp.data(), att.data(), L.wo.data(), d, d);
+        matvec(tmp.data(), att.data(), L.wo.data(), qd, d);
         for (int i = 0; i < d; ++i) h[i] = x[size_t(t) * d + i] + tmp[i];
         rmsnorm(xb.data(), h, L.post_norm.data(), d, L.rms_eps);
         matvec(g.data(), xb.data(), L.w_gate.data(), d, hidden);

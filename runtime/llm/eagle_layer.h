@@ -28,6 +28,7 @@ enum class EagleVersion { Eagle1, Eagle3 };  // Eagle1: EAGLE-1 and EAGLE-2's la
 struct EagleLayer {
     EagleVersion version = EagleVersion::Eagle1;
     int dim = 0, hidden_dim = 0, n_heads = 0, n_kv_heads = 0;
+    int head_size = 0;  // a published drafter's head_dim where it is not dim / n_heads (Qwen3's); 0: that
     float rope_theta = 10000.0f, rms_eps = 1e-5f;
     // The draft's own RoPE scaling (its config's rope_scaling; a GGUF's rope_freqs): Llama 3's
     // divisors of the head_dim/2 frequencies (empty: none) and linear scaling's position divisor.
@@ -40,7 +41,7 @@ struct EagleLayer {
     DType matrix_type = DType::F32;
     std::vector<float> fc_w;       // (dim, 2 dim): columns [0, dim) read e(t_{i+1}), [dim, 2 dim) read f_i
     std::vector<float> fc_b;       // (dim)
-    std::vector<float> wq, wo;     // (dim, dim); q and k rows in llama2.c's adjacent-pair RoPE order
+    std::vector<float> wq, wo;     // (q_dim, dim), (dim, q_dim); q and k rows in llama2.c's adjacent-pair RoPE order
     std::vector<float> wk, wv;     // (kv_dim, dim)
     std::vector<float> post_norm;  // (dim)
     std::vector<float> w_gate, w_up;  // (hidden_dim, dim)
@@ -69,7 +70,8 @@ struct EagleLayer {
     bool norms_feature() const { return !feature_norm.empty(); }
     int draft_vocab() const { return int(draft_to_target.size()); }
 
-    int head_dim() const { return dim / n_heads; }
+    int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }
+    int q_dim() const { return head_dim() * n_heads; }
     int kv_dim() const { return head_dim() * n_kv_heads; }
     // A fresh layer for `target` (its shape): fc passes the feature through (f_{i+1} ~ f_i) and
     // the decoder layer's weights are small random values, so training starts from a sensible guess.

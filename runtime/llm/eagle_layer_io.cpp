@@ -126,6 +126,11 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     e.hidden_dim = config_int(j, "intermediate_size", where);
     e.n_heads = config_int(j, "num_attention_heads", where);
     e.n_kv_heads = j.contains("num_key_value_heads") ? config_int(j, "num_key_value_heads", where) : e.n_heads;
+    // Drafters of Qwen3 targets carry the target's head_dim, which is not hidden_size / heads.
+    if (j.contains("head_dim") && !j["head_dim"].is_null()) {
+        e.head_size = config_int(j, "head_dim", where);
+        if (e.head_size * e.n_heads == e.dim) e.head_size = 0;
+    }
     if (j.contains("num_hidden_layers") && config_int(j, "num_hidden_layers", where) != 1)
         throw FormatError(where + ": EAGLE layers with " + std::to_string(j["num_hidden_layers"].get<int64_t>()) +
                           " decoder layers are not supported (EAGLE-1, EAGLE-2 and EAGLE-3 have one)");
@@ -150,14 +155,13 @@ EagleLayer layer_of_config(const std::string& config_json, const std::string& wh
     if (e.dim != target.dim)
         throw FormatError(where + ": the EAGLE layer has hidden size " + std::to_string(e.dim) +
                           " but the target model has " + std::to_string(target.dim));
-    if (e.dim % e.n_heads != 0 || e.n_heads % e.n_kv_heads != 0)
+    if ((e.head_size == 0 && e.dim % e.n_heads != 0) || e.n_heads % e.n_kv_heads != 0)
         throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " does not split into " +
                           std::to_string(e.n_heads) + " heads and " + std::to_string(e.n_kv_heads) + " kv heads");
     // Before the q/k rows are re-ordered, which needs them.
-    if (e.head_dim() % 2 != 0)
-        throw FormatError(where + ": hidden size " + std::to_string(e.dim) + " over " + std::to_string(e.n_heads) +
-                          " heads gives heads of " + std::to_string(e.head_dim()) +
-                          ", not an even size (RoPE rotates pairs)");
+    if (e.head_dim() % 2 != 0 || e.head_dim() <= 0 || e.head_dim() > 1024)
+        throw FormatError(where + ": heads of " + std::to_string(e.head_dim()) +
+                          " are not an even size up to 1024 (RoPE rotates pairs)");
     // Llama 3's scaling as the draft's own config states it (its drafters carry the target's).
     LlamaConfig rope;
     rope.dim = e.dim;
@@ -207,6 +211,7 @@ std::vector<int> draft_to_target(const SafetensorsFile& f, int64_t draft_vocab, 
 
 EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const LlamaConfig& target, int64_t draft_vocab) {
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = 2 * d, n = int64_t(e.target_layers.size());
+    const int64_t q = e.q_dim();
     const std::string m = "midlayer.";
     e.applies_fc = n > 1;  // SafeAILab applies fc to a feature wider than the layer: one layer skips it
     if (e.fuses()) {
@@ -219,10 +224,10 @@ EagleLayer with_eagle3_weights(EagleLayer e, const SafetensorsFile& f, const Lla
     }
     e.input_norm = read(f, m + "input_layernorm.weight", {d});
     e.hidden_norm = read(f, m + "hidden_norm.weight", {d});
-    e.wq = permute(read(f, m + "self_attn.q_proj.weight", {d, in}), int(d), int(in), e.n_heads, false);
+    e.wq = permute(read(f, m + "self_attn.q_proj.weight", {q, in}), int(q), int(in), e.n_heads, false);
     e.wk = permute(read(f, m + "self_attn.k_proj.weight", {kv, in}), int(kv), int(in), e.n_kv_heads, false);
     e.wv = read(f, m + "self_attn.v_proj.weight", {kv, in});
-    e.wo = read(f, m + "self_attn.o_proj.weight", {d, d});
+    e.wo = read(f, m + "self_attn.o_proj.weight", {d, q});
     e.post_norm = read(f, m + "post_attention_layernorm.weight", {d});
     e.w_gate = read(f, m + "mlp.gate_proj.weight", {h, d});
     e.w_up = read(f, m + "mlp.up_proj.weight", {h, d});
@@ -241,13 +246,13 @@ EagleLayer with_weights(EagleLayer e, bool bias, const SafetensorsFile& f, const
                         int64_t draft_vocab) {
     e.source = f.path();
     if (e.eagle3()) return with_eagle3_weights(std::move(e), f, target, draft_vocab);
-    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, q = e.q_dim();
     e.fc_w = read(f, "fc.weight", {d, 2 * d});
     e.fc_b = bias ? read(f, "fc.bias", {d}) : std::vector<float>(size_t(d), 0.0f);
-    e.wq = permute(read(f, kLayer + "self_attn.q_proj.weight", {d, d}), int(d), int(d), e.n_heads, false);
+    e.wq = permute(read(f, kLayer + "self_attn.q_proj.weight", {q, d}), int(q), int(d), e.n_heads, false);
     e.wk = permute(read(f, kLayer + "self_attn.k_proj.weight", {kv, d}), int(kv), int(d), e.n_kv_heads, false);
     e.wv = read(f, kLayer + "self_attn.v_proj.weight", {kv, d});
-    e.wo = read(f, kLayer + "self_attn.o_proj.weight", {d, d});
+    e.wo = read(f, kLayer + "self_attn.o_proj.weight", {d, q});
     e.w_gate = read(f, kLayer + "mlp.gate_proj.weight", {h, d});
     e.w_up = read(f, kLayer + "mlp.up_proj.weight", {h, d});
     e.w_down = read(f, kLayer + "mlp.down_proj.weight", {d, h});
@@ -303,8 +308,9 @@ namespace {
 // draft head, d2t as offsets and t2d as marks over the target vocabulary.
 void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std::string& base_model) {
     const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, in = 2 * d, n = int64_t(e.target_layers.size());
+    const int64_t q = e.q_dim();
     if (e.target_vocab < 1) throw std::invalid_argument("an EAGLE-3 layer to write needs its target vocabulary");
-    const std::vector<float> wq = permute(e.wq, int(d), int(in), e.n_heads, true);
+    const std::vector<float> wq = permute(e.wq, int(q), int(in), e.n_heads, true);
     const std::vector<float> wk = permute(e.wk, int(kv), int(in), e.n_kv_heads, true);
     std::vector<Tensor> tensors;
     auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
@@ -314,10 +320,10 @@ void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std
     if (e.fuses()) add("fc.weight", e.fc_w, {d, n * d});
     add(m + "input_layernorm.weight", e.input_norm, {d});
     add(m + "hidden_norm.weight", e.hidden_norm, {d});
-    add(m + "self_attn.q_proj.weight", wq, {d, in});
+    add(m + "self_attn.q_proj.weight", wq, {q, in});
     add(m + "self_attn.k_proj.weight", wk, {kv, in});
     add(m + "self_attn.v_proj.weight", e.wv, {kv, in});
-    add(m + "self_attn.o_proj.weight", e.wo, {d, d});
+    add(m + "self_attn.o_proj.weight", e.wo, {d, q});
     add(m + "post_attention_layernorm.weight", e.post_norm, {d});
     add(m + "mlp.gate_proj.weight", e.w_gate, {h, d});
     add(m + "mlp.up_proj.weight", e.w_up, {h, d});
@@ -337,6 +343,7 @@ void save_eagle3_layer(const EagleLayer& e, const std::string& folder, const std
                          {"intermediate_size", e.hidden_dim},
                          {"num_attention_heads", e.n_heads},
                          {"num_key_value_heads", e.n_kv_heads},
+                         {"head_dim", e.head_dim()},
                          {"num_hidden_layers", 1},
                          {"vocab_size", e.target_vocab},
                          {"draft_vocab_size", e.draft_vocab()},
@@ -369,8 +376,8 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
         throw std::invalid_argument("writing an EAGLE-3 layer with a norm before fc is not supported");
     fs::create_directories(folder);
     if (e.eagle3()) return save_eagle3_layer(e, folder, base_model);
-    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
-    const std::vector<float> wq = permute(e.wq, int(d), int(d), e.n_heads, true);
+    const int64_t d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, q = e.q_dim();
+    const std::vector<float> wq = permute(e.wq, int(q), int(d), e.n_heads, true);
     const std::vector<float> wk = permute(e.wk, int(kv), int(d), e.n_kv_heads, true);
     std::vector<Tensor> tensors;
     auto add = [&](const std::string& name, const std::vector<float>& v, std::vector<int64_t> shape) {
@@ -378,10 +385,10 @@ void save_eagle_layer(const EagleLayer& e, const std::string& folder, const std:
     };
     add("fc.weight", e.fc_w, {d, 2 * d});
     add("fc.bias", e.fc_b, {d});
-    add(kLayer + "self_attn.q_proj.weight", wq, {d, d});
+    add(kLayer + "self_attn.q_proj.weight", wq, {q, d});
     add(kLayer + "self_attn.k_proj.weight", wk, {kv, d});
     add(kLayer + "self_attn.v_proj.weight", e.wv, {kv, d});
-    add(kLayer + "self_attn.o_proj.weight", e.wo, {d, d});
+    add(kLayer + "self_attn.o_proj.weight", e.wo, {d, q});
     add(kLayer + "mlp.gate_proj.weight", e.w_gate, {h, d});
     add(kLayer + "mlp.up_proj.weight", e.w_up, {h, d});
     add(kLayer + "mlp.down_proj.weight", e.w_down, {d, h});

@@ -15,11 +15,12 @@ GpuEagleRunnerBase::GpuEagleRunnerBase(GpuModel& target, const EagleLayer& e, in
     e.check_fits(cfg);
     gpu::Context& ctx = target.context();
     shape_ = {e.dim, e.hidden_dim, e.n_heads, e.n_kv_heads, cfg.seq_len, e.rope_theta, e.rope_position_scale};
+    shape_.head_size = e.head_size;
     vocab_ = cfg.vocab_size;
-    const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim;
+    const int d = e.dim, kv = e.kv_dim(), h = e.hidden_dim, q = e.q_dim();
     MatrixViews matrices(e.matrix_type);
     auto view = [&](const std::vector<float>& v, int rows, int cols) { return matrices.view(v, rows, cols); };
-    const Tensor wq = view(e.wq, d, in), wk = view(e.wk, kv, in), wv = view(e.wv, kv, in), wo = view(e.wo, d, d),
+    const Tensor wq = view(e.wq, q, in), wk = view(e.wk, kv, in), wv = view(e.wv, kv, in), wo = view(e.wo, d, q),
                  gate = view(e.w_gate, h, d), up = view(e.w_up, h, d), down = view(e.w_down, d, h);
     layer_.attention = {0, e.rope_theta, e.rope_position_scale};  // the draft layer attends to every earlier key
     layer_.ffn_norm = upload_floats(ctx, e.post_norm);  // no input norm: EAGLE's layer 0 has none, EAGLE-3's are its input's
@@ -37,8 +38,8 @@ GpuEagleRunnerBase::GpuEagleRunnerBase(GpuModel& target, const EagleLayer& e, in
     inputs_ = std::make_unique<gpu::Buffer>(ctx, sizeof(layout::EagleInputs), gpu::MemoryKind::Host);
     emb_ = device(T * d);
     x_ = device(T * d);
-    qkv_ = device(T * (d + 2 * kv));
-    att_out_ = device(T * d);
+    qkv_ = device(T * (q + 2 * kv));
+    att_out_ = device(T * q);
     hb_ = device(T * h);
     scores_ = device(T * e.n_heads * size_t(cfg.seq_len));
     store_ = device(size_t(kStoreRows) * d);

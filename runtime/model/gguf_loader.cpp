@@ -107,12 +107,13 @@ namespace {
 
 // Variants of the families that share their names with nothing here, refused by name.
 void refuse_unsupported_architecture(const std::string& arch, const std::string& name) {
-    std::string what = "architecture '" + arch + "' is not supported";
-    if (arch.find("moe") != std::string::npos) what += " (a mixture of experts; dense models are)";
-    else if (arch == "gemma3n") what += " (Gemma 3n's per-layer embeddings and AltUp; Gemma 3 is)";
-    else if (arch == "gemma2" || arch == "gemma") what += " (Gemma 3 is)";
-    else if (arch == "clip" || arch == "mllama") what += " (a vision tower; this engine runs the language model's file)";
-    throw FormatError(name + ": " + what + " (" + supported_families() + " are)");
+    std::string what;
+    if (arch.find("moe") != std::string::npos) what = " (a mixture of experts)";
+    else if (arch == "gemma3n") what = " (Gemma 3n: per-layer embeddings and AltUp)";
+    else if (arch == "gemma2") what = " (Gemma 2: logit soft-capping)";
+    else if (arch == "clip" || arch == "mllama") what = " (a vision tower, not a language model)";
+    throw FormatError(name + ": architecture '" + arch + "'" + what + " is not supported (" + supported_families() +
+                      " are)");
 }
 
 // The family's features that the file's hyper-parameters set: head size, partial and scaled RoPE,
@@ -133,7 +134,7 @@ void read_features(const GgufMetadata& meta, const FamilyTraits& family, LlamaCo
     }
     const int head = c.head_size > 0 ? c.head_size : (c.n_heads > 0 ? c.dim / c.n_heads : 0);
     const int rotated = meta.integer(k + "rope.dimension_count", head, false);
-    if (rotated != head) {
+    if (head > 0 && rotated != head) {  // (a head of 0 is validate_config's to name)
         if (!family.partial_rope)
             throw FormatError(name + ": " + k + "rope.dimension_count " + std::to_string(rotated) +
                               " differs from the head size " + std::to_string(head) + " (partial RoPE is not part of " +

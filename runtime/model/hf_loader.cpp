@@ -79,7 +79,9 @@ LlamaConfig parse_config(const json& root, const std::string& name, const Family
     const FamilyTraits* family = family_by_hf_model_type(model_type);
     if (!family) {
         std::string known;
-        for (const auto& f : families()) known += std::string(known.empty() ? "" : ", ") + "\"" + f.hf_model_type + "\"";
+        const auto& all = families();
+        for (size_t i = 0; i < all.size(); ++i)
+            known += std::string(i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") + "\"" + all[i].hf_model_type + "\"";
         bad("model_type " + shown(j.at("model_type")) + " is not supported (" + known + " are)");
     }
     family_out = family;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/dequantize.h"
+
 namespace medusa {
 
 const char* format_name(ModelFormat f) {
@@ -75,6 +77,13 @@ void validate_llama_tensors(const ModelFile& m) {
                               ", which is not supported (the fused SwiGLU needs one type for both, as llama.cpp's "
                               "quantizer writes them)");
     }
+}
+
+std::vector<float> input_embeddings(const ModelFile& m) {
+    std::vector<float> e = dequantize(m.get("tok_embeddings"));
+    if (const float scale = m.config.arch.embedding_scale; scale != 1.0f)
+        for (float& x : e) x *= scale;
+    return e;
 }
 
 const Tensor* rope_factor_tensor(const ModelFile& m, int context) {

@@ -83,5 +83,9 @@ void validate_llama_tensors(const ModelFile& m);
 // otherwise (as llama.cpp chooses), or null (ones).
 const Tensor* rope_factor_tensor(const ModelFile& m, int context);
 
+// The embedding table as the first layer reads it: dequantized, times the family's embedding
+// scale (Gemma's sqrt(dim)); what EAGLE's layer reads too, on every engine and in training.
+std::vector<float> input_embeddings(const ModelFile& m);
+
 
 }  // namespace medusa

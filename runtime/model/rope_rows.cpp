@@ -25,16 +25,20 @@ std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t
     return out;
 }
 
+int rope_row_heads(const LlamaConfig& c, const std::string& name) {
+    if (name.rfind("layers.", 0) != 0) return 0;
+    const std::string role = name.substr(name.rfind('.') + 1);
+    if (role == "wq" || role == "bq") return c.n_heads;
+    if (role == "wk" || role == "bk") return c.n_kv_heads;
+    if (role == "q_norm" || role == "k_norm") return 1;  // one head's gains, one per row
+    return 0;
+}
+
 void reorder_rotate_half_rows(ModelFile& m, std::list<std::vector<uint8_t>>& owned) {
     const int rotated = rotated_dims(m.config);
     for (Tensor& t : m.tensors) {
-        const size_t dot = t.name.rfind('.');
-        const std::string role = dot == std::string::npos ? "" : t.name.substr(dot + 1);
-        int heads = 0;
-        if (role == "wq" || role == "bq") heads = m.config.n_heads;
-        else if (role == "wk" || role == "bk") heads = m.config.n_kv_heads;
-        else if (role == "q_norm" || role == "k_norm") heads = 1;  // one head's gains, one per row
-        else continue;
+        const int heads = rope_row_heads(m.config, t.name);
+        if (heads == 0) continue;
         // Quantized rows are whole blocks, so a row's bytes move as one.
         const size_t row_bytes = t.nbytes / size_t(t.shape[0]);
         auto& copy = owned.emplace_back(permute_rope_rows(t.data, t.shape[0], row_bytes, heads, false, rotated));

@@ -17,6 +17,10 @@ namespace medusa {
 std::vector<uint8_t> permute_rope_rows(const uint8_t* data, int64_t rows, size_t row_bytes, int n_heads,
                                        bool to_rotate_half, int64_t rotated = 0);
 
+// The heads a canonical tensor's rows split into for RoPE's pairing: n_heads for wq and bq,
+// n_kv_heads for wk and bk, 1 for the per-head gains q_norm and k_norm, 0 for tensors without.
+int rope_row_heads(const LlamaConfig& c, const std::string& name);
+
 // Puts every layer's wq, wk (and bq, bk, q_norm, k_norm) of a model stored in rotate_half order
 // into adjacent-pair order; the reordered copies are kept in `owned`.
 void reorder_rotate_half_rows(ModelFile& m, std::list<std::vector<uint8_t>>& owned);

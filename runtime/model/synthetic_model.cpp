@@ -134,17 +134,24 @@ std::vector<std::string> synthetic_model_names() {
     return v;
 }
 
-ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed) {
-    auto it = shapes().find(name);
+ModelFile synthetic_model_shapes(const std::string& name, DType dtype) {
+    // "NAME:llama": NAME's dimensions as a plain Llama, to time what the family's features cost.
+    const bool as_llama = name.size() > 6 && name.compare(name.size() - 6, 6, ":llama") == 0;
+    auto it = shapes().find(as_llama ? name.substr(0, name.size() - 6) : name);
     if (it == shapes().end()) {
         std::string known;
         for (const auto& n : synthetic_model_names()) known += " " + n;
-        throw std::invalid_argument("unknown synthetic model '" + name + "'; known:" + known);
+        throw std::invalid_argument("unknown synthetic model '" + name + "'; known:" + known +
+                                    " (and NAME:llama, NAME's dimensions as a plain Llama)");
     }
     ModelFile m;
     m.path = "synthetic:" + name;
     m.format = ModelFormat::Synthetic;
     m.config = it->second;
+    if (as_llama) {
+        m.config.arch = ArchitectureFeatures{};
+        m.config.rope_position_scale = 1.0f;
+    }
     const LlamaConfig& c = m.config;
     struct Spec {
         std::string name;
@@ -177,42 +184,47 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
         specs.push_back({p + "w2", c.dim, c.hidden_dim, true});
         specs.push_back({p + "w3", c.hidden_dim, c.dim, true});
     }
-    size_t total = 0;
     for (const auto& s : specs) {
         if (const BlockFormat* f = gguf_format(dtype); s.matrix && f)
             if (const std::string problem = split_block_problem(*f, s.cols); !problem.empty())
                 throw std::invalid_argument("synthetic " + name + "'s " + s.name + " " + problem);
-        total += s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
-    }
-    auto storage = std::shared_ptr<uint8_t[]>(new uint8_t[total]);
-    size_t off = 0;
-    std::vector<uint8_t*> data;  // each tensor's bytes in `storage`
-    for (const auto& s : specs) {
-        data.push_back(storage.get() + off);
         Tensor t;
         t.name = s.name;
         t.type = s.matrix ? dtype : DType::F32;
         t.shape = s.matrix ? std::vector<int64_t>{s.rows, s.cols} : std::vector<int64_t>{s.cols};
         t.group_size = gguf_format(t.type)->values > 1 ? gguf_format(t.type)->values : 0;
-        t.data = storage.get() + off;
         t.nbytes = s.matrix ? bytes_for(dtype, s.rows * s.cols) : size_t(s.cols) * 4;
-        off += t.nbytes;
         m.tensors.push_back(std::move(t));
+    }
+    return m;
+}
+
+ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed) {
+    ModelFile m = synthetic_model_shapes(name, dtype);
+    size_t total = 0;
+    for (const Tensor& t : m.tensors) total += t.nbytes;
+    auto storage = std::shared_ptr<uint8_t[]>(new uint8_t[total]);
+    size_t off = 0;
+    for (Tensor& t : m.tensors) {
+        t.data = storage.get() + off;
+        off += t.nbytes;
     }
     // Each tensor from its own generator (seeded by the model's seed and its index), so that the
     // weights are the same whatever the number of threads filling them: a 7B model in f16 took a
     // minute on one core, on a machine lent by the minute.
     std::atomic<size_t> next{0};
     auto work = [&] {
-        for (size_t i; (i = next++) < specs.size();) {
-            const auto& s = specs[i];
+        for (size_t i; (i = next++) < m.tensors.size();) {
+            const Tensor& t = m.tensors[i];
+            uint8_t* data = const_cast<uint8_t*>(t.data);
+            const int64_t cols = t.shape.back();
             Rng rng{((seed * 0x9E3779B97F4A7C15ull) ^ ((i + 1) * 0xBF58476D1CE4E5B9ull)) | 1};
-            if (s.matrix)
-                fill(dtype, data[i], s.rows * s.cols, 1.0f / std::sqrt(float(s.cols)) * 1.7f, rng);
+            if (t.shape.size() == 2)
+                fill(dtype, data, t.numel(), 1.0f / std::sqrt(float(cols)) * 1.7f, rng);
             else  // gains of one; RoPE factors of one (short) and rising to 8 over the pairs (long)
-                for (int64_t k = 0; k < s.cols; ++k)
-                    reinterpret_cast<float*>(data[i])[k] =
-                        s.name == "rope_factors_long" ? 1.0f + 7.0f * float(k) / float(std::max<int64_t>(1, s.cols - 1)) : 1.0f;
+                for (int64_t k = 0; k < cols; ++k)
+                    reinterpret_cast<float*>(data)[k] =
+                        t.name == "rope_factors_long" ? 1.0f + 7.0f * float(k) / float(std::max<int64_t>(1, cols - 1)) : 1.0f;
         }
     };
     const unsigned n_threads = std::clamp(std::thread::hardware_concurrency(), 1u, 32u);
@@ -220,7 +232,7 @@ ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t se
     for (unsigned t = 1; t < n_threads; ++t) threads.emplace_back(work);
     work();  // this thread takes its share too
     for (std::thread& t : threads) t.join();
-    std::fprintf(stderr, "\rbuilding synthetic %s: %zu/%zu tensors\n", name.c_str(), specs.size(), specs.size());
+    std::fprintf(stderr, "\rbuilding synthetic %s: %zu/%zu tensors\n", name.c_str(), m.tensors.size(), m.tensors.size());
     m.storage = storage;
     return m;
 }

@@ -25,6 +25,9 @@ std::array<size_t, 14> sizes(const EagleLayer& e) {
 }  // namespace
 
 EagleFlatLayout::EagleFlatLayout(const EagleLayer& e) {
+    if (e.head_size != 0)  // the trainers' kernels take heads of hidden size / heads
+        throw std::invalid_argument(e.source + ": training an EAGLE layer whose head size " + std::to_string(e.head_size) +
+                                    " is not its hidden size over its heads is not supported");
     const auto n = sizes(e);
     std::array<size_t, 15> at{};
     for (size_t i = 0; i < n.size(); ++i) at[i + 1] = at[i] + n[i];

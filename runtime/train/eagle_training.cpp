@@ -14,7 +14,7 @@ EagleTarget EagleTarget::from(const ModelFile& file) {
     EagleTarget t;
     t.dim = file.config.dim;
     t.vocab = file.config.vocab_size;
-    t.embeddings = dequantize(file.get("tok_embeddings"));
+    t.embeddings = input_embeddings(file);
     t.lm_head = dequantize(file.classifier());
     t.final_norm = dequantize(file.get("norm"));
     t.path = file.path;
