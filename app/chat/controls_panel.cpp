@@ -241,7 +241,8 @@ void draw_chat_template(ChatApp& app, DecodeSettings& s) {
     if (ImGui::BeginCombo("template", shown.c_str())) {
         if (ImGui::Selectable(own_label.c_str(), chosen == s.chat_templates.end())) s.chat_templates.erase(s.model_path);
         for (ChatTemplate t : {ChatTemplate::ChatML, ChatTemplate::Llama3, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr,
-                               ChatTemplate::VicunaV11, ChatTemplate::None}) {
+                               ChatTemplate::VicunaV11, ChatTemplate::Qwen3, ChatTemplate::Gemma, ChatTemplate::Phi3,
+                               ChatTemplate::Phi4, ChatTemplate::None}) {
             const char* name = chat_template_name(t);
             if (ImGui::Selectable(t == ChatTemplate::None ? "none (continue the text)" : name,
                                   chosen != s.chat_templates.end() && chosen->second == name))

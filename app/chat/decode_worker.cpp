@@ -97,7 +97,8 @@ std::shared_ptr<TargetTokenizer> open_tokenizer(const DecodeSettings& s, const M
 
 std::string model_line(const ModelFile& file) {
     const auto& c = file.config;
-    return file_name(file.path) + " (" + format_name(file.format) + ", " + std::to_string(c.n_layers) + " layers, dim " +
+    return file_name(file.path) + " (" + format_name(file.format) + ", " + family_name(c.arch.family) + ", " +
+           std::to_string(c.n_layers) + " layers, dim " +
            std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ")";
 }
 

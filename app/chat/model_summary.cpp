@@ -48,7 +48,8 @@ std::string model_summary(const std::string& path) {
             size = std::filesystem::file_size(path, ec);
         }
         const ChatTemplateDetection chat = detect_chat_template(f);
-        return std::filesystem::path(path).filename().string() + ": " + format_name(f.format) + ", " + std::to_string(c.n_layers) +
+        return std::filesystem::path(path).filename().string() + ": " + format_name(f.format) + ", " +
+               family_name(c.arch.family) + ", " + std::to_string(c.n_layers) +
                " layers, dim " + std::to_string(c.dim) + ", vocab " + std::to_string(c.vocab_size) + ", context " +
                std::to_string(c.seq_len) + ", " + weight_type(f) + " weights, " + size_text(size) + ", " +
                (chat.kind == ChatTemplate::None ? std::string("no chat template (continues text)")
