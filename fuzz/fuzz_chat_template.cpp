@@ -28,6 +28,25 @@ void check_family(medusa::ChatTemplate t, const std::string& text) {
     check(prompt.find("Hello.") != std::string::npos && !medusa::chat_stop_strings(t).empty());
 }
 
+// The bytes as an earlier reply: Qwen3 renders a suffix of them (what follows the last "</think>"),
+// Gemma a part of them with the whitespace trimmed off both ends.
+void check_reply_rendering(const std::string& all) {
+    medusa::Conversation conv;
+    conv.history = {{"Hi", all.substr(0, 256)}};
+    conv.user = "Go";
+    const std::string& reply = conv.history[0].assistant;
+    const medusa::ChatPrompt q = medusa::render_chat(medusa::ChatTemplate::Qwen3, conv);
+    check(q.parts.size() > 6 && q.parts[5].text.rfind("assistant\n", 0) == 0);
+    const std::string kept = q.parts[5].text.substr(10);
+    check(reply.size() >= kept.size() && reply.compare(reply.size() - kept.size(), kept.size(), kept) == 0);
+    const medusa::ChatPrompt g = medusa::render_chat(medusa::ChatTemplate::Gemma, conv);
+    check(g.parts.size() > 6 && g.parts[5].text.rfind("model\n", 0) == 0);
+    const std::string trimmed = g.parts[5].text.substr(6);
+    const auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+    check(reply.find(trimmed) != std::string::npos);
+    check(trimmed.empty() || (!ws(trimmed.front()) && !ws(trimmed.back())));
+}
+
 // One filter holding every family's stop strings, fed the text's first 512 bytes (enough for any
 // stop string) in pieces of 1 to 8 bytes.
 void check_stop_filter(const std::string& all) {
@@ -35,7 +54,8 @@ void check_stop_filter(const std::string& all) {
     const size_t step = all.size() % 8 + 1;
     std::vector<std::string> stops;
     for (auto t : {medusa::ChatTemplate::VicunaV11, medusa::ChatTemplate::Llama2Chat, medusa::ChatTemplate::Zephyr,
-                   medusa::ChatTemplate::ChatML, medusa::ChatTemplate::Llama3})
+                   medusa::ChatTemplate::ChatML, medusa::ChatTemplate::Llama3, medusa::ChatTemplate::Qwen3,
+                   medusa::ChatTemplate::Gemma, medusa::ChatTemplate::Phi3, medusa::ChatTemplate::Phi4})
         for (const std::string& s : medusa::chat_stop_strings(t)) stops.push_back(s);
     medusa::StopStringFilter f(stops);
     std::string shown;
@@ -62,6 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     check_family(medusa::detect_chat_template_jinja(text), text);
     if (const auto t = medusa::parse_chat_template(text)) check_family(*t, text);
+    check_reply_rendering(text);
     check_stop_filter(text);
     return 0;
 }

@@ -117,8 +117,16 @@ TEST_CASE("llama-2 strips messages as Meta's chat_completion does", "[chat-templ
 
 TEST_CASE("template names parse both ways", "[chat-template]") {
     for (ChatTemplate t : {ChatTemplate::None, ChatTemplate::VicunaV11, ChatTemplate::Llama2Chat, ChatTemplate::Zephyr,
-                           ChatTemplate::ChatML, ChatTemplate::Llama3})
+                           ChatTemplate::ChatML, ChatTemplate::Llama3, ChatTemplate::Qwen3, ChatTemplate::Gemma,
+                           ChatTemplate::Phi3, ChatTemplate::Phi4}) {
         CHECK(parse_chat_template(chat_template_name(t)) == t);
+        CHECK_THAT(chat_template_names("|"), Catch::Contains(chat_template_name(t)));
+    }
+    CHECK(chat_template_names("|") == "vicuna_v1.1|llama2_chat|zephyr|chatml|llama3|qwen3|gemma|phi3|phi4|none");
+    CHECK(parse_chat_template("Gemma-3") == ChatTemplate::Gemma);
+    CHECK(parse_chat_template("phi-3.5") == ChatTemplate::Phi3);
+    CHECK(parse_chat_template("phi-4-mini") == ChatTemplate::Phi4);
+    CHECK(parse_chat_template("qwen") == ChatTemplate::ChatML);  // Qwen2's, as before
     CHECK(parse_chat_template("Vicuna") == ChatTemplate::VicunaV11);
     CHECK(parse_chat_template("llama-2") == ChatTemplate::Llama2Chat);
     CHECK_FALSE(parse_chat_template("alpaca").has_value());
@@ -161,10 +169,10 @@ TEST_CASE("families are recognised from their Jinja chat templates", "[chat-temp
     CHECK(detect_chat_template_jinja(vicuna) == ChatTemplate::VicunaV11);
 
     // Look-alikes of other families are not taken for these.
-    // microsoft/Phi-3-mini: <|user|> ... <|end|>.
+    // microsoft/Phi-3-mini: <|user|> ... <|end|> is Phi-3's, not Zephyr's.
     CHECK(detect_chat_template_jinja("{% for message in messages %}{% if message['role'] == 'user' %}{{'<|user|>' + "
                                      "'\n' + message['content'] + '<|end|>' + '\n' + '<|assistant|>' + '\n'}}{% "
-                                     "endif %}{% endfor %}") == ChatTemplate::None);
+                                     "endif %}{% endfor %}") == ChatTemplate::Phi3);
     // mistralai/Mistral-7B-Instruct-v0.1: [INST] without <<SYS>>.
     CHECK(detect_chat_template_jinja("{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' "
                                      "%}{{ '[INST] ' + message['content'] + ' [/INST]' }}{% endif %}{% endfor %}") ==

@@ -5,7 +5,11 @@
 // families' own tokenizers do (Meta's Llama-2 code encodes with bos=True; the Hugging Face
 // LlamaTokenizer of Vicuna, Zephyr/TinyLlama and Llama ChatML fine-tunes has add_bos_token=true and
 // their Jinja templates do not write it). Llama-2's later turns start with a BOS of their own: that
-// one is in the prompt, as a special part.
+// one is in the prompt, as a special part. Qwen3, Gemma and Phi say it themselves
+// (ChatPrompt::bos): Hugging Face's apply_chat_template tokenizes the rendered text without adding
+// specials, so their prompts start with BOS exactly when the Jinja template writes bos_token:
+// Gemma's does; Qwen3's, Phi-3's, Phi-3.5's and Phi-4-mini's do not (their tokenizer_config.json
+// also has add_bos_token false).
 #pragma once
 #include <optional>
 #include <string>
@@ -23,20 +27,35 @@ enum class ChatTemplate {
     Zephyr,      // HuggingFaceH4 Zephyr / TinyLlama-Chat v1.0: "<|system|>\n...</s>\n<|user|>\n...</s>\n<|assistant|>\n"
     ChatML,      // "<|im_start|>system\n...<|im_end|>\n<|im_start|>user\n...<|im_end|>\n<|im_start|>assistant\n" (Qwen2)
     Llama3,      // "<|start_header_id|>user<|end_header_id|>\n\n...<|eot_id|>" per message, after BOS
+    // Qwen3 (Qwen/Qwen3-*): ChatML, but earlier replies lose their "<think>...</think>" reasoning, and
+    // with thinking off the prompt ends in an empty "<think>\n\n</think>\n\n" (Conversation::thinking).
+    Qwen3,
+    // Gemma 3 instruction-tuned (Gemma 1/2 write the same turns): BOS, then per message
+    // "<start_of_turn>user\n" (or "model\n") + content|trim + "<end_of_turn>\n", the system prompt and
+    // "\n\n" in front of the first user message; the open "<start_of_turn>model\n".
+    Gemma,
+    // Phi-3 / Phi-3.5 instruct: "<|system|>\n...<|end|>\n<|user|>\n...<|end|>\n<|assistant|>\n", no BOS
+    // (the template since Phi-3-mini's mid-2024 update; its first one wrote bos_token and no system block).
+    Phi3,
+    // Phi-4-mini instruct: the same markers without the newlines: "<|system|>...<|end|><|user|>...<|end|><|assistant|>".
+    Phi4,
 };
 
-// "none", "vicuna_v1.1", "llama2_chat", "zephyr", "chatml", "llama3".
+// "none", "vicuna_v1.1", "llama2_chat", "zephyr", "chatml", "llama3", "qwen3", "gemma", "phi3", "phi4".
 const char* chat_template_name(ChatTemplate t);
-// Accepts the names above and a few spellings ("vicuna", "llama2", "llama-2", "tinyllama", "chat-ml").
+// Accepts the names above and a few spellings ("vicuna", "llama2", "llama-2", "tinyllama", "chat-ml",
+// "gemma3", "phi-3", "phi3.5", "phi-4-mini").
 std::optional<ChatTemplate> parse_chat_template(const std::string& name);
 // Every template's name, the formats first and "none" last, joined by `separator`: what
 // --chat-template takes, for its help and its errors.
 std::string chat_template_names(const std::string& separator);
 
 // Recognises a family from a Jinja chat template by its markers: "<|start_header_id|>" (Llama 3),
-// "<|im_start|>" (ChatML),
-// "[INST]" with "<<SYS>>" (Llama-2), "<|user|>" and "<|assistant|>" without Phi-3's "<|end|>"
-// (Zephyr), "USER:" with "ASSISTANT:" (Vicuna). None when nothing matches.
+// "<|im_start|>" with "<think>" and "</think>" (Qwen3), "<|im_start|>" otherwise (ChatML),
+// "[INST]" with "<<SYS>>" (Llama-2), "<start_of_turn>" with "<end_of_turn>" (Gemma), "<|assistant|>"
+// with "<|end|>" (Phi: Phi-3 when a newline follows a role marker, Phi-4-mini when none does),
+// "<|user|>" and "<|assistant|>" without "<|end|>" (Zephyr), "USER:" with "ASSISTANT:" (Vicuna).
+// None when nothing matches.
 ChatTemplate detect_chat_template_jinja(const std::string& jinja);
 
 struct ChatTemplateDetection {
@@ -60,6 +79,11 @@ struct Conversation {
     std::string system;            // empty: no system block (Vicuna then starts at "USER:")
     std::vector<ChatTurn> history;  // earlier turns, oldest first, with the replies the model gave
     std::string user;              // the new message, whose reply the prompt asks for
+    // Qwen3 only: its template's enable_thinking. On (the template's default, and this engine's) the
+    // model opens its reply with "<think>...</think>" reasoning; off, the prompt ends in an empty
+    // think block and the model answers at once. Either way earlier replies are rendered without
+    // their reasoning, as the template does.
+    bool thinking = true;
 };
 
 // One stretch of a prompt: plain text, or a special token written as its piece ("<s>", "</s>",
@@ -71,6 +95,13 @@ struct ChatPart {
 };
 struct ChatPrompt {
     std::vector<ChatPart> parts;
+    // Whether encode_chat() puts BOS first: what the family's template says (Gemma: yes; Qwen3, Phi:
+    // no), or, unset, whatever the tokenizer does (Tokenizer::adds_bos: the older families).
+    std::optional<bool> bos;
+    // Phi-3's role and end markers swallow the whitespace after them when tokenized ("rstrip": true
+    // in its tokenizer_config.json, as llama.cpp's RSTRIP attribute on Phi-3's specials), so the
+    // newlines its template writes after them are in text() but not among the tokens.
+    bool specials_eat_space = false;
     std::string text() const;  // all parts concatenated (specials as their pieces), without the leading BOS
 };
 
@@ -79,14 +110,16 @@ std::string default_system_prompt(ChatTemplate t);
 // The prompt that asks for the reply to conv.user. Throws std::invalid_argument for None.
 ChatPrompt render_chat(ChatTemplate t, const Conversation& conv);
 
-// BOS when the model's prompts start with one (not Qwen2's), then each part: text through the
-// tokenizer, specials by their piece's id ("<s>" and "</s>" are the tokenizer's BOS and EOS). A
-// special piece that the vocabulary lacks is encoded as text, as a tokenizer without that added
-// token would.
+// BOS when the model's prompts start with one (not Qwen2's; ChatPrompt::bos), then each part: text
+// through the tokenizer, specials by their piece's id ("<s>" and "</s>" are the tokenizer's BOS and
+// EOS). A special piece that the vocabulary lacks is encoded as text, as a tokenizer without that
+// added token would.
 std::vector<int> encode_chat(const ChatPrompt& prompt, const Tokenizer& tok);
 
 // The tokens that end a reply: EOS for every family, "<|im_end|>" for ChatML and "<|eot_id|>",
-// "<|eom_id|>" for Llama 3, when the vocabulary has them as one piece.
+// "<|eom_id|>" for Llama 3, when the vocabulary has them as one piece. The newer families' as their
+// generation_config.json lists them: Qwen3 "<|im_end|>", "<|endoftext|>"; Gemma "<end_of_turn>",
+// "<eos>"; Phi-3 "<|end|>", "<|endoftext|>", "<|assistant|>"; Phi-4-mini "<|end|>", "<|endoftext|>".
 std::vector<int> chat_stop_tokens(ChatTemplate t, const Tokenizer& tok);
 // Texts that end a reply when they appear in it: the end-of-turn marker written out, and the start
 // of the next user turn (a small model that never learnt to emit EOS goes on with "USER:" etc.).

@@ -9,6 +9,14 @@ namespace medusa::train {
 
 BackboneWeights BackboneWeights::from_model(const ModelFile& m) {
     const LlamaConfig& c = m.config;
+    const ArchitectureFeatures& a = c.arch;
+    const bool plain_llama = a.family == ModelFamily::Llama && c.head_size == 0 && !a.qk_norm && !a.post_norms &&
+                             a.activation == GateActivation::Silu && a.embedding_scale == 1.0f && a.rope_dims == 0 &&
+                             a.rope_attn_factor == 1.0f && a.sliding_window == 0;
+    if (!plain_llama)
+        throw std::invalid_argument(m.path + ": Medusa-2 training supports Llama models; this is " + family_name(a.family) +
+                                    " (" + describe_features(c) + "): train Medusa-1 heads (--objective heads) or an "
+                                    "EAGLE layer (--objective eagle|eagle3) for it");
     if (c.qkv_bias || m.find("rope_freqs") || c.rope_position_scale != 1.0f)
         throw std::invalid_argument(m.path + ": Medusa-2 training supports Llama models without q/k/v biases or "
                                              "RoPE scaling");
