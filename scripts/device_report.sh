@@ -11,6 +11,9 @@
 #   scripts/device_report.sh [OUT]        OUT defaults to device-report/
 #   MEDUSA_REPORT_SHAPES="tinyllama-1.1b"   the synthetic shapes, "" for none (default: tinyllama-1.1b llama-7b;
 #                                           on a CPU Vulkan driver only tinyllama-1.1b)
+#   MEDUSA_REPORT_FAMILY_SHAPES="..."       the other families' synthetic shapes, timed beside the same
+#                                           dimensions as a plain Llama and against llama.cpp (default:
+#                                           qwen3-0.6b gemma3-1b phi-4-mini; on a CPU Vulkan driver qwen3-0.6b)
 #   MEDUSA_REPORT_SKIP_TESTS=1              measure only
 #   MEDUSA_REPORT_NO_BUILD=1                use the build/ already there (a machine with no package registry)
 #   MEDUSA_REPORT_SECONDS=N                 a time limit for the whole report: each step gets what is left,
@@ -164,13 +167,34 @@ for shape in $shapes; do
     json_parts+=("\"kernels-$shape\": $(cat "$out/kernels-$shape.json" 2>/dev/null || echo null)")
 done
 
+# The other families (Qwen3, Gemma 3, Phi-4-mini) at their real shapes: decode per weight type, and
+# beside the same dimensions as a plain Llama ("NAME:llama"), which says what the family's extra
+# norms, GeGLU, windows and partial RoPE cost on this device.
+default_family_shapes="qwen3-0.6b gemma3-1b phi-4-mini"
+[[ $cpu_driver == 1 ]] && default_family_shapes="qwen3-0.6b"
+family_shapes=${MEDUSA_REPORT_FAMILY_SHAPES-$default_family_shapes}
+for shape in $family_shapes; do
+    section "Decode speed at $shape shapes, per weight type" \
+        $bin bench --synthetic "$shape" --dtype q8_0,q4_0 --tokens 8 --runs 3 --json "$out/synthetic-$shape.json"
+    json_parts+=("\"synthetic-$shape\": $(cat "$out/synthetic-$shape.json" 2>/dev/null || echo null)")
+    section "Decode speed at $shape's dimensions as a plain Llama (what the family's features cost)" \
+        $bin bench --synthetic "$shape:llama" --dtype q8_0,q4_0 --tokens 8 --runs 3 --json "$out/synthetic-$shape-as-llama.json"
+    json_parts+=("\"synthetic-$shape-as-llama\": $(cat "$out/synthetic-$shape-as-llama.json" 2>/dev/null || echo null)")
+    section "Prefill, decode and verify cost forward(T)/forward(1) at $shape shapes (q4_0)" \
+        $bin bench --synthetic "$shape" --dtype q4_0 --no-cpu --no-medusa --runs 3 --json "$out/verify-$shape.json"
+    json_parts+=("\"verify-$shape\": $(cat "$out/verify-$shape.json" 2>/dev/null || echo null)")
+done
+
 # Beside llama.cpp's own Vulkan backend on the very same files: each shape exported as a GGUF per
 # weight type, then both engines timed in alternating rounds (scripts/compare_llama_cpp.sh).
 llama_bench=${MEDUSA_REPORT_LLAMA_BENCH:-/tmp/llama.cpp/vulkan/llama-bench}
 # (not on a CPU driver unless asked: a 512-token prompt at 1.1B there takes hours)
 if [[ -x $llama_bench && ($cpu_driver == 0 || -n ${MEDUSA_REPORT_LLAMA_BENCH:-}) ]]; then
-    for shape in $shapes; do
-        for dtype in ${MEDUSA_REPORT_COMPARE_DTYPES:-q4_0 q8_0 q4_k f16}; do
+    for shape in $shapes $family_shapes; do
+        dtypes=${MEDUSA_REPORT_COMPARE_DTYPES:-q4_0 q8_0 q4_k f16}
+        # gemma3-1b's 1152 columns are not whole q4_k blocks of 256
+        [[ " $family_shapes " == *" $shape "* ]] && dtypes=${MEDUSA_REPORT_COMPARE_DTYPES:-q4_0 q8_0}
+        for dtype in $dtypes; do
             gguf="$out/$shape-$dtype.gguf"
             section "Export $shape ($dtype) as GGUF for llama.cpp" \
                 $bin export-gguf --synthetic "$shape" --dtype "$dtype" --tokenizer "$models/llama2-tokenizer.model" --out "$gguf"
