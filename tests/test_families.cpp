@@ -33,6 +33,7 @@
 #include "model/safetensors_file.h"
 #include "model/synthetic_model.h"
 #include "oracle_json.h"
+#include "serve_process.h"
 #include "xz_file.h"
 
 using namespace medusa;
@@ -295,8 +296,9 @@ TEST_CASE("every drafter gives plain greedy text to the end of the context: Qwen
 TEST_CASE("every drafter gives plain greedy text to the end of the context: Gemma 3, its rings wrapped", "[families]") {
     check_family_drafters("gemma3-f32.gguf", "gemma3-q8_0.gguf", 400);
 }
+// 300 positions of the file's 1024: past LongRoPE's original 256, so the long factors.
 TEST_CASE("every drafter gives plain greedy text to the end of the context: Phi-3", "[families]") {
-    check_family_drafters("phi3-f32.gguf", "phi3-q8_0.gguf", 0);
+    check_family_drafters("phi3-f32.gguf", "phi3-q8_0.gguf", 300);
 }
 
 namespace {
@@ -550,4 +552,36 @@ TEST_CASE("metadata that contradicts the tensors is refused naming the file and 
     for (Tensor& t : phi.tensors)
         if (t.name == "rope_factors_long") t = f32_tensor("rope_factors_long", ten);
     CHECK_THAT(load_error_of(phi), Catch::Contains("tensor 'rope_factors_long' has shape [10], expected [12]"));
+}
+
+TEST_CASE("medusa serve chats with each family through its template as generate --chat does", "[families]") {
+    struct Chat {
+        const char* file;
+        const char* chat_template;
+        const char* reply_starts;  // the generation prompt's end, after which generate prints the reply
+    };
+    for (const Chat& c : {Chat{"qwen3-f32.gguf", "qwen3", "<|im_start|>assistant\n"},
+                          Chat{"gemma3-f32.gguf", "gemma", "<start_of_turn>model\n"},
+                          Chat{"phi3-f32.gguf", "phi4", "<|assistant|>"}}) {
+        CAPTURE(c.file);
+        const std::string model = arch_path(c.file);
+        test::ServeProcess serve({"-m", model, "--temp", "0", "--ngram", "4", "--chat-template", c.chat_template});
+        httplib::Headers h;
+        const nlohmann::json body = {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 24}};
+        const auto r = serve.client().Post("/v1/chat/completions", h, body.dump(), "application/json");
+        REQUIRE(r);
+        REQUIRE(r->status == 200);
+        const std::string reply = nlohmann::json::parse(r->body)["choices"][0]["message"]["content"];
+        const auto g = test::run_medusa("generate -m " + model + " --chat-template " + c.chat_template +
+                                        " --temp 0 --ngram 4 -p 'Tell me a story' -n 24 2>/dev/null");
+        REQUIRE(g.exit_code == 0);
+        const size_t at = g.out.rfind(c.reply_starts);
+        REQUIRE(at != std::string::npos);
+        // The server's JSON carries text that is not UTF-8 (a random model's byte tokens) as U+FFFD.
+        const std::string printed = g.out.substr(at + std::string(c.reply_starts).size());
+        const nlohmann::json as_json = printed;
+        CHECK(nlohmann::json::parse(as_json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+                  .get<std::string>() == reply + "\n");
+        CHECK(serve.stop(SIGINT) == 0);
+    }
 }
