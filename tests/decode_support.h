@@ -22,6 +22,8 @@ struct GpuTarget {
     GpuTreeRunner runner;
     explicit GpuTarget(const std::string& name, GpuModelOptions options = {})
         : file(load_model(model_path(name))), model(gpu_context(), file, options), runner(model) {}
+    explicit GpuTarget(ModelFile f, GpuModelOptions options = {})
+        : file(std::move(f)), model(gpu_context(), file, options), runner(model) {}
 };
 
 inline std::vector<int> decode(TreeRunner& runner, Drafter& drafter, const DecodeOptions& o,
