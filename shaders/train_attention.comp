@@ -2,12 +2,14 @@
 #version 450
 #include "layouts/push_constants.h"
 // Causal multi-head attention with grouped K/V heads over a batch of sequences (rows
-// [s seq_len, (s+1) seq_len) are one sequence; row r sees rows s seq_len .. r), forward and
-// backward, for training. QKV rows hold [q | k | v] heads, already rotated.
-// FWD: O = softmax(q k^T / sqrt(hd)) v per head, one thread per (row, head) with an online
+// [s seq_len, (s+1) seq_len) are one sequence of consecutive positions; row r sees rows
+// s seq_len .. r, or with a sliding window only the last `window` of them, its own included),
+// forward and backward, for training. QKV rows hold [q | k | v] heads, already rotated; the
+// scores are q.k times `scale` (1/sqrt(hd) unless the model says otherwise).
+// FWD: O = softmax(scale q k^T) v per head, one thread per (row, head) with an online
 //      softmax; keeps each (row, head)'s log-sum-exp for the backward.
-// BWD_Q: dq_i = sum_j P_ij (dO_i.v_j - D_i) k_j / sqrt(hd), D_i = dO_i.O_i; thread per (row, head).
-// BWD_KV: dk_j = sum_{i>=j, heads of the group} P_ij (dO_i.v_j - D_i) q_i / sqrt(hd) and
+// BWD_Q: dq_i = sum_j P_ij (dO_i.v_j - D_i) k_j scale, D_i = dO_i.O_i; thread per (row, head).
+// BWD_KV: dk_j = sum_{i seeing j, heads of the group} P_ij (dO_i.v_j - D_i) q_i scale and
 //      dv_j = sum P_ij dO_i; one thread per (row, K/V head), so no two threads write one value.
 // Probabilities are recomputed from the log-sum-exp (no T x T matrix is stored). Heads are read
 // four floats per load (the head size is a multiple of 4).
@@ -41,12 +43,14 @@ float delta(uint r, uint h) {  // D = dO . O of one (row, head)
 #endif
 
 void main() {
-    const float scale = 1.0 / sqrt(float(HEAD_DIM));
+    const float scale = p.scale > 0.0 ? p.scale : 1.0 / sqrt(float(HEAD_DIM));
 #ifdef VARIANT_BWD_KV
     const uint id = gl_GlobalInvocationID.x;
     if (id >= p.rows * p.n_kv_heads) return;
     const uint j = id / p.n_kv_heads, g = id % p.n_kv_heads;
-    const uint end = min((j / p.seq_len + 1) * p.seq_len, p.rows), group = p.n_heads / p.n_kv_heads;
+    uint end = min((j / p.seq_len + 1) * p.seq_len, p.rows);
+    if (p.window > 0) end = min(end, j + p.window);  // the last row whose window holds j, plus one
+    const uint group = p.n_heads / p.n_kv_heads;
     vec4 k[H4], v[H4], dk[H4], dv[H4];
     for (uint e = 0; e < H4; ++e) {
         k[e] = QKV[k_at(j, g) + e];
@@ -76,7 +80,9 @@ void main() {
     const uint id = gl_GlobalInvocationID.x;
     if (id >= p.rows * p.n_heads) return;
     const uint i = id / p.n_heads, h = id % p.n_heads;
-    const uint g = h / (p.n_heads / p.n_kv_heads), start = (i / p.seq_len) * p.seq_len;
+    const uint g = h / (p.n_heads / p.n_kv_heads);
+    uint start = (i / p.seq_len) * p.seq_len;
+    if (p.window > 0 && i + 1 > start + p.window) start = i + 1 - p.window;
     vec4 q[H4], acc[H4];
     for (uint e = 0; e < H4; ++e) {
         q[e] = QKV[q_at(i, h) + e];

@@ -2,7 +2,9 @@
 #version 450
 #include "layouts/push_constants.h"
 // RMSNorm over a batch of rows, y = g * x * r with r = 1 / sqrt(mean(x^2) + eps); the gain g is
-// optional (has_gain 0: y = x * r), so pre-norms, post-norms and gain-free norms share it.
+// optional (has_gain 0: y = x * r), so pre-norms, post-norms and gain-free norms share it. A row
+// may be a slice of a wider row (group > 0: the heads of q or of k, normalised one by one with a
+// gain of the head size, as Qwen3's and Gemma 3's q/k norms are); X, Y and dX address it alike.
 // FWD: Y and each row's r (kept for the backward), one thread per row.
 // BWD: dX (+)= r g dy - x r^3 mean(g dy x), one thread per row.
 // GAIN: the gain gradient, the sum over rows of dy x r, one thread per feature (no atomics).
@@ -23,17 +25,19 @@ layout(push_constant) uniform PushBlock { TrainRmsnormPush p; };
 #ifndef VARIANT_GAIN
 float gain(uint i) { return p.has_gain != 0 ? P[p.gain_off + i] : 1.0; }
 #endif
+// The first float of row `id` in X, Y and dX.
+uint row_start(uint id) { return p.group == 0 ? id * p.dim : p.x_off + (id / p.group) * p.group_stride + (id % p.group) * p.dim; }
 
 void main() {
     const uint id = gl_GlobalInvocationID.x;
 #ifdef VARIANT_GAIN
     if (id >= p.dim) return;
     float s = 0.0;
-    for (uint r = 0; r < p.rows; ++r) s += Y[r * p.dim + id] * X[r * p.dim + id] * R[r];
+    for (uint r = 0; r < p.rows; ++r) s += Y[row_start(r) + id] * X[row_start(r) + id] * R[r];
     G[p.gain_off + id] = p.accumulate != 0 ? G[p.gain_off + id] + s : s;
 #else
     if (id >= p.rows) return;
-    const uint row = id * p.dim;
+    const uint row = row_start(id);
 #ifdef VARIANT_FWD
     float ss = 0.0;
     for (uint i = 0; i < p.dim; ++i) ss += X[row + i] * X[row + i];

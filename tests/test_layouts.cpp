@@ -132,18 +132,23 @@ TEST_CASE("shared layouts have the same member offsets in C++ and in the shaders
                   M(TrainBiasPush, accumulate)});
     check_struct(spirv, "TrainRmsnormPush",
                  {M(TrainRmsnormPush, rows), M(TrainRmsnormPush, dim), M(TrainRmsnormPush, gain_off),
-                  M(TrainRmsnormPush, has_gain), M(TrainRmsnormPush, eps), M(TrainRmsnormPush, accumulate)});
+                  M(TrainRmsnormPush, has_gain), M(TrainRmsnormPush, eps), M(TrainRmsnormPush, accumulate),
+                  M(TrainRmsnormPush, x_off), M(TrainRmsnormPush, group), M(TrainRmsnormPush, group_stride)});
     check_struct(spirv, "TrainRopePush",
                  {M(TrainRopePush, rows), M(TrainRopePush, width), M(TrainRopePush, stride), M(TrainRopePush, head_dim),
-                  M(TrainRopePush, theta), M(TrainRopePush, direction)});
+                  M(TrainRopePush, theta), M(TrainRopePush, direction), M(TrainRopePush, rotated),
+                  M(TrainRopePush, position_scale), M(TrainRopePush, attn_factor), M(TrainRopePush, has_factors),
+                  M(TrainRopePush, factor_off)});
     check_struct(spirv, "TrainAttentionPush",
                  {M(TrainAttentionPush, rows), M(TrainAttentionPush, seq_len), M(TrainAttentionPush, n_heads),
-                  M(TrainAttentionPush, n_kv_heads), M(TrainAttentionPush, stride)});
+                  M(TrainAttentionPush, n_kv_heads), M(TrainAttentionPush, stride), M(TrainAttentionPush, scale),
+                  M(TrainAttentionPush, window)});
     check_struct(spirv, "TrainTttAttentionPush",
                  {M(TrainTttAttentionPush, rows), M(TrainTttAttentionPush, seq_len), M(TrainTttAttentionPush, n_heads),
                   M(TrainTttAttentionPush, n_kv_heads), M(TrainTttAttentionPush, stride), M(TrainTttAttentionPush, step),
                   M(TrainTttAttentionPush, step_floats), M(TrainTttAttentionPush, accumulate)});
-    check_struct(spirv, "TrainSwigluPush", {M(TrainSwigluPush, rows), M(TrainSwigluPush, hidden)});
+    check_struct(spirv, "TrainSwigluPush",
+                 {M(TrainSwigluPush, rows), M(TrainSwigluPush, hidden), M(TrainSwigluPush, gelu)});
     check_struct(spirv, "TrainSmoothL1Push",
                  {M(TrainSmoothL1Push, rows), M(TrainSmoothL1Push, dim), M(TrainSmoothL1Push, stats_off),
                   M(TrainSmoothL1Push, beta), M(TrainSmoothL1Push, weight), M(TrainSmoothL1Push, accumulate)});

@@ -1,7 +1,8 @@
 // `medusa train-heads --joint` (Medusa-2): heads trained alone first (Medusa-1: --init-heads DIR,
 // or --warmup-steps of it here), then LoRA adapters on every linear of the backbone trained with
 // the heads, the backbone held to its own distribution by KL(p_original || p_tuned). Writes the
-// merged model as a llama2.c fp32 checkpoint and the heads in Medusa's layout with a config.json
+// merged model (a llama2.c fp32 checkpoint for a plain Llama, a GGUF file of the model's family
+// with the original's vocabulary otherwise) and the heads in Medusa's layout with a config.json
 // naming Medusa-2 and the original model. The output is the tuned model's, not the base's.
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "commands.h"
 #include "interrupt.h"
+#include "llm/context_length.h"
 #include "llm/medusa_heads_io.h"
 #include "model/atomic_file.h"
 #include "model/json_file.h"
@@ -79,17 +81,17 @@ std::optional<MedusaHeads> medusa1_heads(const Args& args, gpu::Context& gpu, co
     return heads;
 }
 
-// The merged model (llama2.c fp32) as out/model.bin and the tuned heads in out/heads, their
-// config.json naming Medusa-2 and the original model.
+// The merged model as out/model.bin (llama2.c fp32) or out/model.gguf and the tuned heads in
+// out/heads, their config.json naming Medusa-2 and the original model.
 struct JointOutputs {
     std::string model_path, heads_dir;
 };
 
-JointOutputs save_joint(const BackboneWeights& base, const ModelFile& file, const JointResult& r,
-                        const JointOptions& jo, const std::string& out) {
-    const std::string model_path = (fs::path(out) / "model.bin").string();
-    write_llama2c(merge_lora(base, r.lora, jo.lora), model_path);
-    if (!is_llama2c(file.format))  // GGUF and HF folders carry their vocabulary; llama2.c files do not
+JointOutputs save_joint(const BackboneWeights& base, const ModelFile& file, const TunedVocabulary& vocab,
+                        const JointResult& r, const JointOptions& jo, const std::string& out) {
+    const std::string model_path = write_tuned_model(merge_lora(base, r.lora, jo.lora), file, vocab, out);
+    // GGUF and HF folders carry their vocabulary; llama2.c files do not.
+    if (!is_llama2c(file.format) && fs::path(model_path).extension() == ".bin")
         std::fprintf(stderr, "note: %s is a llama2.c fp32 checkpoint without %s's vocabulary: give it --tokenizer\n",
                      model_path.c_str(), file.path.c_str());
     const std::string heads_dir = (fs::path(out) / "heads").string();
@@ -152,7 +154,14 @@ int run_train_joint(int argc, char** argv) {
     const ModelFile& file = start.file;
     const int K = heads_to_train(args);
     const JointOptions jo = joint_options(args, start.out, file, K);
-    const BackboneWeights base = BackboneWeights::from_model(file);
+    // LongRoPE's factors as the model that writes the training text picks them (TrainingDevice).
+    const BackboneWeights base = BackboneWeights::from_model(file, choose_context(0, file.config.seq_len));
+    const TunedVocabulary vocab{vocabulary_gguf(file, args.str("--tokenizer")), &start.tok};
+    try {
+        check_tuned_model_writable(base, vocab);  // before minutes of training, not after them
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
     TrainingDevice device(args, start);
     const DistilledText text = distill_text(args, device.model, file, start.tok, start.out, jo.schedule.seed);
 
@@ -168,7 +177,7 @@ int run_train_joint(int argc, char** argv) {
     const JointResult r = train_joint(*device.gpu, base, *heads, text.train, text.held, jo, log_to_stderr);
     if (interrupt_requested()) return report_training_interrupted(jo.schedule.checkpoint_dir);
 
-    const JointOutputs saved = save_joint(base, file, r, jo, start.out);
+    const JointOutputs saved = save_joint(base, file, vocab, r, jo, start.out);
     report_joint(file, device, jo, medusa1, r, saved, start.out, K);
     return 0;
 }

@@ -1,6 +1,7 @@
 #include "model/gguf_writer.h"
 
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "model/atomic_file.h"
@@ -45,6 +46,11 @@ public:
         raw<uint64_t>(uint64_t(count));
         for (int i = 0; i < count; ++i) write(i);
     }
+    // `count` whole entries (name, type and value) as another file stored them.
+    void entries(const std::string& bytes, uint64_t count) {
+        out_ += bytes;
+        keys_ += count;
+    }
     void pad_to(uint64_t alignment) { out_.resize((out_.size() + alignment - 1) / alignment * alignment, '\0'); }
     std::string& bytes() { return out_; }
     uint64_t keys() const { return keys_; }
@@ -61,12 +67,13 @@ int window_pattern(const std::vector<uint8_t>& local) {
     return 0;
 }
 
-void write_hyperparameters(HeaderBytes& h, const ModelFile& m) {
+// general.name: `name`, or the model's file name.
+void write_hyperparameters(HeaderBytes& h, const ModelFile& m, const std::string& name_of_model = "") {
     const LlamaConfig& c = m.config;
     const ArchitectureFeatures& a = c.arch;
     const FamilyTraits& family = family_traits(a.family);
     const std::string k = std::string(family.gguf_arch) + ".";
-    std::string name = m.path.substr(m.path.find_last_of("/:") + 1);
+    std::string name = name_of_model.empty() ? m.path.substr(m.path.find_last_of("/:") + 1) : name_of_model;
     h.text("general.architecture", family.gguf_arch);
     h.text("general.name", name.empty() ? "model" : name);
     h.u32(k + "context_length", uint32_t(c.seq_len));
@@ -119,15 +126,22 @@ void write_vocabulary(HeaderBytes& h, const Tokenizer& tok, int n) {
     h.boolean("tokenizer.ggml.add_eos_token", false);
 }
 
+void check_tensors_writable(const ModelFile& m);
+
 void check_writable(const ModelFile& m, const Tokenizer& tok) {
     if (tok.byte_level())
         throw std::invalid_argument(tok.source() +
-                                    ": a byte-level BPE vocabulary cannot be written (sentencepiece ones can)");
+                                    ": a byte-level BPE vocabulary cannot be written from a tokenizer (sentencepiece "
+                                    "ones can; a GGUF file's is carried through with read_gguf_vocabulary_keys)");
     // A synthetic model of a real shape (a vocabulary of 151,936) takes a smaller tokenizer's pieces
     // and unused fillers; a real model's vocabulary must be the tokenizer's.
     if (tok.vocab_size() != m.config.vocab_size && !(m.format == ModelFormat::Synthetic && tok.vocab_size() < m.config.vocab_size))
         throw std::invalid_argument(tok.source() + ": " + std::to_string(tok.vocab_size()) + " pieces, but " + m.path +
                                     " has a vocabulary of " + std::to_string(m.config.vocab_size));
+    check_tensors_writable(m);
+}
+
+void check_tensors_writable(const ModelFile& m) {
     for (const Tensor& t : m.tensors) {
         if (!gguf_format(t.type))
             throw std::invalid_argument(m.path + ": tensor '" + t.name + "' is " + dtype_name(t.type) +
@@ -178,13 +192,11 @@ std::vector<FileTensor> file_tensors(const ModelFile& m) {
 
 }  // namespace
 
-void write_gguf(const ModelFile& m, const Tokenizer& tok, const std::string& path,
-                const std::function<void(size_t, size_t)>& progress) {
-    check_writable(m, tok);
-    HeaderBytes keys;
-    write_hyperparameters(keys, m);
-    write_vocabulary(keys, tok, m.config.vocab_size);
+namespace {
 
+// The file: header with `keys` (hyper-parameters and vocabulary), then every tensor.
+void write_file(const ModelFile& m, HeaderBytes& keys, const std::string& path,
+                const std::function<void(size_t, size_t)>& progress) {
     const std::vector<FileTensor> tensors = file_tensors(m);
     HeaderBytes h;
     h.raw<uint32_t>(0x46554747);  // "GGUF"
@@ -225,6 +237,116 @@ void write_gguf(const ModelFile& m, const Tokenizer& tok, const std::string& pat
         if (progress) progress(written, total);
     }
     out.commit();
+}
+
+// Reads a GGUF header's key/value entries from a file, keeping those whose name starts with
+// "tokenizer." as their bytes. Sizes are checked against the file's, so a damaged header ends in
+// FormatError rather than a huge allocation.
+class VocabularyKeyReader {
+public:
+    explicit VocabularyKeyReader(const std::string& path) : in_(path, std::ios::binary), path_(path) {
+        if (!in_) throw FormatError(path + ": cannot open");
+        in_.seekg(0, std::ios::end);
+        size_ = uint64_t(in_.tellg());
+        in_.seekg(0);
+    }
+
+    GgufVocabularyKeys read() {
+        GgufVocabularyKeys v;
+        v.source = path_;
+        std::string skip;
+        if (get<uint32_t>(skip) != 0x46554747) throw FormatError(path_ + ": not a GGUF file");
+        const uint32_t version = get<uint32_t>(skip);
+        if (version != 2 && version != 3)
+            throw FormatError(path_ + ": GGUF version " + std::to_string(version) + " (2 and 3 are read)");
+        get<uint64_t>(skip);  // tensors
+        const uint64_t n = get<uint64_t>(skip);
+        for (uint64_t i = 0; i < n; ++i) {
+            std::string entry;
+            const std::string name = text(entry);
+            const uint32_t type = get<uint32_t>(entry);
+            const size_t at = entry.size();
+            const uint64_t count = value(type, entry, 0);
+            if (name == "general.name" && type == STRING) v.name = entry.substr(at + 8);
+            if (name.rfind("tokenizer.", 0) != 0) continue;
+            v.bytes += entry;
+            ++v.keys;
+            if (name == "tokenizer.ggml.tokens" && type == ARRAY) v.tokens = int64_t(count);
+        }
+        return v;
+    }
+
+private:
+    void bytes(std::string& out, uint64_t n) {
+        if (n > size_ - pos_) throw FormatError(path_ + ": the GGUF header runs past the end of the file");
+        const size_t at = out.size();
+        out.resize(at + size_t(n));
+        if (!in_.read(out.data() + at, std::streamsize(n))) throw FormatError(path_ + ": cannot read the GGUF header");
+        pos_ += n;
+    }
+    template <typename T>
+    T get(std::string& out) {
+        bytes(out, sizeof(T));
+        T v;
+        std::memcpy(&v, out.data() + out.size() - sizeof(T), sizeof(T));
+        return v;
+    }
+    std::string text(std::string& out) {
+        const uint64_t n = get<uint64_t>(out);
+        bytes(out, n);
+        return out.substr(out.size() - size_t(n));
+    }
+    // One value of `type` appended to `out`; an array's item count.
+    uint64_t value(uint32_t type, std::string& out, int depth) {
+        switch (type) {
+            case U8: case I8: case BOOL: bytes(out, 1); return 0;
+            case U16: case I16: bytes(out, 2); return 0;
+            case U32: case I32: case F32: bytes(out, 4); return 0;
+            case U64: case I64: case F64: bytes(out, 8); return 0;
+            case STRING: bytes(out, get<uint64_t>(out)); return 0;
+            case ARRAY: {
+                const uint32_t item = get<uint32_t>(out);
+                const uint64_t count = get<uint64_t>(out);
+                if (depth > 2 || count > size_ - pos_)
+                    throw FormatError(path_ + ": a GGUF metadata array is malformed");
+                for (uint64_t i = 0; i < count; ++i) value(item, out, depth + 1);
+                return count;
+            }
+            default: throw FormatError(path_ + ": GGUF metadata of unknown type " + std::to_string(type));
+        }
+    }
+
+    std::ifstream in_;
+    std::string path_;
+    uint64_t size_ = 0, pos_ = 0;
+};
+
+}  // namespace
+
+void write_gguf(const ModelFile& m, const Tokenizer& tok, const std::string& path,
+                const std::function<void(size_t, size_t)>& progress) {
+    check_writable(m, tok);
+    HeaderBytes keys;
+    write_hyperparameters(keys, m);
+    write_vocabulary(keys, tok, m.config.vocab_size);
+    write_file(m, keys, path, progress);
+}
+
+GgufVocabularyKeys read_gguf_vocabulary_keys(const std::string& path) { return VocabularyKeyReader(path).read(); }
+
+void write_gguf(const ModelFile& m, const GgufVocabularyKeys& vocab, const std::string& path,
+                const std::function<void(size_t, size_t)>& progress) {
+    if (vocab.keys == 0 || vocab.tokens == 0)
+        throw std::invalid_argument(vocab.source + ": holds no vocabulary (tokenizer.ggml.tokens) to carry into " +
+                                    path);
+    if (vocab.tokens != m.config.vocab_size)
+        throw std::invalid_argument(vocab.source + ": " + std::to_string(vocab.tokens) + " tokens, but " + m.path +
+                                    " has a vocabulary of " + std::to_string(m.config.vocab_size));
+    check_tensors_writable(m);
+    HeaderBytes keys;
+    write_hyperparameters(keys, m, vocab.name);
+    keys.entries(vocab.bytes, vocab.keys);
+    write_file(m, keys, path, progress);
 }
 
 }  // namespace medusa

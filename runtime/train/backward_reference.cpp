@@ -108,9 +108,35 @@ void rope(Vec& x, int rows, int width, int stride, int head_dim, const std::vect
         }
 }
 
+void rope(Vec& x, int rows, int width, int stride, const RopeSpec& rs, const std::vector<int>& positions,
+          double direction) {
+    const int rotated = rs.rotated > 0 ? rs.rotated : rs.head_dim;
+    for (int r = 0; r < rows; ++r)
+        for (int i = 0; i < width; i += 2) {
+            const int d = i % rs.head_dim;
+            if (d >= rotated) continue;
+            double freq = 1.0 / std::pow(rs.theta, double(d) / rotated);
+            if (!rs.factors.empty()) freq /= rs.factors[size_t(d / 2)];
+            const double a = positions[r] / rs.position_scale * freq;
+            const double c = std::cos(a) * rs.attn_factor, s = direction * std::sin(a) * rs.attn_factor;
+            double& v0 = x[size_t(r) * stride + i];
+            double& v1 = x[size_t(r) * stride + i + 1];
+            const double a0 = v0, a1 = v1;
+            v0 = a0 * c - a1 * s;
+            v1 = a0 * s + a1 * c;
+        }
+}
+
+double AttentionShape::score_scale() const { return scale > 0 ? scale : 1.0 / std::sqrt(double(head_dim)); }
+
+int AttentionShape::first_seen(int i) const {
+    const int start = (i / seq_len) * seq_len;
+    return window > 0 ? std::max(start, i + 1 - window) : start;
+}
+
 namespace {
 
-// The attention probabilities of one (row i, head h) over the rows of its sequence up to i.
+// The attention probabilities of one (row i, head h) over the rows of its sequence it sees.
 struct Probs {
     int start;
     Vec p;  // p[j - start]
@@ -118,12 +144,12 @@ struct Probs {
 
 Probs probs(const Vec& qkv, const AttentionShape& s, int i, int h) {
     const int hd = s.head_dim, stride = s.stride(), g = h / (s.n_heads / s.n_kv_heads);
-    Probs out{(i / s.seq_len) * s.seq_len, {}};
+    Probs out{s.first_seen(i), {}};
     for (int j = out.start; j <= i; ++j) {
         double d = 0;
         for (int e = 0; e < hd; ++e)
             d += qkv[size_t(i) * stride + h * hd + e] * qkv[size_t(j) * stride + (s.n_heads + g) * hd + e];
-        out.p.push_back(d / std::sqrt(double(hd)));
+        out.p.push_back(d * s.score_scale());
     }
     softmax(out.p);
     return out;
@@ -147,7 +173,7 @@ Vec attention(const Vec& qkv, const AttentionShape& s) {
 
 Vec attention_backward(const Vec& qkv, const Vec& dout, const AttentionShape& s) {
     const int hd = s.head_dim, stride = s.stride(), group = s.n_heads / s.n_kv_heads;
-    const double scale = 1.0 / std::sqrt(double(hd));
+    const double scale = s.score_scale();
     Vec d(qkv.size(), 0.0);
     for (int i = 0; i < s.rows; ++i)
         for (int h = 0; h < s.n_heads; ++h) {
@@ -175,25 +201,40 @@ Vec attention_backward(const Vec& qkv, const Vec& dout, const AttentionShape& s)
     return d;
 }
 
-Vec swiglu(const Vec& gu, int rows, int hidden) {
+namespace {
+
+// The gate's activation and its slope at g.
+std::pair<double, double> gate(double g, bool gelu) {
+    if (gelu) {
+        const double k = 0.7978845608028654, c = 0.044715;  // sqrt(2 / pi)
+        const double t = std::tanh(k * (g + c * g * g * g));
+        return {0.5 * g * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * g * (1.0 - t * t) * k * (1.0 + 3.0 * c * g * g)};
+    }
+    const double s = 1.0 / (1.0 + std::exp(-g));
+    return {g * s, s + g * s * (1.0 - s)};
+}
+
+}  // namespace
+
+Vec swiglu(const Vec& gu, int rows, int hidden, bool gelu) {
     Vec a(size_t(rows) * hidden);
     for (int r = 0; r < rows; ++r)
         for (int i = 0; i < hidden; ++i) {
             const double g = gu[size_t(r) * 2 * hidden + i], u = gu[size_t(r) * 2 * hidden + hidden + i];
-            a[size_t(r) * hidden + i] = g / (1.0 + std::exp(-g)) * u;
+            a[size_t(r) * hidden + i] = gate(g, gelu).first * u;
         }
     return a;
 }
 
-Vec swiglu_backward(const Vec& gu, const Vec& da, int rows, int hidden) {
+Vec swiglu_backward(const Vec& gu, const Vec& da, int rows, int hidden, bool gelu) {
     Vec d(gu.size());
     for (int r = 0; r < rows; ++r)
         for (int i = 0; i < hidden; ++i) {
             const size_t at = size_t(r) * 2 * hidden + i;
-            const double g = gu[at], u = gu[at + hidden], s = 1.0 / (1.0 + std::exp(-g));
-            const double dai = da[size_t(r) * hidden + i];
-            d[at] = dai * u * (s + g * s * (1.0 - s));
-            d[at + hidden] = dai * g * s;
+            const double u = gu[at + hidden], dai = da[size_t(r) * hidden + i];
+            const auto [act, slope] = gate(gu[at], gelu);
+            d[at] = dai * u * slope;
+            d[at + hidden] = dai * act;
         }
     return d;
 }

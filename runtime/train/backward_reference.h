@@ -39,19 +39,36 @@ RmsnormGrads rmsnorm_backward(const Vec& x, const Vec& gain, const Vec& dy, int 
 // row's position; direction -1 rotates back (the backward).
 void rope(Vec& x, int rows, int width, int stride, int head_dim, const std::vector<int>& positions, double theta,
           double direction = 1.0);
+// RoPE as the engines run it (llm/cpu_reference.cpp's rope_rotate): of each head of head_dim only
+// the first `rotated` dimensions turn (0: all), pair j at frequency theta^(-2j / rotated) divided
+// by factors[j] (empty: ones), positions divided by position_scale, cos and sin times attn_factor.
+// Direction -1 applies the transpose (the backward).
+struct RopeSpec {
+    int head_dim = 0, rotated = 0;
+    double theta = 10000.0, position_scale = 1.0, attn_factor = 1.0;
+    Vec factors;
+};
+void rope(Vec& x, int rows, int width, int stride, const RopeSpec& r, const std::vector<int>& positions,
+          double direction = 1.0);
 
 // Rows of QKV are [q (n_heads) | k (n_kv_heads) | v (n_kv_heads)] heads of head_dim; rows
-// [s seq_len, (s+1) seq_len) are one causal sequence.
+// [s seq_len, (s+1) seq_len) are one causal sequence of consecutive positions. Scores are q.k
+// times `scale` (0: 1/sqrt(head_dim)); with a window, row i sees only the last `window` rows up to
+// it (0: all of them).
 struct AttentionShape {
     int rows = 0, seq_len = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+    double scale = 0.0;
+    int window = 0;
+    double score_scale() const;
+    int first_seen(int i) const;  // the first row row i sees
     int stride() const { return (n_heads + 2 * n_kv_heads) * head_dim; }
 };
 Vec attention(const Vec& qkv, const AttentionShape& s);  // O [rows][n_heads head_dim]
 Vec attention_backward(const Vec& qkv, const Vec& dout, const AttentionShape& s);  // dQKV [rows][stride]
 
-// GU rows are [gate | up]; A = SiLU(gate) up.
-Vec swiglu(const Vec& gu, int rows, int hidden);
-Vec swiglu_backward(const Vec& gu, const Vec& da, int rows, int hidden);  // d[gate | up]
+// GU rows are [gate | up]; A = SiLU(gate) up, or with `gelu` GELU's tanh form of the gate (GeGLU).
+Vec swiglu(const Vec& gu, int rows, int hidden, bool gelu = false);
+Vec swiglu_backward(const Vec& gu, const Vec& da, int rows, int hidden, bool gelu = false);  // d[gate | up]
 
 // Losses summed over rows with weights: loss = weight sum_r row_w[r] loss_r.
 struct LossOut {

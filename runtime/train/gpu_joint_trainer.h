@@ -1,6 +1,9 @@
 // Medusa-2's joint training on the GPU: the whole backbone runs in f32 over a batch of
 // teacher-forced sequences with its base weights frozen in one device buffer, LoRA adapters on
-// the seven linears of every layer, the Medusa heads on the final hidden states. One recorded
+// the seven linears of every layer, the Medusa heads on the final hidden states. The backbone is
+// the engines' forward pass with every feature of the model's family (q/k/v biases, per-head q/k
+// norms, post-norms, GeGLU, the embedding scale, partial and scaled RoPE with factor tables, each
+// layer's RoPE base and sliding window, the attention scale), forward and backward. One recorded
 // command buffer computes the base model's logits (the adapters left out), the tuned forward,
 // the loss KL(p_base || p_tuned) + lambda sum_k 0.8^k CE_k, the backward through the heads and
 // every layer (the reusable pieces of train_kernels.h), and two AdamW updates: the adapters and
@@ -68,12 +71,18 @@ private:
     JointBatchStats read_stats(const JointBatch& b) const;
 
     struct Offsets {  // of the frozen base weights in base_
-        std::vector<uint32_t> attn_norm, wqkv, wo, ffn_norm, w13, w2;
-        uint32_t norm = 0, classifier = 0;
+        std::vector<uint32_t> attn_norm, wqkv, bqkv, q_norm, k_norm, wo, post_attn_norm, ffn_norm, w13, w2,
+            post_ffn_norm;
+        uint32_t norm = 0, classifier = 0, rope_factors = 0;
     };
-    struct LayerActs {  // what the backward reads of each layer's forward
-        std::unique_ptr<gpu::Buffer> x, n1, r1, qkv, att, lse, h, n2, r2, gu, a;
+    // What the backward reads of each layer's forward. qkv_raw (q/k norms only): the projections
+    // before the norms; o and down (post-norms only): the projections before their norms.
+    struct LayerActs {
+        std::unique_ptr<gpu::Buffer> x, n1, r1, qkv_raw, rq, rk, qkv, att, lse, o, ro, h, n2, r2, gu, a, down, rd;
     };
+    layout::TrainRopePush rope_push(int layer, float direction) const;
+    layout::TrainAttentionPush attention_push(int layer) const;
+    layout::TrainRmsnormPush head_norm_push(bool k, bool accumulate) const;
 
     LlamaConfig cfg_;
     LoraConfig lc_;
@@ -84,13 +93,14 @@ private:
     OptimizerState lora_, heads_;  // heads_' step parameters: AdamW's, then one loss scale per head
     HeadStackPass head_pass_;
     Offsets off_;
+    bool has_factors_ = false;  // base_ holds RoPE factors at off_.rope_factors
     std::vector<float> embeddings_;  // (vocab, dim): the rows are gathered on the host
     std::unique_ptr<gpu::Buffer> base_;
     std::unique_ptr<gpu::Buffer> x0_, positions_, row_w_, targets_, stats_, head_stats_;
     std::vector<LayerActs> acts_;
     std::unique_ptr<gpu::Buffer> x_final_, nf_, rf_, logits_, base_logits_, self_logits_;
     std::unique_ptr<gpu::Buffer> lora_u_, lora_t_, lora_du_, lora_dt_;
-    std::unique_ptr<gpu::Buffer> d_x_, d_h_, d_a_, d_gu_, d_n_, d_att_, d_qkv_, d_nf_;
+    std::unique_ptr<gpu::Buffer> d_x_, d_h_, d_a_, d_gu_, d_n_, d_att_, d_qkv_, d_nf_, d_y_, d_qkv_raw_, post_;
     std::unique_ptr<StepSequences> seqs_;
 };
 

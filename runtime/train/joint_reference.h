@@ -1,6 +1,8 @@
 // Plain C++ (double) forward and backward of Medusa-2's joint loss on a batch of teacher-forced
-// sequences, composed of the reference pieces (backward_reference.h): the backbone with LoRA on
-// its seven linears per layer, the KL divergence from the base model's next-token distribution
+// sequences, composed of the reference pieces (backward_reference.h): the backbone with every
+// feature of its family as llm/cpu_reference.cpp runs it (q/k/v biases, q/k norms, post-norms,
+// GeGLU, the embedding scale, partial and scaled RoPE with factor tables, each layer's RoPE base
+// and sliding window, the attention scale) and LoRA on its seven linears per layer, the KL divergence from the base model's next-token distribution
 // (sum over rows of row_weight * KL(p_base || p_tuned)), plus the heads' loss
 // sum_k scale_k sum_rows CE(head_k(h), target) on the tuned final hidden states h. The reference
 // the GPU joint trainer is checked against.
@@ -14,7 +16,8 @@
 namespace medusa::train {
 
 struct JointBatch {
-    int sequences = 0, seq_len = 0;  // rows = sequences * seq_len; each sequence one causal run
+    int sequences = 0, seq_len = 0;  // rows = sequences * seq_len; each sequence one causal run of
+                                     // consecutive positions (sliding windows count rows)
     std::vector<int> tokens;         // [rows]: the input token of each row
     std::vector<int> positions;      // [rows]
     std::vector<float> row_weight;   // [rows]: the KL term's weight (1 / rows with a target; 0: padding)

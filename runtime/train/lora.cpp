@@ -15,10 +15,11 @@ LoraLayout::LoraLayout(const LlamaConfig& c, int rank) : c_(c), rank_(rank) {
         }
 }
 
-int LoraLayout::in(int t) const { return t == kLoraDown ? c_.hidden_dim : c_.dim; }
+int LoraLayout::in(int t) const { return t == kLoraDown ? c_.hidden_dim : t == kLoraO ? c_.q_dim() : c_.dim; }
 
 int LoraLayout::out(int t) const {
     switch (t) {
+        case kLoraQ: return c_.q_dim();
         case kLoraK:
         case kLoraV: return c_.kv_dim();
         case kLoraGate:

@@ -1,4 +1,5 @@
-// LoRA adapters on the backbone's seven linears of every layer (q, k, v, o, gate, up, down):
+// LoRA adapters on the backbone's seven linears of every layer (q, k, v, o, gate, up, down; q is
+// heads x head size wide, o reads as many, which need not be the model's dim):
 // y = W x + (alpha / r) B A x with A (r, in) random and B (out, r) zero at the start, so the
 // tuned model starts as the base. All adapters live in one flat vector, per layer and target
 // A then B; merging folds (alpha / r) B A into W.

@@ -42,7 +42,7 @@ TrainKernels::TrainKernels(gpu::Context& ctx, int head_dim, TrainMatmul matmul) 
     norm_fwd_ = kernel(Shader::train_rmsnorm_fwd, 4, sizeof(TrainRmsnormPush));
     norm_bwd_ = kernel(Shader::train_rmsnorm_bwd, 5, sizeof(TrainRmsnormPush));
     norm_gain_ = kernel(Shader::train_rmsnorm_gain, 4, sizeof(TrainRmsnormPush));
-    rope_ = kernel(Shader::train_rope, 2, sizeof(TrainRopePush));
+    rope_ = kernel(Shader::train_rope, 3, sizeof(TrainRopePush));
     if (head_dim > 0) {
         att_fwd_ = kernel(Shader::train_attention_fwd, 3, sizeof(TrainAttentionPush), hd);
         att_bwd_q_ = kernel(Shader::train_attention_bwd_q, 5, sizeof(TrainAttentionPush), hd);
@@ -115,7 +115,13 @@ void TrainKernels::rmsnorm_dgain(gpu::CommandSequence& s, gpu::BufferRef x, gpu:
 
 void TrainKernels::rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions,
                         const TrainRopePush& p) const {
-    s.dispatch_over(*rope_, {x, positions}, p, p.rows * (p.width / 2));
+    if (p.has_factors) throw std::logic_error("RoPE with per-pair factors needs the buffer that holds them");
+    rope(s, x, positions, positions, p);
+}
+
+void TrainKernels::rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions, gpu::BufferRef factors,
+                        const TrainRopePush& p) const {
+    s.dispatch_over(*rope_, {x, positions, factors}, p, p.rows * (p.width / 2));
 }
 
 void TrainKernels::attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o,

@@ -1,6 +1,8 @@
 // The reusable training pieces as GPU kernels, each recorded as dispatches into a command
 // sequence: linear layers (forward, input and weight gradients through train_matmul, the bias),
-// RMSNorm, RoPE, causal grouped-query attention, SwiGLU, SmoothL1, soft-target cross-entropy, axpy, and
+// RMSNorm (of whole rows or of the heads in them), RoPE (partial, scaled, with per-pair factors),
+// causal grouped-query attention (scaled, windowed), SwiGLU or GeGLU, SmoothL1, soft-target
+// cross-entropy, axpy, and
 // global-norm clipping + AdamW. Trainers (the EAGLE layer, Medusa-2's backbone) compose them.
 // Matrices are row-major floats addressed by element offsets into their buffers; a weight W of
 // a linear layer is (out, in), as in the model files.
@@ -60,8 +62,11 @@ public:
                     gpu::BufferRef params, gpu::BufferRef dx, const layout::TrainRmsnormPush& p) const;
     void rmsnorm_dgain(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef dy, gpu::BufferRef r,
                        gpu::BufferRef grads, const layout::TrainRmsnormPush& p) const;
-    // In place; direction -1 is the backward.
+    // In place; direction -1 is the backward. `factors` holds the per-pair frequency divisors at
+    // p.factor_off when p.has_factors (none: positions is bound in its place and not read).
     void rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions,
+              const layout::TrainRopePush& p) const;
+    void rope(gpu::CommandSequence& s, gpu::BufferRef x, gpu::BufferRef positions, gpu::BufferRef factors,
               const layout::TrainRopePush& p) const;
     void attention(gpu::CommandSequence& s, const gpu::Buffer& qkv, const gpu::Buffer& o, const gpu::Buffer& lse,
                    const layout::TrainAttentionPush& p) const;
@@ -75,6 +80,7 @@ public:
                        const layout::TrainTttAttentionPush& p) const;
     void ttt_attention_backward(gpu::CommandSequence& s, gpu::BufferRef qkv, gpu::BufferRef o, gpu::BufferRef lse,
                                 gpu::BufferRef d_o, gpu::BufferRef d_qkv, const layout::TrainTttAttentionPush& p) const;
+    // A = act(gate) * up: SiLU, or GELU's tanh form with p.gelu.
     void swiglu(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef a,
                 const layout::TrainSwigluPush& p) const;
     void swiglu_backward(gpu::CommandSequence& s, gpu::BufferRef gu, gpu::BufferRef da,

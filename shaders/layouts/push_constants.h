@@ -137,6 +137,12 @@ struct TrainRmsnormPush {
     u32 has_gain;   // 0: y = x / rms(x)
     float eps;
     u32 accumulate;
+    // Rows that are slices of wider rows (the heads of q or of k in rows of q|k|v): row i starts
+    // at x_off + (i / group) * group_stride + (i % group) * dim in X, Y and dX; group 0: rows of
+    // dim floats one after another (x_off and group_stride unread).
+    u32 x_off;
+    u32 group;
+    u32 group_stride;
 };
 struct TrainRopePush {
     u32 rows;
@@ -145,12 +151,19 @@ struct TrainRopePush {
     u32 head_dim;
     float theta;
     float direction;  // +1 rotates (forward), -1 rotates back (the backward)
+    u32 rotated;         // leading dimensions of each head that rotate (partial RoPE); 0: the whole head
+    float position_scale;  // positions are divided by it (linear scaling); 0: 1
+    float attn_factor;   // cos and sin are multiplied by it (LongRoPE's attention factor); 0: 1
+    u32 has_factors;     // 1: pair j's frequency is divided by factors[factor_off + j] (rope_freqs, LongRoPE)
+    u32 factor_off;
 };
 struct TrainAttentionPush {
     u32 rows;
     u32 seq_len;    // rows [s*seq_len, (s+1)*seq_len) are one causal sequence
     u32 n_heads, n_kv_heads;
     u32 stride;     // floats per row of QKV: [q (n_heads) | k (n_kv_heads) | v (n_kv_heads)] heads
+    float scale;    // of q.k; 0: 1 / sqrt(head size)
+    u32 window;     // a sliding window: row i sees rows i - window + 1 .. i of its sequence; 0: all up to i
 };
 // EAGLE-3's training-time test: step k's query of row i attends to step 0's keys of rows
 // s seq_len .. i (the true context) and to row i's keys of steps 1..k (its own drafts so far).
@@ -165,6 +178,7 @@ struct TrainTttAttentionPush {
 };
 struct TrainSwigluPush {
     u32 rows, hidden;  // GU rows are [gate (hidden) | up (hidden)]
+    u32 gelu;          // the gate's activation: 0 SiLU (SwiGLU), 1 GELU's tanh form (GeGLU)
 };
 struct TrainSmoothL1Push {
     u32 rows, dim;
