@@ -22,7 +22,7 @@ done
 rm -rf build-asan/empty-tests-cache && mkdir -p build-asan/empty-tests-cache
 MEDUSA_CACHE=$PWD/build-asan/empty-tests-cache ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     LD_PRELOAD="$preload" build-asan/medusa_sanitizer_tests \
-    "[loader-errors],[cli-errors],[bpe],[tokenizer-oracles],[hostile-files],[robust-json],[tokenizer-errors],[atomic-write],[nan-weights],[spm-charsmap],[pickle-bounds],[regex-budget],[hostile-outputs],[hostile-models],[cli-messages]"
+    "[loader-errors],[cli-errors],[bpe],[tokenizer-oracles],[family-tokenizers],[hostile-files],[robust-json],[tokenizer-errors],[atomic-write],[nan-weights],[spm-charsmap],[pickle-bounds],[regex-budget],[hostile-outputs],[hostile-models],[cli-messages]"
 
 echo "== the desktop app under ThreadSanitizer and AddressSanitizer/LeakSanitizer"
 scripts/test_app_sanitizers.sh

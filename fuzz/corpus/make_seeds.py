@@ -167,13 +167,13 @@ def ffloat(field, f):
     return varint(field << 3 | 5) + struct.pack("<f", f)
 
 
-def model_proto(pieces, model_type, byte_fallback=False, extra_trainer=b""):
+def model_proto(pieces, model_type, byte_fallback=False, extra_trainer=b"", dummy_prefix=True):
     """pieces: (text, score, type); types 1 normal, 2 unknown, 3 control, 4 user defined, 6 byte."""
     m = b"".join(fbytes(1, fbytes(1, p) + ffloat(2, s) + fvarint(3, ty)) for p, s, ty in pieces)
     trainer = fvarint(3, model_type) + fvarint(4, len(pieces)) + fvarint(35, int(byte_fallback)) + \
         fvarint(40, 0) + fvarint(41, 1) + fvarint(42, 2) + fvarint(43, (1 << 64) - 1) + extra_trainer
     m += fbytes(2, trainer)
-    m += fbytes(3, fbytes(1, "identity") + fvarint(3, 1) + fvarint(4, 0) + fvarint(5, 1))
+    m += fbytes(3, fbytes(1, "identity") + fvarint(3, int(dummy_prefix)) + fvarint(4, 0) + fvarint(5, 1))
     return m
 
 
@@ -193,6 +193,11 @@ write(t, "no-unknown.model", model_proto([(p, s, 1) for p, s, _ in specials] + l
 write(t, "bad-byte.model", model_proto(specials + [("<0xZZ>", 0.0, 6)] + letters, 2, byte_fallback=True))
 write(t, "truncated.model", model_proto(specials + words + letters, 1)[:150])
 write(t, "empty.model", b"")
+# Gemma's kind: no space in front of the text, user-defined pieces (a run of spaces, a tag) cut out
+# of the text by the engine itself.
+write(t, "user-defined-no-prefix.model",
+      model_proto(specials + byte_pieces + letters + words + [("  ", 0.0, 4), ("<b>", 0.0, 4), ("\n\n", 0.0, 4)], 2,
+                  byte_fallback=True, dummy_prefix=False))
 
 
 # --- fuzz_gguf_spm_vocab: vocabulary-only GGUF files with a "llama" (sentencepiece) vocabulary.
@@ -205,7 +210,7 @@ def gguf_kv(key, vtype, payload):
     return gguf_string(key) + struct.pack("<I", vtype) + payload
 
 
-def gguf_vocab(tokens, scores=None, types=None, bos=1, eos=2, unk=0, model="llama"):
+def gguf_vocab(tokens, scores=None, types=None, bos=1, eos=2, unk=0, model="llama", extra=()):
     kvs = [gguf_kv("general.architecture", 8, gguf_string("llama")),
            gguf_kv("tokenizer.ggml.model", 8, gguf_string(model)),
            gguf_kv("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, len(tokens)) +
@@ -219,6 +224,7 @@ def gguf_vocab(tokens, scores=None, types=None, bos=1, eos=2, unk=0, model="llam
     for key, v in [("bos", bos), ("eos", eos), ("unknown", unk)]:
         if v is not None:
             kvs.append(gguf_kv("tokenizer.ggml.%s_token_id" % key, 4, struct.pack("<I", v & 0xFFFFFFFF)))
+    kvs += list(extra)
     return b"GGUF" + struct.pack("<IQQ", 3, 0, len(kvs)) + b"".join(kvs)
 
 
@@ -240,6 +246,26 @@ write(t, "unk-is-bos.gguf", gguf_vocab(base, None, None, unk=1))
 write(t, "scores-short.gguf", gguf_vocab(base, [float("nan"), float("inf")], [99, -5]))
 write(t, "bpe-model.gguf", gguf_vocab(base, None, None, model="gpt2"))
 write(t, "truncated.gguf", gguf_vocab(base, base_scores, base_types)[:200])
+# Gemma 3's kind: no space prefix (a boolean key), user-defined spaces and tags, "</s>" user-defined
+# (llama.cpp makes it control); a model named Phi-3 (whitespace after its specials is dropped);
+# the space-prefix key of the wrong type.
+gemma = ["<pad>", "<eos>", "<bos>", "<unk>"] + [p for p, _, _ in words + letters + byte_pieces] + \
+    ["  ", "<b>", "</s>", "<end_of_turn>", "<|user|>"]
+gemma_types = [3, 3, 3, 2] + [1] * (len(words) + len(letters)) + [6] * 256 + [4, 4, 4, 3, 4]
+gemma_scores = [0.0] * 4 + [s for _, s, _ in words + letters] + [0.0] * 256 + [-1000.0] * 5
+write(t, "gemma-no-prefix.gguf", gguf_vocab(gemma, gemma_scores, gemma_types, bos=2, eos=1, unk=3,
+                                            extra=[gguf_kv("tokenizer.ggml.add_space_prefix", 7, b"\x00")]))
+write(t, "phi3-named.gguf", gguf_vocab(gemma, None, gemma_types, bos=2, eos=1, unk=3,
+                                       extra=[gguf_kv("general.name", 8, gguf_string("Phi3"))]))
+write(t, "prefix-not-bool.gguf", gguf_vocab(base, None, None, extra=[gguf_kv("tokenizer.ggml.add_space_prefix", 4,
+                                                                             struct.pack("<I", 0))]))
+
+# --- fuzz_bpe_vocab: its seeds as they are, and tiny-qwen2.gguf's vocabulary with the gpt-4o
+# pre-tokenizer (Phi-4-mini's).
+qwen = open(os.path.join(root, "fuzz_bpe_vocab", "tiny-qwen2.gguf"), "rb").read()
+pre = gguf_string("tokenizer.ggml.pre") + struct.pack("<I", 8)
+assert qwen.count(pre + gguf_string("qwen2")) == 1
+write("fuzz_bpe_vocab", "tiny-gpt-4o.gguf", qwen.replace(pre + gguf_string("qwen2"), pre + gguf_string("gpt-4o")))
 
 # --- fuzz_chat_template: tokenizer_config.json / config.json texts and Jinja templates.
 t = "fuzz_chat_template"

@@ -1,5 +1,6 @@
 #include "model/bpe_tokenizer.h"
 
+#include <algorithm>
 #include <array>
 #include <queue>
 
@@ -71,15 +72,17 @@ const BpeVocab& checked(const BpeVocab& v, const std::string& source) {
     return v;
 }
 
-BpeTokenizer::BpeTokenizer(std::shared_ptr<const BpeVocab> vocab, const std::string& source)
+BpeTokenizer::BpeTokenizer(std::shared_ptr<const BpeVocab> vocab, const std::string& source,
+                           const std::vector<int32_t>& rstrip)
     : vocab_(std::move(vocab)), pre_(checked(*vocab_, source).regexes, source) {
     const BpeVocab& v = *vocab_;
+    types_ = llama_cpp_token_types(v.tokens, v.types);
     ids_.reserve(v.tokens.size());
     for (size_t i = 0; i < v.tokens.size(); ++i) {
         ids_[v.tokens[i]] = int(i);  // a repeated text means its last id, as in llama.cpp
-        const int type = v.types.empty() ? kTokenNormal : v.types[i];
-        if (type == kTokenUserDefined) user_defined_.push_back({v.tokens[i], int(i)});
-        if (type == kTokenControl || type == kTokenUnknown) control_.push_back({v.tokens[i], int(i)});
+        const bool strip = std::binary_search(rstrip.begin(), rstrip.end(), int32_t(i));
+        if (types_[i] == kTokenUserDefined) user_defined_.push_back({v.tokens[i], int(i), strip});
+        if (types_[i] == kTokenControl || types_[i] == kTokenUnknown) control_.push_back({v.tokens[i], int(i), strip});
     }
     ranks_.reserve(v.merges.size());
     for (size_t r = 0; r < v.merges.size(); ++r) ranks_.emplace(v.merges[r], int(r));
@@ -171,7 +174,7 @@ std::vector<int> BpeTokenizer::encode(std::string_view text, bool parse_special)
 
 std::string BpeTokenizer::token_bytes(int id) const {
     if (id < 0 || size_t(id) >= vocab_->tokens.size()) return "";
-    const int type = vocab_->types.empty() ? kTokenNormal : vocab_->types[size_t(id)];
+    const int type = types_[size_t(id)];
     if (type == kTokenControl || type == kTokenUnused || type == kTokenUnknown) return "";
     if (type == kTokenUserDefined) return vocab_->tokens[size_t(id)];
     return unicode_to_bytes(vocab_->tokens[size_t(id)]);

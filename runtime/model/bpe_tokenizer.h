@@ -16,14 +16,16 @@ namespace medusa {
 
 class BpeTokenizer {
 public:
-    // Validates the vocabulary; throws FormatError naming `source`.
-    BpeTokenizer(std::shared_ptr<const BpeVocab> vocab, const std::string& source);
+    // Validates the vocabulary; throws FormatError naming `source`. `rstrip`: the special tokens
+    // (ids, ascending) after which whitespace is dropped (EmbeddedVocab::rstrip).
+    BpeTokenizer(std::shared_ptr<const BpeVocab> vocab, const std::string& source,
+                 const std::vector<int32_t>& rstrip = {});
 
     // No BOS/EOS. parse_special: control tokens written in the text become their ids (user-defined
-    // tokens always do, as in llama.cpp).
+    // tokens always do, as in llama.cpp; both as llama.cpp types them: llama_cpp_token_types).
     std::vector<int> encode(std::string_view text, bool parse_special) const;
     // The bytes a token stands for: normal tokens decoded from the alphabet, user-defined ones as
-    // written, control and unused tokens nothing.
+    // written, control, unknown and unused tokens nothing (types as llama.cpp takes them).
     std::string token_bytes(int id) const;
     int find(const std::string& token_text) const;  // -1 when absent
     const BpeVocab& vocab() const { return *vocab_; }
@@ -34,6 +36,7 @@ private:
 
     std::shared_ptr<const BpeVocab> vocab_;
     PreTokenizer pre_;
+    std::vector<int32_t> types_;  // llama.cpp's types (llama_cpp_token_types), one per token
     std::unordered_map<std::string, int> ids_;
     std::unordered_map<std::string, int> ranks_;  // "left right" -> rank
     std::vector<SpecialToken> user_defined_, control_;

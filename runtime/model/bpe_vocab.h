@@ -33,9 +33,18 @@ void validate_bpe_vocab(const BpeVocab& v, const std::string& name);
 struct EmbeddedVocab {
     std::string sentencepiece;            // a serialized sentencepiece ModelProto
     std::shared_ptr<const BpeVocab> bpe;
+    // Sentencepiece pieces that the file types unknown besides the unknown token (Phi-3's padding):
+    // never produced from text, but cut out of it as specials when special tokens are parsed, as
+    // llama.cpp does. Ids, ascending.
+    std::vector<int32_t> unknown;
+    // Special tokens after which whitespace is dropped when they are cut out of text (llama.cpp
+    // does so for the specials of models named Phi-3: llama_cpp_rstrip_tokens). Ids, ascending.
+    // It follows the model's name, not its vocabulary, so operator== does not compare it.
+    std::vector<int32_t> rstrip;
     bool empty() const { return sentencepiece.empty() && !bpe; }
     bool operator==(const EmbeddedVocab& o) const {
-        return sentencepiece == o.sentencepiece && (bpe == o.bpe || (bpe && o.bpe && *bpe == *o.bpe));
+        return sentencepiece == o.sentencepiece && (bpe == o.bpe || (bpe && o.bpe && *bpe == *o.bpe)) &&
+               unknown == o.unknown;
     }
 };
 

@@ -8,6 +8,7 @@
 #include "model/gguf_metadata.h"
 #include "model/format_error.h"
 #include "model/pretokenizer.h"
+#include "model/special_tokens.h"
 
 namespace medusa {
 
@@ -110,7 +111,7 @@ std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string
     field_bytes(model, 2, trainer);
     std::string normalizer;  // what llama.cpp does for a "llama" vocabulary
     field_bytes(normalizer, 1, "identity");
-    field_varint(normalizer, 3, 1);  // add_dummy_prefix
+    field_varint(normalizer, 3, v.add_space_prefix ? 1 : 0);  // add_dummy_prefix
     field_varint(normalizer, 4, 0);  // remove_extra_whitespaces
     field_varint(normalizer, 5, 1);  // escape_whitespaces
     field_bytes(model, 3, normalizer);
@@ -119,7 +120,7 @@ std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string
 
 namespace {
 
-std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& name) {
+std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& name, EmbeddedVocab& e) {
     GgufVocab v;
     v.tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
     if (const GgufValue* s = meta.array("tokenizer.ggml.scores", F32))
@@ -129,10 +130,27 @@ std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& nam
     v.bos = meta.integer("tokenizer.ggml.bos_token_id", 1, false);
     v.eos = meta.integer("tokenizer.ggml.eos_token_id", 2, false);
     v.unk = meta.integer("tokenizer.ggml.unknown_token_id", 0, false);
-    return sentencepiece_proto_from_vocab(v, name);
+    v.add_space_prefix = meta.boolean("tokenizer.ggml.add_space_prefix", true);
+    // llama.cpp retypes some tokens by their text when it loads them (llama_cpp_token_types). What
+    // matters here is which tokens it cuts out of text: a user-defined token it makes control
+    // (Gemma 3's "</s>") is text unless special tokens are parsed, and so on. A normal piece it
+    // makes control stays normal: sentencepiece would no longer merge pieces into it.
+    if (v.types.empty() || v.types.size() == v.tokens.size()) {
+        if (v.types.empty()) v.types.assign(v.tokens.size(), NORMAL);
+        const std::vector<int32_t> llama = llama_cpp_token_types(v.tokens, v.types);
+        for (size_t i = 0; i < v.types.size(); ++i)
+            if (llama[i] != v.types[i] && (v.types[i] == USER_DEFINED || llama[i] == USER_DEFINED || llama[i] == NORMAL))
+                v.types[i] = llama[i];
+    }
+    std::string proto = sentencepiece_proto_from_vocab(v, name);
+    e.rstrip = llama_cpp_rstrip_tokens(meta.text("general.name"), v.tokens, v.types);  // Phi-3's
+    for (size_t i = 0; i < v.types.size(); ++i)  // the proto has one unknown piece: the others are unused there
+        if (v.types[i] == UNKNOWN && int(i) != v.unk) e.unknown.push_back(int32_t(i));
+    return proto;
 }
 
-std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const std::string& name) {
+std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const std::string& name,
+                                                 std::vector<int32_t>& rstrip) {
     auto v = std::make_shared<BpeVocab>();
     v->tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
     if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
@@ -147,6 +165,7 @@ std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const
     // llama.cpp: Llama 3's pre-tokenizer implies BOS; the file's add_bos_token decides when present.
     v->add_bos = meta.boolean("tokenizer.ggml.add_bos_token", v->ignore_merges) && v->bos >= 0;
     validate_bpe_vocab(*v, name);
+    rstrip = llama_cpp_rstrip_tokens(meta.text("general.name"), v->tokens, v->types);  // Phi-3's
     return v;
 }
 
@@ -156,8 +175,8 @@ EmbeddedVocab read_gguf_vocab(const GgufMetadata& meta, const std::string& name)
     if (!meta.array("tokenizer.ggml.tokens", STRING)) throw FormatError(name + ": holds no vocabulary (tokenizer.ggml.tokens)");
     const std::string model = meta.text("tokenizer.ggml.model");
     EmbeddedVocab e;
-    if (model == "llama") e.sentencepiece = sentencepiece_vocab(meta, name);
-    else if (model == "gpt2") e.bpe = byte_level_vocab(meta, name);
+    if (model == "llama") e.sentencepiece = sentencepiece_vocab(meta, name, e);
+    else if (model == "gpt2") e.bpe = byte_level_vocab(meta, name, e.rstrip);
     else
         throw FormatError(name + ": tokenizer '" + model +
                           "' is not supported (llama (sentencepiece) and gpt2 (byte-level BPE) are)");

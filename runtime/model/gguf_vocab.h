@@ -18,6 +18,8 @@ struct GgufVocab {
     std::vector<int32_t> types;  // llama.cpp token types = sentencepiece piece types: 1 normal, 2 unknown,
                                  // 3 control, 4 user defined, 5 unused, 6 byte (0 undefined: normal); empty: all normal
     int bos = 1, eos = 2, unk = 0;
+    bool add_space_prefix = true;  // a space goes in front of the text (tokenizer.ggml.add_space_prefix;
+                                   // Gemma's vocabularies say false)
 };
 
 // Checks the vocabulary (sizes agree, ids in range, pieces non-empty and unique, one unknown piece)

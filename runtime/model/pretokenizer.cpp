@@ -23,6 +23,14 @@ const std::string kQwen2 =
     "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
+// GPT-4o's o200k regex as llama.cpp runs it (LLAMA_VOCAB_PRE_TYPE_GPT4O): the tokenizer.json's
+// \p{Lu}/\p{Ll} classes rewritten as "a letter that is not a-z" / "not A-Z" lookaheads, so case is
+// told apart in ASCII only, and marks (\p{M}) are not part of a word.
+const std::string kContractions = "(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?";
+const std::string kGpt4o = "[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))*((?=[\\p{L}])([^A-Z]))+" + kContractions +
+                           "|[^\\r\\n\\p{L}\\p{N}]?((?=[\\p{L}])([^a-z]))+((?=[\\p{L}])([^A-Z]))*" + kContractions +
+                           "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
 const std::string kCjk = "[\\x{4E00}-\\x{9FA5}\\x{800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+";
 
 struct PreSpec {
@@ -35,6 +43,7 @@ const std::map<std::string, PreSpec>& pre_specs() {
         const PreSpec llama3{{kLlama3}, true};
         const PreSpec gpt2{{kGpt2}, false};
         const PreSpec qwen2{{kQwen2}, false};
+        const PreSpec gpt4o{{kGpt4o}, false};
         const PreSpec starcoder{{"\\p{N}", kGpt2}, false};
         std::map<std::string, PreSpec> m = {
             {"default", {{"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2, "\\p{N}+", "[0-9][0-9][0-9]"}, false}},
@@ -68,6 +77,8 @@ const std::map<std::string, PreSpec>& pre_specs() {
             {"starcoder", starcoder}, {"refact", starcoder}, {"smollm", starcoder}, {"command-r", starcoder},
             {"codeshell", starcoder}, {"exaone", starcoder}, {"minerva-7b", starcoder},
             {"qwen2", qwen2}, {"deepseek-r1-qwen", qwen2}, {"megrez", qwen2}, {"stablelm2", qwen2},
+            // Phi-4-mini and Llama 4 (their GGUF files name the pre-tokenizer "gpt-4o" and "llama4").
+            {"gpt-4o", gpt4o}, {"llama4", gpt4o}, {"kanana2", gpt4o}, {"talkie", gpt4o}, {"minimax-m2", gpt4o},
         };
         return m;
     }();

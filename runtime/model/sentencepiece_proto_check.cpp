@@ -1,6 +1,7 @@
 #include "model/sentencepiece_proto_check.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -23,14 +24,15 @@ public:
     bool done() const { return pos_ == b_.size(); }
     size_t pos() const { return pos_; }
 
-    // The next field's number and wire type, its value skipped; length-delimited bytes in `bytes`.
-    // False for anything protobuf would not parse (or that no sentencepiece model holds: groups).
-    bool next(uint32_t& field, uint32_t& wire, std::string_view& bytes) {
+    // The next field's number and wire type, its value skipped; length-delimited bytes in `bytes`,
+    // a varint's value in `number`. False for anything protobuf would not parse (or that no
+    // sentencepiece model holds: groups).
+    bool next(uint32_t& field, uint32_t& wire, std::string_view& bytes, uint64_t& number) {
         uint64_t key = 0, length = 0;
         if (!varint(key) || key >> 32 || (key >> 3) == 0) return false;
         field = uint32_t(key >> 3), wire = uint32_t(key & 7);
         switch (wire) {
-            case 0: return varint(length);
+            case 0: return varint(number);
             case 1: return skip(8);
             case 5: return skip(4);
             case 2:
@@ -40,6 +42,10 @@ public:
                 return true;
             default: return false;
         }
+    }
+    bool next(uint32_t& field, uint32_t& wire, std::string_view& bytes) {
+        uint64_t number = 0;
+        return next(field, wire, bytes, number);
     }
 
 private:
@@ -222,6 +228,37 @@ void check_sentencepiece_proto(std::string_view proto, const std::string& source
                     problem);
         }
     }
+}
+
+SentencepieceExtras read_sentencepiece_extras(std::string_view proto) {
+    SentencepieceExtras out;
+    auto bad = [] { throw std::invalid_argument("malformed protobuf"); };  // check_sentencepiece_proto's to say
+    WireReader model(proto);
+    int id = 0;
+    while (!model.done()) {
+        uint32_t field = 0, wire = 0;
+        std::string_view bytes;
+        uint64_t number = 0;
+        if (!model.next(field, wire, bytes, number)) bad();
+        if (wire != 2 || (field != 1 && field != 3)) continue;
+        // A field given twice: protobuf keeps the last value.
+        WireReader inner(bytes);
+        std::string_view piece;
+        uint64_t type = 1;  // SentencePiece.type: NORMAL unless said
+        while (!inner.done()) {
+            uint32_t f = 0, w = 0;
+            std::string_view b;
+            uint64_t n = 0;
+            if (!inner.next(f, w, b, n)) bad();
+            if (field == 1 && f == 1 && w == 2) piece = b;                     // SentencePiece.piece
+            if (field == 1 && f == 3 && w == 0) type = n;                      // SentencePiece.type
+            if (field == 3 && f == 3 && w == 0) out.add_dummy_prefix = n != 0;  // NormalizerSpec.add_dummy_prefix
+        }
+        if (field != 1) continue;
+        if (type == 4 && !piece.empty()) out.user_defined.push_back({std::string(piece), id});  // USER_DEFINED
+        ++id;
+    }
+    return out;
 }
 
 }  // namespace medusa

@@ -5,6 +5,9 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "model/special_tokens.h"
 
 namespace medusa {
 
@@ -12,6 +15,16 @@ namespace medusa {
 // than 1<<20 pieces, or with a precompiled_charsmap (normalizer or denormalizer) that
 // sentencepiece 0.1.97 would read out of bounds: the first problem, in one line.
 void check_sentencepiece_proto(std::string_view proto, const std::string& source);
+
+// What the engine needs of a ModelProto that libsentencepiece does not report: its user-defined
+// pieces (text and id, in id order), which the engine cuts out of text itself as llama.cpp does,
+// and whether its normalizer puts a space in front of the text (add_dummy_prefix). For a proto
+// that check_sentencepiece_proto passed; throws std::invalid_argument on broken framing.
+struct SentencepieceExtras {
+    std::vector<SpecialToken> user_defined;
+    bool add_dummy_prefix = true;
+};
+SentencepieceExtras read_sentencepiece_extras(std::string_view proto);
 
 // The check of one precompiled_charsmap blob; "" when sentencepiece can use it safely, otherwise
 // what is wrong with it.

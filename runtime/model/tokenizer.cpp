@@ -95,9 +95,11 @@ Tokenizer Tokenizer::from_file(const std::string& path) {
         return from_serialized(read_gguf_vocab(read_gguf_header_of_file(path).meta, path), path);
     // A sentencepiece model is a protobuf of at most a few MB (Llama 2's 0.5, Gemma's 4.2).
     const auto bytes = read_file_bytes(path, kMaxTextFileBytes);
+    const std::string proto(bytes->begin(), bytes->end());
     Tokenizer t;
     t.source_ = path;
-    t.sp_ = load_sentencepiece(std::string(bytes->begin(), bytes->end()), path, "not a sentencepiece model");
+    t.sp_ = load_sentencepiece(proto, path, "not a sentencepiece model");
+    t.init_sentencepiece(proto);
     return t;
 }
 
@@ -105,14 +107,40 @@ Tokenizer Tokenizer::from_serialized(const std::string& proto, const std::string
     Tokenizer t;
     t.source_ = source;
     t.sp_ = load_sentencepiece(proto, source, "vocabulary cannot be loaded");
+    t.init_sentencepiece(proto);
     return t;
 }
 
+void Tokenizer::init_sentencepiece(const std::string& proto) {
+    SentencepieceExtras extras;
+    try {
+        extras = read_sentencepiece_extras(proto);
+    } catch (const std::invalid_argument& e) {  // what sentencepiece parsed but protobuf's framing does not allow
+        throw FormatError(source_ + ": not a sentencepiece model: " + e.what());
+    }
+    spm_user_defined_ = std::move(extras.user_defined);
+    spm_space_prefix_ = extras.add_dummy_prefix;
+    for (const SpecialToken& s : spm_user_defined_)
+        if (s.id < 0 || s.id >= sp_->GetPieceSize() || sp_->IdToPiece(s.id) != s.text)
+            throw FormatError(source_ + ": not a sentencepiece model: user-defined piece " + std::to_string(s.id) +
+                              " does not read back as sentencepiece reads it");
+    for (int id = 0; id < sp_->GetPieceSize(); ++id)
+        if (sp_->IsControl(id) || sp_->IsUnknown(id)) spm_control_.push_back({sp_->IdToPiece(id), id});
+}
+
 Tokenizer Tokenizer::from_serialized(const EmbeddedVocab& vocab, const std::string& source) {
-    if (!vocab.bpe) return from_serialized(vocab.sentencepiece, source);
+    if (!vocab.bpe) {
+        Tokenizer t = from_serialized(vocab.sentencepiece, source);
+        for (int32_t id : vocab.unknown)
+            if (id >= 0 && id < t.vocab_size() && t.sp_->IsUnused(id)) t.spm_control_.push_back({t.sp_->IdToPiece(id), id});
+        for (std::vector<SpecialToken>* specials : {&t.spm_user_defined_, &t.spm_control_})
+            for (SpecialToken& s : *specials)
+                s.rstrip = std::binary_search(vocab.rstrip.begin(), vocab.rstrip.end(), s.id);
+        return t;
+    }
     Tokenizer t;
     t.source_ = source;
-    t.bpe_ = std::make_unique<BpeTokenizer>(vocab.bpe, source);
+    t.bpe_ = std::make_unique<BpeTokenizer>(vocab.bpe, source, vocab.rstrip);
     return t;
 }
 
@@ -127,12 +155,12 @@ std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos, bool p
         ids.insert(ids.end(), body.begin(), body.end());
         return ids;
     }
-    // sentencepiece matches user-defined pieces itself; control pieces only when asked to.
-    std::vector<SpecialToken> controls;
-    if (parse_special)
-        for (int id = 0; id < vocab_size(); ++id)
-            if (sp_->IsControl(id)) controls.push_back({sp_->IdToPiece(id), id});
-    for (const TextFragment& f : split_special_tokens(text, std::move(controls))) {
+    // User-defined pieces are cut out here, not left to sentencepiece: llama.cpp cuts the longest
+    // first, where sentencepiece takes the longest at each place, and llama.cpp puts the space
+    // prefix in front of the text after each one too, as sentencepiece does for each piece it encodes.
+    std::vector<SpecialToken> specials = spm_user_defined_;
+    if (parse_special) specials.insert(specials.end(), spm_control_.begin(), spm_control_.end());
+    for (const TextFragment& f : split_special_tokens(text, std::move(specials))) {
         if (f.token >= 0) {
             ids.push_back(f.token);
             continue;
@@ -213,7 +241,7 @@ std::string Tokenizer::piece_text(int prev, int token) const {
             out += p[i++];
         }
     }
-    if (prev == bos_id() && !out.empty() && out[0] == ' ') out.erase(0, 1);
+    if (spm_space_prefix_ && prev == bos_id() && !out.empty() && out[0] == ' ') out.erase(0, 1);
     return out;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/bpe_vocab.h"
+#include "model/special_tokens.h"
 
 namespace sentencepiece {
 class SentencePieceProcessor;
@@ -31,12 +32,15 @@ public:
     ~Tokenizer();
 
     // BOS first when add_bos. parse_special: special tokens written in the text ("<|im_start|>")
-    // become their ids; otherwise only user-defined tokens do (llama.cpp's parse_special).
+    // become their ids; otherwise only user-defined tokens do (llama.cpp's parse_special). As in
+    // llama.cpp, they are cut out longest first and the text between them is tokenized piece by
+    // piece: a sentencepiece vocabulary with a space prefix puts one in front of every piece.
     std::vector<int> encode(const std::string& text, bool add_bos, bool parse_special = false) const;
     std::string decode(const std::vector<int>& ids) const;
     // The bytes to print for `token` following `prev`: control tokens print nothing; sentencepiece
     // pieces as llama2.c's run.c prints them ("▁" is a space, a piece after BOS loses its leading
-    // space, <0xXX> pieces are raw bytes); BPE tokens their bytes.
+    // space where the vocabulary puts one in front of the text, <0xXX> pieces are raw bytes); BPE
+    // tokens their bytes.
     std::string piece_text(int prev, int token) const;
     std::string piece(int id) const;             // the token as the vocabulary spells it
     int find_piece(const std::string& piece) const;  // the id spelt `piece`, or -1
@@ -59,7 +63,13 @@ public:
 
 private:
     Tokenizer();
+    void init_sentencepiece(const std::string& proto);
     std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+    // A sentencepiece vocabulary's special pieces, cut out of text before sentencepiece sees it
+    // (llama.cpp's way): user-defined ones always, control and unknown ones (EmbeddedVocab::unknown
+    // too) when parsing specials.
+    std::vector<SpecialToken> spm_user_defined_, spm_control_;
+    bool spm_space_prefix_ = true;  // its normalizer puts a space in front of the text
     std::unique_ptr<BpeTokenizer> bpe_;
     std::string source_;
 };
