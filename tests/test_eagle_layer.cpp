@@ -115,7 +115,7 @@ TEST_CASE("an EAGLE config.json with an epsilon or RoPE base no float holds, or 
     // Found by fuzz_eagle_config too: heads of odd size threw std::invalid_argument from the q/k re-ordering.
     std::ofstream(dir / "config.json") << R"({"hidden_size": 64, "intermediate_size": 172, "num_attention_heads": 64})";
     CHECK_THROWS_WITH(load_eagle_layer(dir.string(), target.config),
-                      Catch::Contains((dir / "config.json").string()) && Catch::Contains("heads of 1, not an even size"));
+                      Catch::Contains((dir / "config.json").string()) && Catch::Contains("heads of 1 are not an even size"));
     std::ofstream(dir / "config.json") << shape + R"("rms_norm_eps": 1e-5, "rope_theta": 1e6})";
     const EagleLayer e = load_eagle_layer(dir.string(), target.config);
     CHECK(e.rms_eps == 1e-5f);
