@@ -10,13 +10,16 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "model/format_error.h"
+#include "model/gguf_metadata.h"
 #include "model/gguf_vocab.h"
 #include "model/pretokenizer.h"
 #include "model/special_tokens.h"
 #include "model/tokenizer.h"
+#include "temp_dir.h"
 #include "test_paths.h"
 #include "xz_file.h"
 
@@ -260,4 +263,87 @@ TEST_CASE("the gpt-4o pre-tokenizer is known by the names llama.cpp gives it", "
     // A combining accent is no letter: it starts the next word, as a space or a quote would.
     CHECK(pre.split("x1234567 e\xCC\x81t\xC3\xA9") ==
           std::vector<std::string_view>{"x", "123", "456", "7", " e", "\xCC\x81t\xC3\xA9"});
+}
+
+namespace {
+
+// A Hugging Face folder as Gemma's and Phi-3's are published: the sentencepiece model in
+// tokenizer.model holds the pieces below `model_pieces`; tokenizer.json (a BPE with byte_fallback)
+// and tokenizer_config.json list the special and user-defined tokens as added tokens (a
+// user-defined one's spaces written as U+2581), those at and past `model_pieces` only there;
+// config.json's vocab_size is `vocab_size`. Made from a GGUF vocabulary of llama.cpp's, so that
+// the folder must tokenize as llama.cpp tokenizes that file.
+void write_hf_folder(const std::string& gguf_xz, int model_pieces, int vocab_size, const std::vector<int>& rstrip,
+                     const std::string& bos, const std::string& eos, const std::filesystem::path& dir) {
+    const GgufHeader h = read_gguf_header(*test::read_xz(gguf_xz), gguf_xz);
+    GgufVocab v;
+    v.tokens = h.meta.array("tokenizer.ggml.tokens", STRING)->texts;
+    for (double x : h.meta.array("tokenizer.ggml.scores", F32)->numbers) v.scores.push_back(float(x));
+    for (double x : h.meta.array("tokenizer.ggml.token_type", I32)->numbers) v.types.push_back(int32_t(x));
+    v.bos = h.meta.integer("tokenizer.ggml.bos_token_id", 1, true);
+    v.eos = h.meta.integer("tokenizer.ggml.eos_token_id", 2, true);
+    v.unk = h.meta.integer("tokenizer.ggml.unknown_token_id", 0, true);
+    v.add_space_prefix = h.meta.boolean("tokenizer.ggml.add_space_prefix", true);
+    nlohmann::json added = nlohmann::json::array(), decoder = nlohmann::json::object();
+    for (int id = 0; id < int(v.tokens.size()); ++id) {
+        const int type = v.types[size_t(id)];
+        if (type != 3 && type != 4 && id != v.unk) continue;
+        std::string content = v.tokens[size_t(id)];
+        if (type == 4)
+            for (size_t at; (at = content.find(' ')) != std::string::npos;) content.replace(at, 1, "\xE2\x96\x81");
+        const bool strip = std::find(rstrip.begin(), rstrip.end(), id) != rstrip.end();
+        const nlohmann::json a = {{"content", content}, {"special", type != 4}, {"rstrip", strip}, {"lstrip", false}};
+        decoder[std::to_string(id)] = a;
+        nlohmann::json with_id = a;
+        with_id["id"] = id;
+        added.push_back(with_id);
+    }
+    GgufVocab model = v;
+    model.tokens.resize(size_t(model_pieces)), model.scores.resize(size_t(model_pieces));
+    model.types.resize(size_t(model_pieces));
+    if (model.eos >= model_pieces) model.eos = 2;  // Phi-3's <|endoftext|> is an added token
+    std::ofstream(dir / "tokenizer.model", std::ios::binary) << sentencepiece_proto_from_vocab(model, "tokenizer.model");
+    const nlohmann::json tokenizer = {
+        {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"vocab", nlohmann::json::object()}}},
+        {"added_tokens", added}};
+    std::ofstream(dir / "tokenizer.json") << tokenizer.dump();
+    std::ofstream(dir / "tokenizer_config.json")
+        << nlohmann::json{{"added_tokens_decoder", decoder}, {"bos_token", bos}, {"eos_token", eos}}.dump();
+    std::ofstream(dir / "config.json") << nlohmann::json{{"vocab_size", vocab_size}}.dump();
+}
+
+}  // namespace
+
+TEST_CASE("a Hugging Face folder of a sentencepiece-style tokenizer.json is read from its tokenizer.model, "
+          "as llama.cpp's converter reads it",
+          "[family-tokenizers]") {
+    const test::TempDir dir("medusa-hf-spm-folder");
+    SECTION("Gemma 3: the whole vocabulary in tokenizer.model, padded to a multimodal model's vocab_size") {
+        write_hf_folder(kFixtures + "ggml-vocab-gemma-3.gguf.xz", 262144, 262208, {}, "<bos>", "<eos>", dir.path);
+        const Tokenizer tok = Tokenizer::from_file(dir.path.string());
+        CHECK_FALSE(tok.byte_level());
+        CHECK(tok.vocab_size() == 262208);
+        CHECK(tok.bos_id() == 2);
+        CHECK(tok.piece(138) == "  ");  // U+2581 in a user-defined token's content is a space
+        CHECK(tok.piece(262207) == "[PAD262207]");
+        check_all(tok, "gemma-3");
+    }
+    SECTION("Phi-3: 32000 pieces, its chat markers added tokens that drop the whitespace after them") {
+        std::vector<int> rstrip = {2};  // "</s>", and the markers after "<|endoftext|>"
+        for (int id = 32001; id <= 32010; ++id) rstrip.push_back(id);
+        write_hf_folder(test::ggml_path("tokenizer/ggml-vocab-phi-3.gguf.xz"), 32000, 32064, rstrip, "<s>",
+                        "<|endoftext|>", dir.path);
+        const Tokenizer tok = Tokenizer::from_file(dir.path.string());
+        CHECK(tok.vocab_size() == 32064);
+        CHECK(tok.bos_id() == 1);
+        CHECK(tok.eos_id() == 32000);
+        CHECK(tok.find_piece("<|user|>") == 32010);
+        check_all(tok, "phi-3");
+    }
+    SECTION("a tokenizer.model of more pieces than config.json's vocab_size is refused naming both") {
+        write_hf_folder(test::ggml_path("tokenizer/ggml-vocab-phi-3.gguf.xz"), 32000, 31999, {}, "<s>", "</s>", dir.path);
+        CHECK_THROWS_WITH(Tokenizer::from_file(dir.path.string()),
+                          Contains((dir.path / "tokenizer.model").string() + ": has 32000 pieces but") &&
+                              Contains("config.json has a vocabulary of 31999"));
+    }
 }

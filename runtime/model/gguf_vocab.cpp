@@ -118,19 +118,7 @@ std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string
     return model;
 }
 
-namespace {
-
-std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& name, EmbeddedVocab& e) {
-    GgufVocab v;
-    v.tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
-    if (const GgufValue* s = meta.array("tokenizer.ggml.scores", F32))
-        for (double x : s->numbers) v.scores.push_back(std::isfinite(x) && std::fabs(x) < 1e30 ? float(x) : 0.0f);
-    if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
-        for (double x : t->numbers) v.types.push_back(x >= -1 && x <= 1000 ? int32_t(x) : -1);
-    v.bos = meta.integer("tokenizer.ggml.bos_token_id", 1, false);
-    v.eos = meta.integer("tokenizer.ggml.eos_token_id", 2, false);
-    v.unk = meta.integer("tokenizer.ggml.unknown_token_id", 0, false);
-    v.add_space_prefix = meta.boolean("tokenizer.ggml.add_space_prefix", true);
+EmbeddedVocab embed_sentencepiece_vocab(GgufVocab v, const std::string& name) {
     // llama.cpp retypes some tokens by their text when it loads them (llama_cpp_token_types). What
     // matters here is which tokens it cuts out of text: a user-defined token it makes control
     // (Gemma 3's "</s>") is text unless special tokens are parsed, and so on. A normal piece it
@@ -142,11 +130,30 @@ std::string sentencepiece_vocab(const GgufMetadata& meta, const std::string& nam
             if (llama[i] != v.types[i] && (v.types[i] == USER_DEFINED || llama[i] == USER_DEFINED || llama[i] == NORMAL))
                 v.types[i] = llama[i];
     }
-    std::string proto = sentencepiece_proto_from_vocab(v, name);
-    e.rstrip = llama_cpp_rstrip_tokens(meta.text("general.name"), v.tokens, v.types);  // Phi-3's
+    EmbeddedVocab e;
+    e.sentencepiece = sentencepiece_proto_from_vocab(v, name);
     for (size_t i = 0; i < v.types.size(); ++i)  // the proto has one unknown piece: the others are unused there
         if (v.types[i] == UNKNOWN && int(i) != v.unk) e.unknown.push_back(int32_t(i));
-    return proto;
+    return e;
+}
+
+namespace {
+
+EmbeddedVocab sentencepiece_vocab(const GgufMetadata& meta, const std::string& name) {
+    GgufVocab v;
+    v.tokens = meta.array("tokenizer.ggml.tokens", STRING)->texts;
+    if (const GgufValue* s = meta.array("tokenizer.ggml.scores", F32))
+        for (double x : s->numbers) v.scores.push_back(std::isfinite(x) && std::fabs(x) < 1e30 ? float(x) : 0.0f);
+    if (const GgufValue* t = meta.array("tokenizer.ggml.token_type", I32))
+        for (double x : t->numbers) v.types.push_back(x >= -1 && x <= 1000 ? int32_t(x) : -1);
+    v.bos = meta.integer("tokenizer.ggml.bos_token_id", 1, false);
+    v.eos = meta.integer("tokenizer.ggml.eos_token_id", 2, false);
+    v.unk = meta.integer("tokenizer.ggml.unknown_token_id", 0, false);
+    v.add_space_prefix = meta.boolean("tokenizer.ggml.add_space_prefix", true);
+    std::vector<int32_t> rstrip = llama_cpp_rstrip_tokens(meta.text("general.name"), v.tokens, v.types);  // Phi-3's
+    EmbeddedVocab out = embed_sentencepiece_vocab(std::move(v), name);
+    out.rstrip = std::move(rstrip);
+    return out;
 }
 
 std::shared_ptr<const BpeVocab> byte_level_vocab(const GgufMetadata& meta, const std::string& name,
@@ -175,7 +182,7 @@ EmbeddedVocab read_gguf_vocab(const GgufMetadata& meta, const std::string& name)
     if (!meta.array("tokenizer.ggml.tokens", STRING)) throw FormatError(name + ": holds no vocabulary (tokenizer.ggml.tokens)");
     const std::string model = meta.text("tokenizer.ggml.model");
     EmbeddedVocab e;
-    if (model == "llama") e.sentencepiece = sentencepiece_vocab(meta, name, e);
+    if (model == "llama") e = sentencepiece_vocab(meta, name);
     else if (model == "gpt2") e.bpe = byte_level_vocab(meta, name, e.rstrip);
     else
         throw FormatError(name + ": tokenizer '" + model +

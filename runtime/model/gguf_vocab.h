@@ -26,6 +26,11 @@ struct GgufVocab {
 // and writes the ModelProto bytes. Throws FormatError "<name>: ..." on a bad vocabulary.
 std::string sentencepiece_proto_from_vocab(const GgufVocab& v, const std::string& name);
 
+// A sentencepiece vocabulary as llama.cpp tokenizes it: its tokens retyped by their text as
+// llama.cpp retypes them (llama_cpp_token_types), the ModelProto, and the pieces typed unknown
+// besides the unknown token. rstrip is left empty. Throws FormatError "<name>: ..." as above.
+EmbeddedVocab embed_sentencepiece_vocab(GgufVocab v, const std::string& name);
+
 // The vocabulary under the file's tokenizer.ggml.* keys; throws FormatError naming `name` for
 // tokenizer models other than "llama" and "gpt2" and for malformed vocabularies.
 EmbeddedVocab read_gguf_vocab(const GgufMetadata& meta, const std::string& name);

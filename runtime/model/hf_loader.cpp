@@ -353,10 +353,11 @@ ModelFile load_hf(const std::string& path) {
         shards = open_shards(dir, index);
     }
     ModelFile m = load_hf_from_parts(std::move(shards), read_text(config), path);
-    // The folder's tokenizer: tokenizer.json (byte-level BPE), else a sentencepiece tokenizer.model.
+    // The folder's tokenizer: tokenizer.json (byte-level BPE, or the tokenizer.model it stands beside
+    // for a sentencepiece-style one), else a sentencepiece tokenizer.model.
     if (fs::exists(dir / "tokenizer.json", ec)) {
         m.embedded_tokenizer = load_hf_vocab(dir.string());
-        if (m.embedded_tokenizer.bpe->tokens.size() != size_t(m.config.vocab_size))
+        if (m.embedded_tokenizer.bpe && m.embedded_tokenizer.bpe->tokens.size() != size_t(m.config.vocab_size))
             throw FormatError((dir / "tokenizer.json").string() + ": has " +
                               std::to_string(m.embedded_tokenizer.bpe->tokens.size()) + " tokens but " + path +
                               " has a vocabulary of " + std::to_string(m.config.vocab_size));

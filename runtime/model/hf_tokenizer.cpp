@@ -7,6 +7,7 @@
 #include "model/file_bytes.h"
 #include "model/json_file.h"
 #include "model/format_error.h"
+#include "model/hf_sentencepiece_vocab.h"
 #include "model/pretokenizer.h"
 
 namespace medusa {
@@ -62,15 +63,6 @@ void pre_tokenizer_regexes(const json& p, std::vector<std::string>& out, const s
     }
 }
 
-// "bos_token": "<s>" or {"content": "<s>", ...}.
-std::string special_text(const json& cfg, const char* key) {
-    if (!cfg.contains(key)) return "";
-    const json& v = cfg[key];
-    if (v.is_string()) return v;
-    if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"];
-    return "";
-}
-
 int config_int(const json& cfg, const char* key, int fallback) {
     if (!cfg.contains(key)) return fallback;
     const json& v = cfg[key];
@@ -95,7 +87,7 @@ BpeVocab parse_hf_tokenizer_unchecked(const std::string& tokenizer_json, const s
         bad("model type '" + (model.is_object() ? model.value("type", std::string("?")) : std::string("?")) +
             "' is not supported (byte-level BPE is)");
     if (model.value("byte_fallback", false) == true)
-        bad("a sentencepiece-style BPE (byte_fallback): load the tokenizer.model beside it instead");
+        bad("a sentencepiece-style BPE (byte_fallback) without the tokenizer.model beside it");
     if (t.contains("normalizer") && !t["normalizer"].is_null() &&
         !(t["normalizer"].is_object() && t["normalizer"].value("type", "") == "NFC"))  // NFC is ignored, as llama.cpp does
         bad("normalizer '" + (t["normalizer"].is_object() ? t["normalizer"].value("type", std::string("?")) : "?") +
@@ -147,8 +139,8 @@ BpeVocab parse_hf_tokenizer_unchecked(const std::string& tokenizer_json, const s
             if (tt.first == text) return id;
         return -1;
     };
-    v.bos = special_text(tc, "bos_token").empty() ? config_int(cfg, "bos_token_id", -1) : id_of(special_text(tc, "bos_token"));
-    v.eos = special_text(tc, "eos_token").empty() ? config_int(cfg, "eos_token_id", -1) : id_of(special_text(tc, "eos_token"));
+    v.bos = hf_special_token_text(tc, "bos_token").empty() ? config_int(cfg, "bos_token_id", -1) : id_of(hf_special_token_text(tc, "bos_token"));
+    v.eos = hf_special_token_text(tc, "eos_token").empty() ? config_int(cfg, "eos_token_id", -1) : id_of(hf_special_token_text(tc, "eos_token"));
     if (v.bos >= n) v.bos = -1;
     if (v.eos >= n) v.eos = -1;
     // add_bos_token when the config says so; else whether the post-processor puts a special first.
@@ -165,6 +157,14 @@ BpeVocab parse_hf_tokenizer_unchecked(const std::string& tokenizer_json, const s
 }
 
 }  // namespace
+
+std::string hf_special_token_text(const json& cfg, const char* key) {
+    if (!cfg.contains(key)) return "";
+    const json& v = cfg[key];
+    if (v.is_string()) return v;
+    if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"];
+    return "";
+}
 
 BpeVocab parse_hf_tokenizer(const std::string& tokenizer_json, const std::string& tokenizer_config,
                             const std::string& config, const std::string& name) {
@@ -185,8 +185,16 @@ EmbeddedVocab load_hf_vocab(const std::string& folder) {
     };
     const std::string name = (fs::path(folder) / "tokenizer.json").string();
     if (!fs::exists(name)) throw FormatError(name + ": no such file");
+    const std::string tokenizer_json = text("tokenizer.json");
+    // A sentencepiece-style BPE (byte_fallback: Gemma, Phi-3, Llama 2) is read from its
+    // tokenizer.model, as llama.cpp's converter reads it.
+    if (fs::exists(fs::path(folder) / "tokenizer.model")) {
+        const json t = parse_object(tokenizer_json, name);
+        if (const auto m = t.find("model"); m != t.end() && m->is_object() && m->value("byte_fallback", false) == true)
+            return load_hf_sentencepiece_vocab(folder, t, text("tokenizer_config.json"), text("config.json"));
+    }
     EmbeddedVocab e;
-    e.bpe = std::make_shared<BpeVocab>(parse_hf_tokenizer(text("tokenizer.json"), text("tokenizer_config.json"),
+    e.bpe = std::make_shared<BpeVocab>(parse_hf_tokenizer(tokenizer_json, text("tokenizer_config.json"),
                                                           text("config.json"), name));
     return e;
 }

@@ -34,7 +34,12 @@ public:
         switch (wire) {
             case 0: return varint(number);
             case 1: return skip(8);
-            case 5: return skip(4);
+            case 5:  // a float's bits (SentencePiece.score)
+                if (4 > b_.size() - pos_) return false;
+                number = uint64_t(uint8_t(b_[pos_])) | uint64_t(uint8_t(b_[pos_ + 1])) << 8 |
+                         uint64_t(uint8_t(b_[pos_ + 2])) << 16 | uint64_t(uint8_t(b_[pos_ + 3])) << 24;
+                pos_ += 4;
+                return true;
             case 2:
                 if (!varint(length) || length > b_.size() - pos_) return false;
                 bytes = b_.substr(pos_, size_t(length));
@@ -230,34 +235,46 @@ void check_sentencepiece_proto(std::string_view proto, const std::string& source
     }
 }
 
-SentencepieceExtras read_sentencepiece_extras(std::string_view proto) {
-    SentencepieceExtras out;
+SentencepieceVocab read_sentencepiece_vocab(std::string_view proto) {
+    SentencepieceVocab out;
     auto bad = [] { throw std::invalid_argument("malformed protobuf"); };  // check_sentencepiece_proto's to say
     WireReader model(proto);
-    int id = 0;
     while (!model.done()) {
         uint32_t field = 0, wire = 0;
         std::string_view bytes;
         uint64_t number = 0;
         if (!model.next(field, wire, bytes, number)) bad();
-        if (wire != 2 || (field != 1 && field != 3)) continue;
+        if (wire != 2 || (field != 1 && field != 2 && field != 3)) continue;
         // A field given twice: protobuf keeps the last value.
         WireReader inner(bytes);
-        std::string_view piece;
-        uint64_t type = 1;  // SentencePiece.type: NORMAL unless said
+        SentencepiecePiece piece;
         while (!inner.done()) {
             uint32_t f = 0, w = 0;
             std::string_view b;
             uint64_t n = 0;
             if (!inner.next(f, w, b, n)) bad();
-            if (field == 1 && f == 1 && w == 2) piece = b;                     // SentencePiece.piece
-            if (field == 1 && f == 3 && w == 0) type = n;                      // SentencePiece.type
+            if (field == 1 && f == 1 && w == 2) piece.text = b;  // SentencePiece.piece
+            if (field == 1 && f == 2 && w == 5) {                // SentencePiece.score
+                const uint32_t bits = uint32_t(n);
+                std::memcpy(&piece.score, &bits, 4);
+            }
+            if (field == 1 && f == 3 && w == 0) piece.type = int32_t(n);  // SentencePiece.type
+            if (field == 2 && w == 0 && f >= 40 && f <= 42)                // TrainerSpec.unk_id, bos_id, eos_id
+                (f == 40 ? out.unk : f == 41 ? out.bos : out.eos) = int32_t(n);
             if (field == 3 && f == 3 && w == 0) out.add_dummy_prefix = n != 0;  // NormalizerSpec.add_dummy_prefix
         }
-        if (field != 1) continue;
-        if (type == 4 && !piece.empty()) out.user_defined.push_back({std::string(piece), id});  // USER_DEFINED
-        ++id;
+        if (field == 1) out.pieces.push_back(std::move(piece));
     }
+    return out;
+}
+
+SentencepieceExtras read_sentencepiece_extras(std::string_view proto) {
+    SentencepieceVocab v = read_sentencepiece_vocab(proto);
+    SentencepieceExtras out;
+    out.add_dummy_prefix = v.add_dummy_prefix;
+    for (size_t id = 0; id < v.pieces.size(); ++id)
+        if (v.pieces[id].type == 4 && !v.pieces[id].text.empty())  // USER_DEFINED
+            out.user_defined.push_back({std::move(v.pieces[id].text), int(id)});
     return out;
 }
 

@@ -3,6 +3,7 @@
 // strings it maps to) and follows their offsets wherever they point, so a malformed one reads out
 // of bounds on the first text it normalizes; and it parses any number of pieces.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,22 @@ struct SentencepieceExtras {
     bool add_dummy_prefix = true;
 };
 SentencepieceExtras read_sentencepiece_extras(std::string_view proto);
+
+// A ModelProto's pieces in id order, whether its normalizer puts a space in front of the text,
+// and its trainer's unknown, BOS and EOS ids (sentencepiece's defaults 0, 1, 2 where unsaid): what
+// llama.cpp's converter reads of a Hugging Face folder's tokenizer.model. For a proto that
+// check_sentencepiece_proto passed; throws std::invalid_argument on broken framing.
+struct SentencepiecePiece {
+    std::string text;
+    float score = 0.0f;
+    int32_t type = 1;  // 1 normal, 2 unknown, 3 control, 4 user defined, 5 unused, 6 byte
+};
+struct SentencepieceVocab {
+    std::vector<SentencepiecePiece> pieces;
+    bool add_dummy_prefix = true;
+    int32_t unk = 0, bos = 1, eos = 2;
+};
+SentencepieceVocab read_sentencepiece_vocab(std::string_view proto);
 
 // The check of one precompiled_charsmap blob; "" when sentencepiece can use it safely, otherwise
 // what is wrong with it.
