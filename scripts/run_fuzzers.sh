@@ -18,7 +18,7 @@ build="$root/build-asan"
 targets=(fuzz_llama2c fuzz_gguf fuzz_safetensors fuzz_torch_pickle fuzz_torch_checkpoint fuzz_bpe_vocab fuzz_bpe_encode
          fuzz_tokenizer_json fuzz_tree_json fuzz_hf_config fuzz_medusa_heads_config fuzz_eagle_config
          fuzz_sentencepiece_model fuzz_sentencepiece_charsmap fuzz_gguf_spm_vocab fuzz_chat_template fuzz_cost_model fuzz_markdown fuzz_chat_file
-         fuzz_eagle3_gguf fuzz_kernel_tuning fuzz_chart_file fuzz_serve_request)
+         fuzz_eagle3_gguf fuzz_kernel_tuning fuzz_chart_file fuzz_serve_request fuzz_hf_sentencepiece_folder)
 if [ "${1:-}" = "--runs" ]; then
     runs="$2"
     shift 2
@@ -55,7 +55,7 @@ seed() {  # seed TARGET FILES...: whole files plus their first 4 KiB (header-hea
     done
 }
 seed fuzz_llama2c "$shared"/models/*.bin
-seed fuzz_gguf "$shared"/models/gguf/*.gguf
+seed fuzz_gguf "$shared"/models/gguf/*.gguf "$root"/tests/data/arch/*.gguf  # the families' tiny files: every feature live
 seed fuzz_eagle3_gguf "$root"/tests/data/eagle3/gguf/*.gguf "$shared"/testdata/eagle3/*.gguf
 seed fuzz_tree_json "$root"/models/trees/*.json
 mkdir -p "$work/fuzz_cost_model"
@@ -183,7 +183,7 @@ run_one() {
         fuzz_markdown) bounds=(-timeout=10 -rss_limit_mb=1024) ;;
     esac
     # Configuration files and request bodies: libFuzzer's own bound (4 KiB, or the largest seed) keeps them fast.
-    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template | fuzz_cost_model | fuzz_kernel_tuning | fuzz_chart_file | fuzz_serve_request) len=() ;; esac
+    case "$t" in fuzz_tree_json | fuzz_hf_config | fuzz_medusa_heads_config | fuzz_eagle_config | fuzz_chat_template | fuzz_cost_model | fuzz_kernel_tuning | fuzz_chart_file | fuzz_serve_request | fuzz_hf_sentencepiece_folder) len=() ;; esac
     if [ -n "$runs" ]; then
         limit=(-runs="$runs" -max_total_time="$max_time")  # 0: no time limit
         rm -rf "$build/corpus/$t"

@@ -57,6 +57,21 @@ write(t, "tiny-llama3.json", json.dumps(dict(tiny, rope_theta=500000.0, rope_sca
     "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
     "rope_type": "llama3"}), indent=2))
 write(t, "tiny-linear.json", json.dumps(dict(tiny, rope_scaling={"type": "linear", "factor": 4.0}), indent=2))
+# The other families' keys over the same shape (the tiny file lacks their extra tensors, so these
+# are refused after their keys are read): Qwen3's head_dim, Gemma 3's windows, layer kinds, local
+# RoPE base and GELU, its multimodal wrapper, Phi-3's partial rotary and LongRoPE factors.
+write(t, "tiny-qwen3.json", json.dumps(dict(tiny, architectures=["Qwen3ForCausalLM"], model_type="qwen3",
+                                            head_dim=8), indent=2))
+gemma3 = dict(tiny, architectures=["Gemma3ForCausalLM"], model_type="gemma3_text", head_dim=4, sliding_window=16,
+              layer_types=["sliding_attention"], rope_local_base_freq=10000.0, query_pre_attn_scalar=4,
+              hidden_activation="gelu_pytorch_tanh", rope_scaling={"rope_type": "linear", "factor": 8.0})
+write(t, "tiny-gemma3.json", json.dumps(gemma3, indent=2))
+write(t, "tiny-gemma3-multimodal.json", json.dumps({"architectures": ["Gemma3ForConditionalGeneration"],
+                                                    "model_type": "gemma3", "text_config": gemma3}, indent=2))
+write(t, "tiny-phi3.json", json.dumps(dict(tiny, architectures=["Phi3ForCausalLM"], model_type="phi3",
+                                           partial_rotary_factor=0.5, original_max_position_embeddings=32,
+                                           rope_scaling={"type": "longrope", "short_factor": [1.0],
+                                                         "long_factor": [2.0]}), indent=2))
 # Published configs: meta-llama/Llama-2-7b-hf, TinyLlama-1.1B-Chat-v1.0, Qwen2-0.5B-Instruct, Llama-3.1-8B.
 write(t, "llama-2-7b.json", json.dumps({
     "_name_or_path": "meta-llama/Llama-2-7b-hf", "architectures": ["LlamaForCausalLM"], "bos_token_id": 1,
@@ -468,3 +483,27 @@ write(t, "hostile.json", json.dumps({device: {"a": {"texel": True, "workgroup": 
                                               "f": [], "g": {"texel": True, "workgroup": 8192}}}))
 write(t, "deep.json", DEEP_OBJ)
 write(t, "truncated.json", '{"dev": {"m": {"texel": true, "workgroup"')
+
+# --- fuzz_hf_sentencepiece_folder: tokenizer_config.json, tokenizer.json and config.json of a
+# folder whose tokenizer.json is a sentencepiece-style BPE, joined by NUL bytes.
+t = "fuzz_hf_sentencepiece_folder"
+spm_json = {"model": {"type": "BPE", "byte_fallback": True, "vocab": {}}}
+
+
+def folder(config, tokenizer, cfg):
+    return "\0".join(json.dumps(x) for x in (config, tokenizer, cfg))
+
+
+phi_added = [{"id": 270 + i, "content": c, "special": True, "rstrip": i > 0}
+             for i, c in enumerate(["<|endoftext|>", "<|user|>", "<|end|>"])]
+write(t, "phi3.bin", folder({"bos_token": "<s>", "eos_token": "<|endoftext|>",
+                             "added_tokens_decoder": {str(a["id"]): {k: v for k, v in a.items() if k != "id"}
+                                                      for a in phi_added}},
+                            dict(spm_json, added_tokens=phi_added), {"vocab_size": 280}))
+write(t, "gemma-user-defined.bin", folder({"bos_token": {"content": "<s>"}},
+                                          dict(spm_json, added_tokens=[{"id": 266, "content": "\u2581\u2581",
+                                                                        "special": False}]),
+                                          {"model_type": "gemma3", "text_config": {"vocab_size": 300}}))
+write(t, "hostile.bin", folder({"added_tokens_decoder": {"x": {"content": "a"}, "-1": {"content": ""}}},
+                               dict(spm_json, added_tokens=[{"id": 2 ** 40, "content": "z"}, {"content": 5}]),
+                               {"vocab_size": 3}))
