@@ -57,6 +57,7 @@ const std::map<std::string, LlamaConfig>& shapes() {
             {"qwen3-0.6b", family(Qwen3, llama(1024, 3072, 28, 16, 8, 151936, 40960), 128, 1e6f, true)},
             {"qwen3-4b", family(Qwen3, llama(2560, 9728, 36, 32, 8, 151936, 40960), 128, 1e6f, true)},
             {"qwen3-8b", family(Qwen3, llama(4096, 12288, 36, 32, 8, 151936, 40960), 128, 1e6f, false)},
+            {"gemma3-270m", gemma3(llama(640, 2048, 18, 4, 1, 262144, 32768), 256, 512, 1.0f)},
             {"gemma3-1b", gemma3(llama(1152, 6912, 26, 4, 1, 262144, 32768), 256, 512, 1.0f)},
             {"gemma3-4b", gemma3(llama(2560, 10240, 34, 8, 4, 262208, 131072), 256, 1024, 8.0f)},
         };

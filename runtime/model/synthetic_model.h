@@ -9,7 +9,7 @@
 namespace medusa {
 
 // Known names: tinyllama-1.1b, llama-7b, llama2-13b, stories15m, stories110m, qwen3-0.6b, qwen3-4b,
-// qwen3-8b, gemma3-1b, gemma3-4b, phi-4-mini (synthetic_model_names()), and NAME:llama, NAME's
+// qwen3-8b, gemma3-270m, gemma3-1b, gemma3-4b, phi-4-mini (synthetic_model_names()), and NAME:llama, NAME's
 // dimensions as a plain Llama (what a family's features cost). dtype: any GGUF type
 // (model/block_format.h); matrices hold random bits under scales that keep values near 1/sqrt(cols).
 ModelFile make_synthetic_model(const std::string& name, DType dtype, uint64_t seed = 1);
