@@ -21,6 +21,7 @@
 #include "model/tokenizer.h"
 #include "temp_dir.h"
 #include "test_paths.h"
+#include "vocab_test_files.h"
 #include "xz_file.h"
 
 using namespace medusa;
@@ -30,33 +31,10 @@ namespace {
 
 const std::string kFixtures = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/tokenizer/";
 
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    REQUIRE(f.good());
-    return std::string((std::istreambuf_iterator<char>(f)), {});
-}
+std::vector<std::string> test_strings(const std::string& set) { return test::vocab_test_strings(kFixtures + set + ".inp"); }
 
-// The .inp strings: joined by the separator, which also ends the file.
-std::vector<std::string> test_strings(const std::string& set) {
-    const std::string text = slurp(kFixtures + set + ".inp"), sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> out;
-    size_t at = 0;
-    for (size_t next; (next = text.find(sep, at)) != std::string::npos; at = next + sep.size())
-        out.push_back(text.substr(at, next - at));
-    REQUIRE(at == text.size());
-    return out;
-}
-
-// The .out lines: ids each preceded by a space; an empty line is no tokens.
 std::vector<std::vector<int>> expected_ids(const std::string& set, const std::string& name) {
-    std::vector<std::vector<int>> out;
-    std::istringstream lines(slurp(kFixtures + set + "." + name + ".out"));
-    for (std::string line; std::getline(lines, line);) {
-        std::istringstream ids(line);
-        out.emplace_back();
-        for (int id; ids >> id;) out.back().push_back(id);
-    }
-    return out;
+    return test::vocab_test_ids(kFixtures + set + "." + name + ".out");
 }
 
 Tokenizer load(const std::string& xz_path) {

@@ -4,46 +4,15 @@
 // sentencepiece (Llama, Phi-3).
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
 #include "model/gguf_vocab.h"
 #include "model/tokenizer.h"
 #include "test_paths.h"
+#include "vocab_test_files.h"
 #include "xz_file.h"
 
 using namespace medusa;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-    std::ifstream f(path, std::ios::binary);
-    REQUIRE(f.good());
-    return std::string((std::istreambuf_iterator<char>(f)), {});
-}
-
-// The .inp strings: joined by the separator, which also ends the file.
-std::vector<std::string> test_strings(const std::string& path) {
-    const std::string text = slurp(path), sep = "\n__ggml_vocab_test__\n";
-    std::vector<std::string> out;
-    size_t at = 0;
-    for (size_t next; (next = text.find(sep, at)) != std::string::npos; at = next + sep.size())
-        out.push_back(text.substr(at, next - at));
-    REQUIRE(at == text.size());
-    return out;
-}
-
-// The .out lines: ids each preceded by a space; an empty line is no tokens.
-std::vector<std::vector<int>> expected_ids(const std::string& path) {
-    std::vector<std::vector<int>> out;
-    std::istringstream lines(slurp(path));
-    for (std::string line; std::getline(lines, line);) {
-        std::istringstream ids(line);
-        out.emplace_back();
-        for (int id; ids >> id;) out.back().push_back(id);
-    }
-    return out;
-}
 
 Tokenizer vocab_tokenizer(const std::string& name) {
     const std::string path = test::ggml_path("tokenizer/ggml-vocab-" + name + ".gguf.xz");
@@ -58,8 +27,8 @@ TEST_CASE("every test string tokenizes to llama.cpp's ids", "[tokenizer-oracles]
         CAPTURE(name);
         const Tokenizer tok = vocab_tokenizer(name);
         const std::string base = test::ggml_path(std::string("tokenizer/ggml-vocab-") + name + ".gguf");
-        const auto strings = test_strings(base + ".inp");
-        const auto want = expected_ids(base + ".out");
+        const auto strings = test::vocab_test_strings(base + ".inp");
+        const auto want = test::vocab_test_ids(base + ".out");
         REQUIRE(strings.size() == 46);
         REQUIRE(want.size() == strings.size());
         int wrong = 0;
