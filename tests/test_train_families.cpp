@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <tuple>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -412,4 +413,34 @@ TEST_CASE("medusa train --objective joint on Gemma 3 writes a GGUF model and hea
 
 TEST_CASE("medusa train --objective joint on Phi-3 writes a GGUF model and heads that generate runs", "[medusa2][medusa2-families]") {
     joint_run_generates("phi3-f32.gguf");
+}
+
+// The other objectives on each family: heads (Medusa-1), an EAGLE layer and an EAGLE-3 drafter
+// train from the model's own text, and each drafts exactly plain greedy text.
+TEST_CASE("medusa train --objective heads, eagle and eagle3 on Qwen3, Gemma 3 and Phi-3 write drafters that "
+          "give plain greedy text",
+          "[medusa2-families]") {
+    for (const char* fixture : {"qwen3-f32.gguf", "gemma3-f32.gguf", "phi3-f32.gguf"}) {
+        const std::string model = arch_path(fixture);
+        const std::string gen = "generate -m " + model + " -p 'Once upon a time' -n 40 --temp 0";
+        const auto plain = test::run_medusa(gen);
+        REQUIRE(plain.exit_code == 0);
+        REQUIRE(!plain.out.empty());
+        for (const auto& [objective, flags, drafter] : std::vector<std::tuple<std::string, std::string, std::string>>{
+                 {"heads", "--heads 2", "--tree chain:2 --heads"},
+                 {"eagle", "", "--eagle"},
+                 {"eagle3", "--ttt-steps 2", "--eagle"}}) {
+            CAPTURE(fixture, objective);
+            const fs::path dir = temp_dir(objective);
+            const auto trained = test::run_medusa("train --objective " + objective + " -m " + model + " --out " +
+                                                  dir.string() + " --steps 3 --sequences 8 --max-len 32 " + flags);
+            CAPTURE(trained.err);
+            REQUIRE(trained.exit_code == 0);
+            const auto drafted = test::run_medusa(gen + " " + drafter + " " + dir.string());
+            CAPTURE(drafted.err);
+            REQUIRE(drafted.exit_code == 0);
+            CHECK(drafted.out == plain.out);
+            fs::remove_all(dir);
+        }
+    }
 }
