@@ -96,6 +96,14 @@ TEST_CASE("medusa serve answers every endpoint as OpenAI's API does, with genera
     const auto models = serve.client().Get("/v1/models", {{"Authorization", "Bearer sesame"}});
     REQUIRE(models);
     CHECK(json::parse(models->body)["data"][0]["id"] == "stories260K.bin");
+    // One model by its id (the clients' models.retrieve), and the scheme's name in any case.
+    const auto model = serve.client().Get("/v1/models/stories260K.bin", {{"Authorization", "bearer sesame"}});
+    REQUIRE(model);
+    CHECK(model->status == 200);
+    CHECK(json::parse(model->body)["id"] == "stories260K.bin");
+    CHECK(json::parse(model->body)["object"] == "model");
+    check_error(serve.client().Get("/v1/models/gpt-4o", {{"Authorization", "BEARER sesame"}}), 404, "model_not_found");
+    check_error(serve.client().Get("/v1/models/stories260K.bin"), 401, "invalid_api_key");
 
     const std::string expected = generated(story_flags() + " -p '" + kStory + "' -n 40 --temp 0", kStory);
     const auto tokens = run_medusa("tokenize " + story_flags() + " -p '" + kStory + "' --bos");
@@ -258,7 +266,9 @@ TEST_CASE("a full queue gets 503, a client leaving mid-stream stops its generati
         Reader leaving(serve, long_stream, false);
         leaving.wait_started();
         CHECK(json::parse(serve.client().Get("/health")->body)["running"] == 1);
-        check_error(post(serve, "/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}}), 503, "server_busy");
+        const auto busy = post(serve, "/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}});
+        check_error(busy, 503, "server_busy");
+        CHECK(busy->get_header_value("Retry-After") == "1");
         leaving.finish();
     }
     REQUIRE(serve.wait_for_err("the client went away"));

@@ -48,6 +48,10 @@ TEST_CASE("a completion request's fields are read, null as absent and unknown fi
     CHECK_FALSE(plain.sampling.temperature);
     CHECK_FALSE(plain.sampling.max_tokens);
     CHECK(plain.stop == std::vector<std::string>{"x"});
+    // Sixteen stop strings, as front-ends send them (the seventeenth is refused, below).
+    std::vector<std::string> sixteen;
+    for (char c = 'a'; c < 'a' + 16; ++c) sixteen.push_back(std::string(3, c));
+    CHECK(parse_request(nlohmann::json{{"prompt", "x"}, {"stop", sixteen}}.dump(), Endpoint::Completions).stop == sixteen);
     CHECK(parse_request(R"({"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 3})",
                         Endpoint::ChatCompletions)
               .sampling.max_tokens == 3);
@@ -75,7 +79,9 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
              {"{\"prompt\": \"x\", \"max_tokens\": 4294967296}", "invalid_type", "max_tokens"},
              {"{\"prompt\": \"x\", \"seed\": 1.5}", "invalid_type", "seed"},
              {"{\"prompt\": \"x\", \"stream\": \"yes\"}", "invalid_type", "stream"},
-             {"{\"prompt\": \"x\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}", "invalid_type", "stop"},
+             {"{\"prompt\": \"x\", \"stop\": [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\", \"j\", \"k\", "
+              "\"l\", \"m\", \"n\", \"o\", \"p\", \"q\"]}",
+              "invalid_type", "stop"},
              {"{\"prompt\": \"x\", \"stop\": 3}", "invalid_type", "stop"},
              {"{\"prompt\": \"x\", \"n\": 2}", "invalid_type", "n"},
              {"{\"prompt\": \"x\", \"model\": 4}", "invalid_type", "model"},

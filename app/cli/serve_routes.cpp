@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include <strings.h>
+
 #include <chrono>
 #include <ctime>
 #include <nlohmann/json.hpp>
@@ -26,6 +28,7 @@ constexpr auto kClientCheck = std::chrono::milliseconds(100);
 
 void send_error(Response& res, const ApiError& e) {
     res.status = e.status;
+    if (e.status == 503) res.set_header("Retry-After", "1");  // a slot frees within a reply's time
     res.set_content(serve::error_body(e), "application/json");
 }
 
@@ -40,7 +43,7 @@ ApiError route_error(const Request& req, int status) {
     switch (status) {
     case 404:
         return ApiError(404, "invalid_request_error", "not_found",
-                        "no route " + req.method + " " + req.path + ": this server answers GET /health, GET /v1/models, "
+                        "no route " + req.method + " " + req.path + ": this server answers GET /health, GET /v1/models[/ID], "
                         "POST " + kCompletions + " and POST " + kChatCompletions);
     case 413:
         return ApiError(413, "invalid_request_error", "request_too_large",
@@ -80,6 +83,17 @@ void ServeRoutes::install(httplib::Server& server) {
         try {
             authorize(req);
             res.set_content(serve::models_body(model_.name, std::time(nullptr)), "application/json");
+        } catch (const ApiError& e) {
+            send_error(res, e);
+        }
+    });
+    server.Get("/v1/models/(.+)", [this](const Request& req, Response& res) {
+        try {
+            authorize(req);
+            if (req.matches[1] != model_.name)
+                throw ApiError(404, "invalid_request_error", "model_not_found",
+                               "this server serves the model '" + model_.name + "' only");
+            res.set_content(serve::model_body(model_.name, std::time(nullptr)), "application/json");
         } catch (const ApiError& e) {
             send_error(res, e);
         }
@@ -127,7 +141,10 @@ void ServeRoutes::authorize(const Request& req) const {
     if (!req.has_header("Authorization"))
         throw ApiError(401, "invalid_request_error", "invalid_api_key",
                        "this server needs an API key: send the header Authorization: Bearer KEY");
-    if (!same_text(req.get_header_value("Authorization"), "Bearer " + settings_.api_key))
+    // The scheme's name is case-insensitive (RFC 9110): "bearer KEY" is as good as "Bearer KEY".
+    std::string given = req.get_header_value("Authorization");
+    if (given.size() >= 7 && strncasecmp(given.c_str(), "bearer ", 7) == 0) given.replace(0, 7, "Bearer ");
+    if (!same_text(given, "Bearer " + settings_.api_key))
         throw ApiError(401, "invalid_request_error", "invalid_api_key", "the API key is not this server's");
 }
 

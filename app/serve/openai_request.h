@@ -17,7 +17,7 @@ namespace medusa::serve {
 // The largest request body read; a larger one is refused with 413 before it is parsed.
 constexpr size_t kMaxBodyBytes = size_t(1) << 20;
 // OpenAI's limit on `stop`, and a bound on each (the stop filter holds back that many bytes).
-constexpr size_t kMaxStopStrings = 4;
+constexpr size_t kMaxStopStrings = 16;  // front-ends send long lists; llama.cpp has no cap
 constexpr size_t kMaxStopBytes = 256;
 
 enum class Endpoint { Completions, ChatCompletions };

@@ -98,9 +98,18 @@ std::string closing_events(const ReplyHeader& h, FinishReason finish, const Repl
 
 std::string error_event(const ApiError& e) { return "data: " + error_body(e) + "\n\n"; }
 
-std::string models_body(const std::string& model, int64_t created) {
-    return text_of({{"object", "list"},
-                    {"data", json::array({{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "medusa"}}})}});
+namespace {
+
+json model_object(const std::string& model, int64_t created) {
+    return {{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "medusa"}};
 }
+
+}  // namespace
+
+std::string models_body(const std::string& model, int64_t created) {
+    return text_of({{"object", "list"}, {"data", json::array({model_object(model, created)})}});
+}
+
+std::string model_body(const std::string& model, int64_t created) { return text_of(model_object(model, created)); }
 
 }  // namespace medusa::serve

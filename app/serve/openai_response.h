@@ -43,5 +43,7 @@ std::string error_event(const ApiError& e);
 
 // GET /v1/models: the one model served.
 std::string models_body(const std::string& model, int64_t created);
+// GET /v1/models/{id}: the one model object (what the clients' models.retrieve reads).
+std::string model_body(const std::string& model, int64_t created);
 
 }  // namespace medusa::serve
