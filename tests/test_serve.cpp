@@ -121,18 +121,23 @@ TEST_CASE("medusa serve answers every endpoint as OpenAI's API does, with genera
     CHECK(reply["speculative"]["steps"] == 40);
     CHECK(reply["speculative"]["tokens_per_second"].get<double>() > 0);
 
-    const auto streamed = post(serve, "/v1/completions", {{"prompt", kStory}, {"max_tokens", 40}, {"stream", true}}, "sesame");
+    const auto streamed = post(serve, "/v1/completions",
+                               {{"prompt", kStory}, {"max_tokens", 40}, {"stream", true},
+                                {"stream_options", {{"include_usage", true}}}},
+                               "sesame");
     REQUIRE(streamed);
     CHECK(streamed->get_header_value("Content-Type") == "text/event-stream");
     const std::vector<std::string> chunks = events(streamed->body);
     REQUIRE(chunks.size() >= 3);
     CHECK(chunks.back() == "[DONE]");
     std::string text;
-    for (size_t i = 0; i + 1 < chunks.size(); ++i) text += json::parse(chunks[i])["choices"][0]["text"].get<std::string>();
+    for (size_t i = 0; i + 2 < chunks.size(); ++i) text += json::parse(chunks[i])["choices"][0]["text"].get<std::string>();
     CHECK(text == expected);
-    const json last = json::parse(chunks[chunks.size() - 2]);
+    const json last = json::parse(chunks[chunks.size() - 3]);
     CHECK(last["choices"][0]["finish_reason"] == "length");
-    CHECK(last["usage"]["completion_tokens"] == 40);
+    const json usage_chunk = json::parse(chunks[chunks.size() - 2]);  // asked for: a chunk of its own
+    CHECK(usage_chunk["choices"] == json::array());
+    CHECK(usage_chunk["usage"]["completion_tokens"] == 40);
 
     // Every error is OpenAI's JSON, and the server stays up.
     auto raw = [&](const std::string& body) {

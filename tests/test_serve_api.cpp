@@ -43,6 +43,9 @@ TEST_CASE("a completion request's fields are read, null as absent and unknown fi
     CHECK(r.sampling.seed == UINT64_MAX);
     CHECK(r.stop == std::vector<std::string>{"a", "bc"});  // "" would stop before the first token
     CHECK(r.stream);
+    CHECK_FALSE(r.include_usage);
+    CHECK(parse_request(R"({"prompt": "x", "stream": true, "stream_options": {"include_usage": true}})", Endpoint::Completions)
+              .include_usage);
     const ApiRequest plain = parse_request(R"({"prompt": ["one"], "temperature": null, "stop": "x"})", Endpoint::Completions);
     CHECK(plain.prompt == "one");
     CHECK_FALSE(plain.sampling.temperature);
@@ -83,6 +86,8 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
               "\"l\", \"m\", \"n\", \"o\", \"p\", \"q\"]}",
               "invalid_type", "stop"},
              {"{\"prompt\": \"x\", \"stop\": 3}", "invalid_type", "stop"},
+             {"{\"prompt\": \"x\", \"stream_options\": {\"include_usage\": 1}}", "invalid_type", "stream_options"},
+             {"{\"prompt\": \"x\", \"stream_options\": true}", "invalid_type", "stream_options"},
              {"{\"prompt\": \"x\", \"n\": 2}", "invalid_type", "n"},
              {"{\"prompt\": \"x\", \"model\": 4}", "invalid_type", "model"},
              {"{\"prompt\": 12}", "invalid_type", "prompt"},
@@ -181,7 +186,19 @@ TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
     const std::string closing = closing_events(chat, FinishReason::Length, stats);
     CHECK(closing.size() > 20);
     CHECK(closing.substr(closing.size() - 14) == "data: [DONE]\n\n");
-    CHECK(json::parse(closing.substr(6, closing.find("\n\n") - 6))["choices"][0]["finish_reason"] == "length");
+    const json finish = json::parse(closing.substr(6, closing.find("\n\n") - 6));
+    CHECK(finish["choices"][0]["finish_reason"] == "length");
+    CHECK_FALSE(finish.contains("usage"));  // not asked for
+    CHECK(closing.find("\"usage\"") == std::string::npos);
+    // stream_options.include_usage: the usage in a chunk of its own, with no choices, before [DONE].
+    ReplyHeader with_usage = chat;
+    with_usage.include_usage = true;
+    const std::string closed = closing_events(with_usage, FinishReason::Stop, stats);
+    const size_t second = closed.find("\n\n") + 2;
+    const json usage_chunk = json::parse(closed.substr(second + 6, closed.find("\n\n", second) - second - 6));
+    CHECK(usage_chunk["choices"] == json::array());
+    CHECK(usage_chunk["usage"] == json{{"prompt_tokens", 5}, {"completion_tokens", 8}, {"total_tokens", 13}});
+    CHECK(closed.substr(closed.size() - 14) == "data: [DONE]\n\n");
     const ReplyHeader completion{"cmpl-4", 1, "m", Endpoint::Completions};
     CHECK(opening_event(completion).empty());
     CHECK(json::parse(text_event(completion, "ab").substr(6))["choices"][0]["text"] == "ab");

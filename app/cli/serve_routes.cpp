@@ -164,7 +164,8 @@ void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& re
         const serve::ReplyHeader h{.id = (endpoint == Endpoint::ChatCompletions ? "chatcmpl-" : "cmpl-") + std::to_string(id),
                                    .created = std::time(nullptr),
                                    .model = model_.name,
-                                   .endpoint = endpoint};
+                                   .endpoint = endpoint,
+                                   .include_usage = request.include_usage};
         if (request.stream) stream_reply(job, h, res);
         else whole_reply(job, h, res);
     } catch (const ApiError& e) {

@@ -166,6 +166,12 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
         if (!s->is_boolean()) throw wrong_field("stream", "true or false", *s);
         r.stream = s->get<bool>();
     }
+    if (const json* o = field(body, "stream_options")) {
+        const json* u = o->is_object() ? field(*o, "include_usage") : nullptr;
+        if (!o->is_object() || (u && !u->is_boolean()))
+            throw wrong_field("stream_options", "an object whose include_usage is true or false", *o);
+        r.include_usage = u && u->get<bool>();
+    }
     r.sampling = sampling_fields(body);
     r.stop = stop_strings(body);
     if (endpoint == Endpoint::Completions) r.prompt = prompt_text(body);

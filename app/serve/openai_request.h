@@ -43,6 +43,7 @@ struct ApiRequest {
     SamplingFields sampling;
     std::vector<std::string> stop;  // non-empty strings, at most kMaxStopStrings
     bool stream = false;
+    bool include_usage = false;  // stream_options.include_usage: usage in a last chunk of its own
 };
 
 // `body` as the endpoint reads it; throws ApiError (400) for malformed JSON, a body that is not an

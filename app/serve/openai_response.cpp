@@ -91,9 +91,15 @@ std::string text_event(const ReplyHeader& h, const std::string& text) {
 std::string closing_events(const ReplyHeader& h, FinishReason finish, const ReplyStats& stats) {
     json j = header_fields(h, true);
     j["choices"] = json::array({choice(h, "", finish_reason_name(finish), true)});
-    j["usage"] = usage(stats.generation);
     j["speculative"] = speculative(stats);
-    return event(j) + "data: [DONE]\n\n";
+    std::string out = event(j);
+    if (h.include_usage) {
+        json u = header_fields(h, true);
+        u["choices"] = json::array();
+        u["usage"] = usage(stats.generation);
+        out += event(u);
+    }
+    return out + "data: [DONE]\n\n";
 }
 
 std::string error_event(const ApiError& e) { return "data: " + error_body(e) + "\n\n"; }

@@ -18,6 +18,7 @@ struct ReplyHeader {
     int64_t created = 0;  // Unix seconds
     std::string model;
     Endpoint endpoint = Endpoint::Completions;
+    bool include_usage = false;  // a stream's usage in a last chunk of its own, with no choices
 };
 
 // "stop": a stop token or string ended the reply; "length": max_tokens or the context did.
@@ -34,8 +35,9 @@ std::string error_body(const ApiError& e);
 std::string reply_body(const ReplyHeader& h, const std::string& text, FinishReason finish, const ReplyStats& stats);
 
 // A stream's events, each "data: {...}\n\n": the opening (a chat's assistant role; nothing for a
-// completion), one per piece of text, and the closing chunk (finish reason, usage, speculative)
-// followed by "data: [DONE]". An error ends a stream as OpenAI's do: one event holding the error.
+// completion), one per piece of text, and the closing chunk (finish reason, speculative), then
+// where the request asked for it (stream_options.include_usage) a chunk of usage with no
+// choices, as OpenAI sends it, and "data: [DONE]". An error ends a stream as OpenAI's do: one event holding the error.
 std::string opening_event(const ReplyHeader& h);
 std::string text_event(const ReplyHeader& h, const std::string& text);
 std::string closing_events(const ReplyHeader& h, FinishReason finish, const ReplyStats& stats);

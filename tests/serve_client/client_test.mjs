@@ -1,5 +1,5 @@
 // OpenAI's official Node client (the `openai` package pinned in package.json) against a running
-// medusa serve: a completion, a stream, a chat completion (whole and streamed), 8 requests at
+// medusa serve: a completion, a stream (with its usage asked for), the model by its id, a chat completion (whole and streamed), 8 requests at
 // once, and the client's typed errors for a bad request and a wrong key.
 //   usage: node client_test.mjs BASE_URL API_KEY EXPECTED_TEXT
 // EXPECTED_TEXT: what `medusa generate` prints after "Once upon a time" with the server's flags
@@ -26,6 +26,17 @@ for await (const chunk of await client.completions.create({ ...ask, stream: true
 }
 assert.equal(streamed, expected);
 assert.ok(chunks > 2, `${chunks} chunks`);
+
+// Usage asked for in a stream: a last chunk of its own, with no choices; and the model by its id.
+let streamUsage = null;
+for await (const chunk of await client.completions.create({ ...ask, stream: true, stream_options: { include_usage: true } })) {
+  if (chunk.usage) {
+    assert.deepEqual(chunk.choices, []);
+    streamUsage = chunk.usage;
+  }
+}
+assert.deepEqual(streamUsage, completion.usage);
+assert.equal((await client.models.retrieve(model)).id, model);
 
 const messages = [{ role: 'user', content: 'Tell me a story' }];
 const chat = await client.chat.completions.create({ model, messages, max_tokens: 30, temperature: 0 });
