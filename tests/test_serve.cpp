@@ -181,6 +181,28 @@ TEST_CASE("medusa serve decodes as generate does with a drafter and through a ch
     CHECK_THAT(reply["speculative"]["drafter"].get<std::string>(), Catch::StartsWith("n-gram"));
     CHECK(reply["speculative"]["drafted_tokens"].get<long>() >= reply["speculative"]["accepted_tokens"].get<long>());
 
+    // A stop string met inside a step that emitted several tokens: the reply ends before it, and
+    // its usage counts what plain decoding counts, not the step's tokens past the stop.
+    const std::string story = reply["choices"][0]["text"];
+    const std::string stop = story.substr(story.size() / 3, 6);
+    const json ask = {{"prompt", kStory}, {"max_tokens", 120}, {"stop", {stop}}};
+    std::vector<std::string> plain_args = story_model(), self_drafted = story_model();
+    plain_args.insert(plain_args.end(), {"--temp", "0"});
+    // The model drafting for itself: every draft accepted, steps of several tokens.
+    self_drafted.insert(self_drafted.end(), {"--temp", "0", "--draft-model", model_path("stories260K.bin"), "--gamma", "4", "--fixed-shape"});
+    ServeProcess plain_serve(plain_args), drafting_serve(self_drafted);
+    const auto plain_r = post(plain_serve, "/v1/completions", ask), drafted_r = post(drafting_serve, "/v1/completions", ask);
+    REQUIRE(plain_r);
+    REQUIRE(drafted_r);
+    const json plain = json::parse(plain_r->body), drafted = json::parse(drafted_r->body);
+    CHECK(drafted["choices"][0]["text"] == story.substr(0, story.find(stop)));
+    CHECK(drafted["choices"][0]["text"] == plain["choices"][0]["text"]);
+    CHECK(drafted["choices"][0]["finish_reason"] == "stop");
+    CHECK(drafted["usage"] == plain["usage"]);
+    CHECK(drafted["speculative"]["stop"] == "stop-string");
+    CHECK(plain["speculative"]["stop"] == "stop-string");
+    CHECK(drafted["speculative"]["steps"].get<int>() < plain["speculative"]["steps"].get<int>());
+
     const auto chat = post(serve, "/v1/chat/completions",
                            {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 60}});
     REQUIRE(chat);

@@ -113,11 +113,16 @@ void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueu
     SpeculativeDecoder decoder(*model.engine.runner, *model.drafting.drafter, decode_options(job.spec, job.stop_tokens));
     serve::ReplyText text(job.stop_strings);
     int prev = job.prompt.back();
+    // Tokens up to the one that completed a stop string: what plain decoding emits, whatever a
+    // step accepted past it.
+    int kept = 0;
     auto on_step = [&](const StepTrace& step) {
         std::string piece;
         for (int token : step.emitted) {
+            if (text.stopped()) break;
             piece += text.feed(model.tokenizer.piece_text(prev, token));
             prev = token;
+            ++kept;
         }
         if (!piece.empty()) job.send(JobEvent::piece(std::move(piece)));
         return !text.stopped() && !job.cancelled();
@@ -136,6 +141,7 @@ void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueu
         if (log) std::fprintf(stderr, "medusa serve: request %d: error: %s\n", job.id, terminal_safe(e.what()).c_str());
         return;
     }
+    if (text.stopped()) stats.new_tokens = kept, stats.stop_reason = StopReason::StopString;
     const auto closed = queue.closed_because();
     if (log)
         std::fprintf(stderr, "medusa serve: request %d: %s%s\n", job.id,

@@ -33,6 +33,7 @@ const char* stop_reason_name(StopReason r) {
         case StopReason::StopToken: return "stop-token";
         case StopReason::Context: return "context";
         case StopReason::Cancelled: return "cancelled";
+        case StopReason::StopString: return "stop-string";
     }
     return "?";
 }

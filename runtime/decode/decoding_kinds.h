@@ -10,7 +10,7 @@ namespace medusa {
 // Auto: the step controller chooses among every drafter available, step by step.
 enum class DrafterKind { Plain, Medusa, DraftModel, Ngram, Eagle, Auto };
 enum class AcceptRule { Greedy, Typical, Sample };
-enum class StopReason { Length, StopToken, Context, Cancelled };
+enum class StopReason { Length, StopToken, Context, Cancelled, StopString };  // StopString: the caller's text check
 
 // Each drafter's two names: the one files and flags use (trace files, --speculate, bench keys,
 // the statistics lines) and the word a person reads beside figures (the app, the charts).
