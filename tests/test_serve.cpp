@@ -317,3 +317,46 @@ TEST_CASE("a full queue gets 503, a client leaving mid-stream stops its generati
     CHECK_THAT(serve.err(), Catch::Contains("the server is stopping"));
     fs::remove(model);
 }
+
+TEST_CASE("medusa serve answers CORS preflights for this machine's pages and --cors's, and refuses other pages",
+          "[serve]") {
+    std::vector<std::string> args = story_model();
+    args.insert(args.end(), {"--temp", "0", "--api-key", "sesame", "--cors", "https://chat.example.com"});
+    ServeProcess serve(args);
+    for (const char* origin : {"http://localhost:5173", "https://chat.example.com"}) {
+        CAPTURE(origin);
+        // The preflight carries no key: a browser sends it before the request it asks about.
+        const auto pre = serve.client().Options("/v1/chat/completions",
+                                                {{"Origin", origin},
+                                                 {"Access-Control-Request-Method", "POST"},
+                                                 {"Access-Control-Request-Headers", "authorization,content-type"}});
+        REQUIRE(pre);
+        CHECK(pre->status == 204);
+        CHECK(pre->get_header_value("Access-Control-Allow-Origin") == origin);
+        CHECK(pre->get_header_value("Access-Control-Allow-Headers") == "authorization,content-type");
+        CHECK_THAT(pre->get_header_value("Access-Control-Allow-Methods"), Catch::Contains("POST"));
+        const auto r = serve.client().Post("/v1/completions", {{"Origin", origin}, {"Authorization", "Bearer sesame"}},
+                                           json{{"prompt", kStory}, {"max_tokens", 4}}.dump(), "application/json");
+        REQUIRE(r);
+        CHECK(r->status == 200);
+        CHECK(r->get_header_value("Access-Control-Allow-Origin") == origin);
+        CHECK(r->get_header_value("Vary") == "Origin");
+    }
+    // Another site's page gets nothing done, preflight or not; a client that is no browser sends no Origin.
+    const auto pre = serve.client().Options("/v1/completions", {{"Origin", "https://evil.example"}});
+    check_error(pre, 403, "origin_not_allowed");
+    CHECK_FALSE(pre->has_header("Access-Control-Allow-Origin"));
+    const auto refused = serve.client().Post("/v1/completions", {{"Origin", "https://evil.example"}, {"Authorization", "Bearer sesame"}},
+                                             json{{"prompt", kStory}, {"max_tokens", 4}}.dump(), "application/json");
+    check_error(refused, 403, "origin_not_allowed");
+    CHECK_THAT(json::parse(refused->body)["error"]["message"].get<std::string>(), Catch::Contains("--cors https://evil.example"));
+    const auto plain = post(serve, "/v1/completions", {{"prompt", kStory}, {"max_tokens", 4}}, "sesame");
+    REQUIRE(plain);
+    CHECK(plain->status == 200);
+    CHECK_FALSE(plain->has_header("Access-Control-Allow-Origin"));
+    CHECK(serve.stop(SIGTERM) == 0);
+    // A malformed --cors is refused before the model loads.
+    const auto bad = run_medusa("serve " + story_flags() + " --cors chat.example.com");
+    CHECK(bad.exit_code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("--cors takes an origin"));
+}

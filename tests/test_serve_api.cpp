@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "cors_policy.h"
 #include "openai_request.h"
 #include "openai_response.h"
 #include "reply_text.h"
@@ -228,4 +230,28 @@ TEST_CASE("the queue holds as many requests as it has slots, in order, and closi
     CHECK(failed->error->code == "shutting_down");
     CHECK(q.take() == nullptr);
     CHECK_FALSE(q.admit(std::make_shared<GenerationJob>()));
+}
+
+TEST_CASE("web pages of this machine may call the server, others only when --cors names them", "[serve]") {
+    const CorsPolicy local;
+    for (const char* o : {"http://localhost", "http://localhost:5173", "http://127.0.0.1:8080", "http://127.0.0.1"}) {
+        CAPTURE(o);
+        CHECK(local.allows(o));
+    }
+    for (const char* o : {"", "null", "http://localhost.evil.com", "http://localhost:80/x", "http://localhost:", "http://127.0.0.10",
+                          "https://chat.example.com", "http://localhost:1234567", "file://"}) {
+        CAPTURE(o);
+        CHECK_FALSE(local.allows(o));
+    }
+    const CorsPolicy named({"https://chat.example.com", "http://intranet:3000"});
+    CHECK(named.allows("https://chat.example.com"));
+    CHECK(named.allows("http://intranet:3000"));
+    CHECK(named.allows("http://localhost:3000"));
+    CHECK_FALSE(named.allows("https://chat.example.com.evil.com"));
+    CHECK_FALSE(named.allows("http://chat.example.com"));
+    CHECK(CorsPolicy({"*"}).allows("https://anything.example"));
+    for (const char* bad : {"chat.example.com", "https://chat.example.com/", "ftp://x", "https://", "", "http://a b"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_AS(CorsPolicy({bad}), std::invalid_argument);
+    }
 }

@@ -4,6 +4,7 @@
 // a time; HTTP threads read requests, queue them and send what the decoding thread produces.
 #include <httplib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -34,6 +35,24 @@ void stop_when_asked(httplib::Server& server, serve::RequestQueue& queue, std::t
     if (listening) server.stop();
 }
 
+// --cors ORIGIN[,ORIGIN...] or '*': the web pages besides this machine's that may call the server.
+serve::CorsPolicy cors_policy(const Args& args) {
+    std::vector<std::string> origins;
+    if (args.has("--cors")) {
+        const std::string list = args.str("--cors");
+        for (size_t at = 0; at <= list.size();) {
+            const size_t comma = std::min(list.find(',', at), list.size());
+            origins.push_back(list.substr(at, comma - at));
+            at = comma + 1;
+        }
+    }
+    try {
+        return serve::CorsPolicy(origins);
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+}
+
 }  // namespace
 
 int run_serve(int argc, char** argv) {
@@ -47,9 +66,10 @@ int run_serve(int argc, char** argv) {
     if (args.has("--api-key") && args.str("--api-key").empty()) throw UsageError("--api-key must not be empty");
     const bool log = !args.has("--quiet");
 
+    const serve::CorsPolicy cors = cors_policy(args);  // before the model loads: a bad flag fails at once
     ServedModel model(args);
     serve::RequestQueue queue(slots);
-    ServeRoutes routes(model, queue, {.api_key = args.str("--api-key", "")});
+    ServeRoutes routes(model, queue, {.api_key = args.str("--api-key", ""), .cors = cors});
     httplib::Server server;
     // Each held request keeps an HTTP thread waiting for it: a few more answer /health and errors.
     server.new_task_queue = [slots] { return new httplib::ThreadPool(size_t(slots) + 4); };

@@ -55,18 +55,51 @@ ApiError route_error(const Request& req, int status) {
     }
 }
 
+void allow_origin(Response& res, const std::string& origin) {
+    res.set_header("Access-Control-Allow-Origin", origin);
+    res.set_header("Vary", "Origin");
+}
+
 }  // namespace
 
 void ServeRoutes::install(httplib::Server& server) {
     server.set_payload_max_length(serve::kMaxBodyBytes);
     // A chunked body has no length to refuse it by: the generation routes read theirs within the
     // bound (below), every other route refuses one before reading it.
-    server.set_pre_routing_handler([](const Request& req, Response& res) {
+    server.set_pre_routing_handler([this](const Request& req, Response& res) {
+        // A browser names the page's origin: one the policy does not allow gets nothing done.
+        const std::string origin = req.get_header_value("Origin");
+        if (!origin.empty() && !settings_.cors.allows(origin)) {
+            res.set_header("Connection", "close");  // a body may be left unread
+            send_error(res, ApiError(403, "invalid_request_error", "origin_not_allowed",
+                                     "web pages of " + origin + " may not call this server (start medusa serve with --cors " +
+                                         origin + " to allow them)"));
+            return httplib::Server::HandlerResponse::Handled;
+        }
+        if (req.method == "OPTIONS") {  // a CORS preflight of an allowed origin (or none: a plain OPTIONS)
+            res.status = 204;
+            res.set_header("Allow", "GET, POST, OPTIONS");
+            if (!origin.empty()) {
+                allow_origin(res, origin);
+                res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+                res.set_header("Access-Control-Allow-Headers", req.has_header("Access-Control-Request-Headers")
+                                                                   ? req.get_header_value("Access-Control-Request-Headers")
+                                                                   : "Authorization, Content-Type");
+                res.set_header("Access-Control-Max-Age", "600");
+            }
+            return httplib::Server::HandlerResponse::Handled;
+        }
         const bool generation = req.method == "POST" && (req.path == kCompletions || req.path == kChatCompletions);
         if (generation || !req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
         res.set_header("Connection", "close");  // the unread body must not be taken for a request
         send_error(res, ApiError(411, "invalid_request_error", "length_required", "a body needs a Content-Length here"));
         return httplib::Server::HandlerResponse::Handled;
+    });
+    // Every other reply to an allowed page says so, or its browser would not let the page read it.
+    server.set_post_routing_handler([this](const Request& req, Response& res) {
+        const std::string origin = req.get_header_value("Origin");
+        if (!origin.empty() && settings_.cors.allows(origin) && !res.has_header("Access-Control-Allow-Origin"))
+            allow_origin(res, origin);
     });
     server.Get("/health", [this](const Request&, Response& res) {
         const serve::RequestQueue::Counts c = queue_.counts();

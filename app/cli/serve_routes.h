@@ -1,11 +1,14 @@
 // The HTTP face of `medusa serve` (cpp-httplib): GET /health and /v1/models, POST /v1/completions
 // and /v1/chat/completions, whole or streamed as server-sent events, and every error as OpenAI's
-// JSON: 400 for a bad request, 401 for a missing or wrong key, 404 for an unknown route, 413 for
-// a body over serve::kMaxBodyBytes, 503 when the queue is full or the server is stopping.
+// JSON: 400 for a bad request, 401 for a missing or wrong key, 403 for a web page of an origin
+// the CORS policy does not allow, 404 for an unknown route, 413 for a body over
+// serve::kMaxBodyBytes, 503 when the queue is full or the server is stopping. CORS preflights
+// (OPTIONS) are answered for the origins the policy allows.
 #pragma once
 #include <atomic>
 #include <string>
 
+#include "cors_policy.h"
 #include "request_queue.h"
 #include "served_model.h"
 
@@ -19,6 +22,7 @@ namespace medusa::cli {
 
 struct ServeSettings {
     std::string api_key;  // empty: no key asked for
+    serve::CorsPolicy cors;  // the web pages that may call it (this machine's, unless --cors says more)
 };
 
 class ServeRoutes {
