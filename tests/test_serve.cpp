@@ -360,3 +360,29 @@ TEST_CASE("medusa serve answers CORS preflights for this machine's pages and --c
     CHECK(bad.exit_code == 2);
     CHECK_THAT(bad.err, Catch::Contains("--cors takes an origin"));
 }
+
+TEST_CASE("medusa serve --chat-template none chats in plain User:/Assistant: lines with a model that has no template",
+          "[serve]") {
+    std::vector<std::string> args = story_model();
+    args.insert(args.end(), {"--temp", "0", "--chat-template", "none"});
+    ServeProcess serve(args);
+    const json messages = {{{"role", "system"}, {"content", "A story."}},
+                           {{"role", "user"}, {"content", "Tell me"}},
+                           {{"role", "assistant"}, {"content", "Once"}},
+                           {{"role", "user"}, {"content", "More"}}};
+    const auto r = post(serve, "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 40}});
+    REQUIRE(r);
+    REQUIRE(r->status == 200);
+    const std::string reply = json::parse(r->body)["choices"][0]["message"]["content"];
+    // What generate continues the same lines with, up to a "User:" line of the model's own.
+    const std::string lines = "A story.\n\nUser: Tell me\nAssistant: Once\nUser: More\nAssistant:";
+    std::string expected = generated(story_flags() + " --temp 0 -n 40 -p \"$(printf '" + lines + "')\"", lines);
+    expected = expected.substr(0, expected.find("\nUser:"));
+    CHECK(reply == expected);
+    CHECK(serve.stop(SIGTERM) == 0);
+    // Without --chat-template none the refusal says what none does.
+    ServeProcess plain(story_model());
+    const auto refused = post(plain, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
+    check_error(refused, 400, "no_chat_template");
+    CHECK_THAT(json::parse(refused->body)["error"]["message"].get<std::string>(), Catch::Contains("none: plain"));
+}

@@ -9,7 +9,7 @@ ChatTemplateDetection chosen_chat_template(const Args& args, const ModelFile& fi
     const auto t = parse_chat_template(args.str("--chat-template"));
     if (!t) throw UsageError("unknown --chat-template '" + args.str("--chat-template") + "' (known: " +
                              chat_template_names(", ") + ")");
-    return {*t, "--chat-template"};
+    return {*t, "--chat-template", true};
 }
 
 ChatSetup setup_chat(const Args& args, const ModelFile& file, const Tokenizer& tok, const std::string& prompt) {

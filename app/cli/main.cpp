@@ -42,7 +42,7 @@ const char* kUsage =
     "        [--eagle --eagle-tree --eagle-topk --eagle-depth --eagle-nodes] [--speculate auto] [--fixed-shape]\n"
     "        [--temp --top-k --top-p --min-p --repeat-penalty --repeat-last-n --seed] [--accept --typical-eps --typical-delta]\n"
     "      an OpenAI-compatible HTTP server: POST /v1/completions and /v1/chat/completions (through the model's\n"
-    "      chat template, or --chat-template's), GET /v1/models and /health. Each reply's \"speculative\" object\n"
+    "      chat template, or --chat-template's; none: plain \"User:\"/\"Assistant:\" lines), GET /v1/models and /health. Each reply's \"speculative\" object\n"
     "      says how it was decoded; at temperature 0 its text is what generate prints for the same flags.\n"
     "      A request's temperature, top_p, top_k, min_p, seed and max_tokens replace the flags' (-n: max_tokens)\n"
     "      --port 0: a free port; stderr says where it listens. --api-key: requests must send\n"

@@ -7,6 +7,7 @@
 #include "chat_prompt.h"
 #include "context_size.h"
 #include "model/stop_tokens.h"
+#include "plain_chat.h"
 #include "reply_text.h"
 #include "session.h"
 #include "terminal_text.h"
@@ -81,12 +82,16 @@ std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedM
                            " bytes",
                        "at most " + std::to_string(most_bytes) + " bytes, in its longest tokens", model, param);
     std::vector<int> chat_stops;
-    if (chat) {
-        if (model.chat.kind == ChatTemplate::None)
+    if (chat && model.chat.kind == ChatTemplate::None) {
+        // Asked for by name: the plain rendering (plain_chat.h). Else the model has none to use.
+        if (!model.chat.named)
             throw ApiError(400, "invalid_request_error", "no_chat_template",
                            model.name + " has no chat template (" + model.chat.reason +
                                "): use /v1/completions, or start medusa serve with --chat-template " +
-                               chat_template_names("|"));
+                               chat_template_names("|") + " (none: plain \"User: ...\" and \"Assistant: ...\" lines)");
+        job->prompt = model.tokenizer.encode(plain_chat_text(serve::conversation_of(request.messages, "")), true);
+        job->stop_strings = plain_chat_stop_strings();
+    } else if (chat) {
         const Conversation conv = serve::conversation_of(request.messages, default_system_prompt(model.chat.kind));
         job->prompt = encode_chat(render_chat(model.chat.kind, conv), model.tokenizer);
         chat_stops = chat_stop_tokens(model.chat.kind, model.tokenizer);

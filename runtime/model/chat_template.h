@@ -61,6 +61,7 @@ ChatTemplate detect_chat_template_jinja(const std::string& jinja);
 struct ChatTemplateDetection {
     ChatTemplate kind = ChatTemplate::None;
     std::string reason;  // where the answer came from, for messages ("GGUF tokenizer.chat_template: ChatML markers")
+    bool named = false;  // the user named it (--chat-template), not the file
 };
 // GGUF: the file's tokenizer.chat_template. Hugging Face folders: tokenizer_config.json's
 // chat_template next to the weights, else config.json's _name_or_path. llama2.c: None.
