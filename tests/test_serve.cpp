@@ -4,6 +4,11 @@
 // full queue, a client leaving mid-stream, and SIGTERM during a stream.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -385,4 +390,45 @@ TEST_CASE("medusa serve --chat-template none chats in plain User:/Assistant: lin
     const auto refused = post(plain, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
     check_error(refused, 400, "no_chat_template");
     CHECK_THAT(json::parse(refused->body)["error"]["message"].get<std::string>(), Catch::Contains("none: plain"));
+}
+
+TEST_CASE("medusa serve keeps answering beside 64 clients that send their headers a line a second", "[serve]") {
+    ServeProcess serve([] {
+        std::vector<std::string> args = story_model();
+        args.insert(args.end(), {"--temp", "0"});
+        return args;
+    }());
+    std::vector<int> slow;
+    for (int i = 0; i < 64; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(uint16_t(serve.port()));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::send(fd, "GET /health HTTP/1.1\r\n", 22, MSG_NOSIGNAL) == 22);
+        slow.push_back(fd);
+    }
+    // A header line a second on each, never the blank line that ends them (stopped and joined
+    // however the test ends).
+    std::jthread trickle([&](std::stop_token stop) {
+        while (!stop.stop_requested()) {
+            for (int fd : slow) ::send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+            for (int i = 0; i < 10 && !stop.stop_requested(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // every slow connection has its thread by now
+    httplib::Client client("127.0.0.1", serve.port());
+    client.set_read_timeout(5);
+    const auto health = client.Get("/health");
+    REQUIRE(health);
+    CHECK(health->status == 200);
+    const auto r = client.Post("/v1/completions", json{{"prompt", kStory}, {"max_tokens", 8}}.dump(), "application/json");
+    REQUIRE(r);
+    CHECK(r->status == 200);
+    trickle.request_stop();
+    trickle.join();
+    for (int fd : slow) ::close(fd);
+    CHECK(serve.stop(SIGTERM) == 0);
 }

@@ -53,6 +53,10 @@ serve::CorsPolicy cors_policy(const Args& args) {
     }
 }
 
+// Connections still sending their request (slow or idle clients) beside which the server keeps
+// answering: each holds a thread until it is done or silent for the read timeout.
+constexpr size_t kSlowConnections = 64;
+
 }  // namespace
 
 int run_serve(int argc, char** argv) {
@@ -71,8 +75,12 @@ int run_serve(int argc, char** argv) {
     serve::RequestQueue queue(slots);
     ServeRoutes routes(model, queue, {.api_key = args.str("--api-key", ""), .cors = cors});
     httplib::Server server;
-    // Each held request keeps an HTTP thread waiting for it: a few more answer /health and errors.
-    server.new_task_queue = [slots] { return new httplib::ThreadPool(size_t(slots) + 4); };
+    // Each held request keeps an HTTP thread waiting for it, and so does each connection still
+    // sending its request (a slow or idle client): threads for 64 of those beside the held requests
+    // keep /health and the queue answering. A thread waiting on a socket costs no CPU.
+    server.new_task_queue = [slots] { return new httplib::ThreadPool(size_t(slots) + 4 + kSlowConnections); };
+    // A client silent this long between two reads of its request is dropped (httplib's default is 5 s).
+    server.set_read_timeout(3);
     server.set_keep_alive_timeout(2);  // an idle connection holds a thread, and the exit, this long
     routes.install(server);
     const int bound = port == 0 ? server.bind_to_any_port(host) : server.bind_to_port(host, port) ? port : -1;
