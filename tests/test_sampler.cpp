@@ -56,6 +56,29 @@ TEST_CASE("the repetition penalty divides positive and multiplies negative logit
     CHECK(greedy.sample(two, std::vector<int>{0}) == 1);
 }
 
+TEST_CASE("logit biases, and frequency and presence penalties over the recent tokens, shape the logits", "[sampler]") {
+    std::vector<float> logits = test::random_floats(64, 10, 3.0f);
+    SamplingParams p{1.0f, 1.0f, 0};
+    p.repeat_last_n = 4;
+    p.frequency_penalty = 0.5f, p.presence_penalty = 0.25f;
+    p.logit_bias = {{3, 2.0f}, {9, -100.0f}, {500, 7.0f}};  // 500: past the vocabulary, ignored
+    const std::vector<int> history = {7, 5, 6, 6, 5};  // 7 falls outside the last 4
+    auto shaped = logits;
+    shaped[3] += 2.0f, shaped[9] -= 100.0f;
+    shaped[5] -= 0.5f * 2 + 0.25f, shaped[6] -= 0.5f * 2 + 0.25f;
+    const auto got = Sampler(p).distribution(logits, history);
+    const auto want = softmax(shaped, 1.0);
+    for (size_t i = 0; i < logits.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-6));
+    // At temperature 0 a bias decides the greedy choice, and the sampler says it shapes the logits.
+    p.temperature = 0;
+    p.frequency_penalty = p.presence_penalty = 0;
+    p.logit_bias = {{1, 1.5f}};
+    Sampler greedy(p);
+    CHECK(greedy.penalizes());
+    CHECK(greedy.sample(std::vector<float>{3.0f, 2.0f}) == 1);
+    CHECK_FALSE(Sampler(SamplingParams{0.0f, 1.0f, 0}).penalizes());
+}
+
 TEST_CASE("top-p keeps the smallest most likely set reaching p", "[sampler]") {
     const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
     const auto got = Sampler({1.0f, 0.75f, 0}).distribution(logits);

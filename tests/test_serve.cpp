@@ -208,6 +208,22 @@ TEST_CASE("medusa serve decodes as generate does with a drafter and through a ch
     CHECK(plain["speculative"]["stop"] == "stop-string");
     CHECK(drafted["speculative"]["steps"].get<int>() < plain["speculative"]["steps"].get<int>());
 
+    // OpenAI's penalties and logit biases shape the target's and the drafter's distributions alike:
+    // at temperature 0 the self-drafted reply is still plain decoding's, and differs from the unshaped one.
+    const json shaped = {{"prompt", kStory},
+                         {"max_tokens", 40},
+                         {"frequency_penalty", 1.5},
+                         {"presence_penalty", 0.5},
+                         {"logit_bias", {{"13", -100}, {"29", 5}}}};
+    const auto plain_shaped = post(plain_serve, "/v1/completions", shaped), drafted_shaped = post(drafting_serve, "/v1/completions", shaped);
+    REQUIRE(plain_shaped);
+    REQUIRE(drafted_shaped);
+    const std::string shaped_text = json::parse(plain_shaped->body)["choices"][0]["text"];
+    CHECK(json::parse(drafted_shaped->body)["choices"][0]["text"] == shaped_text);
+    CHECK(shaped_text != story.substr(0, shaped_text.size()));
+    CHECK(json::parse(drafted_shaped->body)["speculative"]["steps"].get<int>() < 40);
+    check_error(post(plain_serve, "/v1/completions", {{"prompt", kStory}, {"logit_bias", {{"512", 1}}}}), 400, "invalid_value");
+
     const auto chat = post(serve, "/v1/chat/completions",
                            {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 60}});
     REQUIRE(chat);

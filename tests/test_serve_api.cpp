@@ -46,6 +46,12 @@ TEST_CASE("a completion request's fields are read, null as absent and unknown fi
     CHECK(r.stop == std::vector<std::string>{"a", "bc"});  // "" would stop before the first token
     CHECK(r.stream);
     CHECK_FALSE(r.include_usage);
+    const ApiRequest shaped = parse_request(
+        R"({"prompt": "x", "frequency_penalty": -0.5, "presence_penalty": 2, "logit_bias": {"50256": -100, "7": 2.5}})",
+        Endpoint::Completions);
+    CHECK(shaped.sampling.frequency_penalty == -0.5f);
+    CHECK(shaped.sampling.presence_penalty == 2.0f);
+    CHECK(shaped.sampling.logit_bias == std::vector<std::pair<int, float>>{{50256, -100.0f}, {7, 2.5f}});  // in key order
     CHECK(parse_request(R"({"prompt": "x", "stream": true, "stream_options": {"include_usage": true}})", Endpoint::Completions)
               .include_usage);
     const ApiRequest plain = parse_request(R"({"prompt": ["one"], "temperature": null, "stop": "x"})", Endpoint::Completions);
@@ -88,6 +94,11 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
               "\"l\", \"m\", \"n\", \"o\", \"p\", \"q\"]}",
               "invalid_type", "stop"},
              {"{\"prompt\": \"x\", \"stop\": 3}", "invalid_type", "stop"},
+             {"{\"prompt\": \"x\", \"frequency_penalty\": 2.5}", "invalid_type", "frequency_penalty"},
+             {"{\"prompt\": \"x\", \"presence_penalty\": \"high\"}", "invalid_type", "presence_penalty"},
+             {"{\"prompt\": \"x\", \"logit_bias\": {\"x\": 1}}", "invalid_type", "logit_bias"},
+             {"{\"prompt\": \"x\", \"logit_bias\": {\"5\": 101}}", "invalid_type", "logit_bias"},
+             {"{\"prompt\": \"x\", \"logit_bias\": [1]}", "invalid_type", "logit_bias"},
              {"{\"prompt\": \"x\", \"stream_options\": {\"include_usage\": 1}}", "invalid_type", "stream_options"},
              {"{\"prompt\": \"x\", \"stream_options\": true}", "invalid_type", "stream_options"},
              {"{\"prompt\": \"x\", \"n\": 2}", "invalid_type", "n"},

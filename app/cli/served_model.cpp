@@ -45,6 +45,16 @@ DecodingSpec request_spec(const serve::SamplingFields& f, const ServedModel& mod
     if (f.max_tokens) spec.max_new_tokens = *f.max_tokens;
     if (f.seed) s.seed = *f.seed;
     else if (!model.seed_given) s.seed = uint64_t(std::chrono::system_clock::now().time_since_epoch().count());
+    if (f.frequency_penalty) s.frequency_penalty = *f.frequency_penalty;
+    if (f.presence_penalty) s.presence_penalty = *f.presence_penalty;
+    for (const auto& [token, bias] : f.logit_bias) {
+        if (token >= model.tokenizer.vocab_size())
+            throw serve::invalid_request("invalid_value",
+                                         "logit_bias names the token " + std::to_string(token) + ", past the vocabulary of " +
+                                             std::to_string(model.tokenizer.vocab_size()) + " tokens",
+                                         "logit_bias");
+        s.logit_bias.push_back({token, bias});
+    }
     if (!model.accept_given) spec.rule = s.temperature > 0 ? AcceptRule::Sample : AcceptRule::Greedy;
     try {
         validate(spec);

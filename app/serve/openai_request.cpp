@@ -60,6 +60,24 @@ SamplingFields sampling_fields(const json& body) {
         if (!v->is_number_integer()) throw wrong_field("seed", "an integer", *v);
         s.seed = v->is_number_unsigned() ? v->get<uint64_t>() : uint64_t(v->get<int64_t>());
     }
+    s.frequency_penalty = number_in(body, "frequency_penalty", -2, 2, false, "from -2 to 2");
+    s.presence_penalty = number_in(body, "presence_penalty", -2, 2, false, "from -2 to 2");
+    if (const json* v = field(body, "logit_bias")) {
+        const std::string expected = "an object of at most " + std::to_string(kMaxLogitBias) +
+                                     " token ids (\"50256\") to biases from -100 to 100";
+        if (!v->is_object() || v->size() > kMaxLogitBias) throw wrong_field("logit_bias", expected, *v);
+        for (const auto& [key, bias] : v->items()) {
+            size_t used = 0;
+            long id = -1;
+            try {
+                id = std::stol(key, &used);
+            } catch (const std::exception&) {
+            }
+            if (used != key.size() || id < 0 || id >= (1L << 22) || !bias.is_number() || !(std::fabs(bias.get<double>()) <= 100))
+                throw wrong_field("logit_bias", expected, *v);
+            s.logit_bias.push_back({int(id), bias.get<float>()});
+        }
+    }
     return s;
 }
 

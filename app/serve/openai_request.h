@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "api_error.h"
@@ -19,6 +20,7 @@ constexpr size_t kMaxBodyBytes = size_t(1) << 20;
 // OpenAI's limit on `stop`, and a bound on each (the stop filter holds back that many bytes).
 constexpr size_t kMaxStopStrings = 16;  // front-ends send long lists; llama.cpp has no cap
 constexpr size_t kMaxStopBytes = 256;
+constexpr size_t kMaxLogitBias = 1024;  // entries of logit_bias
 
 enum class Endpoint { Completions, ChatCompletions };
 
@@ -28,6 +30,8 @@ struct SamplingFields {
     std::optional<int> top_k;
     std::optional<int> max_tokens;  // max_completion_tokens too
     std::optional<uint64_t> seed;
+    std::optional<float> frequency_penalty, presence_penalty;  // -2..2, over the recent tokens
+    std::vector<std::pair<int, float>> logit_bias;              // token id, -100..100; at most kMaxLogitBias
 };
 
 enum class Role { System, User, Assistant };  // "developer" is OpenAI's newer name for system

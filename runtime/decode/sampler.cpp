@@ -46,18 +46,25 @@ float Sampler::uniform() {
 std::vector<float> Sampler::penalized(std::span<const float> raw, std::span<const int> history) const {
     const size_t n = raw.size();
     std::vector<float> logits(raw.begin(), raw.end());
-    if (penalizes()) {
-        // Each recent token once, however often it occurred (as llama.cpp does).
-        std::vector<bool> seen(n, false);
-        const size_t from = history.size() > size_t(std::max(0, params_.repeat_last_n))
-                                ? history.size() - size_t(std::max(0, params_.repeat_last_n))
-                                : 0;
-        for (size_t i = from; i < history.size(); ++i) {
-            const int t = history[i];
-            if (t < 0 || size_t(t) >= n || seen[t]) continue;
-            seen[t] = true;
-            logits[t] = logits[t] > 0 ? logits[t] / params_.repeat_penalty : logits[t] * params_.repeat_penalty;
-        }
+    if (!penalizes()) return logits;
+    for (const auto& [token, bias] : params_.logit_bias)
+        if (token >= 0 && size_t(token) < n) logits[size_t(token)] += bias;
+    const size_t from = history.size() > size_t(std::max(0, params_.repeat_last_n))
+                            ? history.size() - size_t(std::max(0, params_.repeat_last_n))
+                            : 0;
+    // Each recent token's count; the repetition penalty takes each once, however often it occurred
+    // (as llama.cpp does), the frequency penalty each time.
+    std::vector<int> count(n, 0);
+    std::vector<int> recent;
+    for (size_t i = from; i < history.size(); ++i) {
+        const int t = history[i];
+        if (t < 0 || size_t(t) >= n) continue;
+        if (count[size_t(t)]++ == 0) recent.push_back(t);
+    }
+    for (int t : recent) {
+        float& l = logits[size_t(t)];
+        if (params_.repeat_penalty != 1.0f) l = l > 0 ? l / params_.repeat_penalty : l * params_.repeat_penalty;
+        l -= params_.frequency_penalty * float(count[size_t(t)]) + params_.presence_penalty;
     }
     return logits;
 }

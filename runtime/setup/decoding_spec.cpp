@@ -1,5 +1,6 @@
 #include "setup/decoding_spec.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -133,6 +134,10 @@ void validate(const DecodingSpec& spec) {
     require(s.top_k >= 0, "--top-k must be >= 0 (0: off)");
     require(s.repeat_penalty > 0, "--repeat-penalty must be > 0 (1: off)");
     require(s.repeat_last_n >= 0, "--repeat-last-n must be >= 0");
+    require(std::isfinite(s.frequency_penalty) && std::fabs(s.frequency_penalty) <= 2, "the frequency penalty must be in -2..2");
+    require(std::isfinite(s.presence_penalty) && std::fabs(s.presence_penalty) <= 2, "the presence penalty must be in -2..2");
+    for (const auto& [token, bias] : s.logit_bias)
+        require(token >= 0 && std::isfinite(bias) && std::fabs(bias) <= 100, "a logit bias must be in -100..100 for a token id");
     require(spec.typical.eps >= 0 && spec.typical.delta >= 0, "--typical-eps and --typical-delta must be >= 0");
     std::visit(Overloaded{[](const PlainSpec&) {}, [](const MedusaSpec& m) { validate_medusa(m); },
                           [](const DraftModelSpec& d) { validate_draft(d); }, [](const NgramSpec& n) { validate_ngram(n); },
