@@ -38,8 +38,9 @@ struct EmbeddedVocab {
     // llama.cpp does. Ids, ascending.
     std::vector<int32_t> unknown;
     // Special tokens after which whitespace is dropped when they are cut out of text (llama.cpp
-    // does so for the specials of models named Phi-3: llama_cpp_rstrip_tokens). Ids, ascending.
-    // It follows the model's name, not its vocabulary, so operator== does not compare it.
+    // does so for the specials of models named Phi-3: llama_cpp_rstrip_tokens; a Hugging Face
+    // folder marks them "rstrip"). Ids, ascending. It follows the model's name or the folder's
+    // added tokens, not the vocabulary, so operator== does not compare it.
     std::vector<int32_t> rstrip;
     bool empty() const { return sentencepiece.empty() && !bpe; }
     bool operator==(const EmbeddedVocab& o) const {
