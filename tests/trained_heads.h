@@ -66,8 +66,8 @@ inline const EagleLayer& trained_eagle3() {
         std::vector<std::vector<int>> prompts;
         for (const auto& p : train::seed_prompts()) prompts.push_back(tok.encode(p, true));
         train::DistillOptions o;
-        o.sequences = 48;
-        o.max_len = 160;
+        o.sequences = 32;
+        o.max_len = 96;
         o.seed = 1;
         o.feature_layers = {0, 2, 4};
         CpuTreeRunner writer(cpu);
@@ -78,7 +78,7 @@ inline const EagleLayer& trained_eagle3() {
         const EagleLayer init = EagleLayer::init_eagle3(file.config, o.feature_layers, vocab.tokens, target.final_norm,
                                                         target.lm_head, 1);
         train::Eagle3TrainOptions t;
-        t.steps = 200;
+        t.steps = 120;
         t.batch = 2;
         t.ttt_steps = 3;
         t.seed = 3;
