@@ -257,8 +257,20 @@ TEST_CASE("medusa serve takes the chat template a GGUF carries", "[serve]") {
     const json reply = json::parse(r->body);
     CHECK(reply["usage"]["prompt_tokens"] == std::stoi(m[1]));
     CHECK(g.out.substr(g.out.rfind("<|im_start|>assistant\n") + 22) == reply["choices"][0]["message"]["content"].get<std::string>() + "\n");
-    check_error(post(serve, "/v1/chat/completions", {{"messages", {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}}}}}),
-                400, "invalid_value");
+    // Any order of roles: two user messages, a prefill the reply continues. The completion of the
+    // prompt ChatML writes for them, specials and all, is the same text.
+    const json shapes = {{{"role", "user"}, {"content", "a"}}, {{"role", "user"}, {"content", "b"}},
+                         {{"role", "assistant"}, {"content", "Sure"}}};
+    const auto chat = post(serve, "/v1/chat/completions", {{"messages", shapes}, {"max_tokens", 6}});
+    const auto plain = post(serve, "/v1/completions",
+                            {{"prompt", "<|im_start|>user\na<|im_end|>\n<|im_start|>user\nb<|im_end|>\n<|im_start|>assistant\nSure"},
+                             {"max_tokens", 6}});
+    REQUIRE(chat);
+    REQUIRE(plain);
+    REQUIRE(chat->status == 200);
+    REQUIRE(plain->status == 200);
+    CHECK(json::parse(chat->body)["usage"] == json::parse(plain->body)["usage"]);
+    CHECK(json::parse(chat->body)["choices"][0]["message"]["content"] == json::parse(plain->body)["choices"][0]["text"]);
     CHECK(serve.stop() == 0);
     fs::remove(model);
 }

@@ -116,7 +116,19 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
         if (*c.param) CHECK_THAT(e.what(), Catch::StartsWith(c.param));
     }
     CHECK(refusal("{\"prompt\": \"x\", \"stop\": " + long_stop + "}").param == "stop");
-    CHECK(refusal(std::string(100, '[') + std::string(100, ']')).code == "invalid_json");  // deeper than a request nests
+    // Nesting: a tool's parameter schema 20 objects deep is read (and ignored); past 64 levels the
+    // field that nests is named, before any parsing.
+    auto nested = [](int levels) {
+        std::string schema = "{\"type\": \"string\"}";
+        for (int i = 0; i < levels; ++i) schema = "{\"type\": \"object\", \"properties\": {\"a\": " + schema + "}}";
+        return "{\"prompt\": \"x\", \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": " +
+               schema + "}}]}";
+    };
+    CHECK(parse_request(nested(20), Endpoint::Completions).prompt == "x");
+    const ApiError deep = refusal(nested(40));
+    CHECK(deep.param == "tools");
+    CHECK_THAT(deep.what(), Catch::StartsWith("tools is nested deeper than 64 levels"));
+    CHECK(refusal(std::string(100, '[') + std::string(100, ']')).code == "invalid_value");
     for (const char* chat : {R"({"prompt": "x"})", R"({"messages": []})", R"({"messages": [{"role": "robot", "content": "x"}]})",
                              R"({"messages": [{"role": "user"}]})", R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
                              R"({"messages": ["hi"]})"}) {
@@ -127,32 +139,40 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
     }
 }
 
-TEST_CASE("chat messages become the conversation a template renders", "[serve]") {
+TEST_CASE("chat messages keep their roles, text and tool calls in any order", "[serve]") {
     const ApiRequest r = parse_request(
-        R"({"messages": [{"role": "system", "content": "Be brief."}, {"role": "developer", "content": "Be kind."},
+        R"({"messages": [{"role": "assistant", "content": "Hello."}, {"role": "developer", "content": "Be kind."},
                          {"role": "user", "content": [{"type": "text", "text": "Hi "}, {"type": "text", "text": "there"}]},
-                         {"role": "assistant", "content": null}, {"role": "user", "content": "Again"}]})",
+                         {"role": "user", "content": "Weather?"},
+                         {"role": "assistant", "content": null, "tool_calls": [
+                             {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}},
+                             {"id": "c2", "type": "function", "function": {"name": "now", "arguments": {"tz": "CET"}}}]},
+                         {"role": "tool", "tool_call_id": "c1", "content": "-3 C"}, {"role": "system", "content": "Late."},
+                         {"role": "assistant", "content": "It is"}]})",
         Endpoint::ChatCompletions);
-    const Conversation c = conversation_of(r.messages, "default");
-    CHECK(c.system == "Be brief.\n\nBe kind.");
-    REQUIRE(c.history.size() == 1);
-    CHECK(c.history[0].user == "Hi there");
-    CHECK(c.history[0].assistant == "");
-    CHECK(c.user == "Again");
-    CHECK(conversation_of({{Role::User, "q"}}, "default").system == "default");
-    auto refused = [](std::vector<ChatMessage> m) {
-        try {
-            conversation_of(m, "");
-        } catch (const ApiError& e) {
-            return e.param;
-        }
-        return std::string("accepted");
-    };
-    CHECK(refused({{Role::User, "a"}, {Role::User, "b"}}) == "messages[1]");
-    CHECK(refused({{Role::User, "a"}, {Role::Assistant, "b"}}) == "messages[1]");  // nothing left to answer
-    CHECK(refused({{Role::Assistant, "a"}, {Role::User, "b"}}) == "messages[0]");
-    CHECK(refused({{Role::User, "a"}, {Role::System, "b"}, {Role::User, "c"}}) == "messages[1]");
-    CHECK(refused({{Role::System, "a"}}) == "messages[0]");
+    const std::vector<ChatMessage> expected = {
+        {ChatRole::Assistant, "Hello.", {}},
+        {ChatRole::System, "Be kind.", {}},
+        {ChatRole::User, "Hi there", {}},
+        {ChatRole::User, "Weather?", {}},
+        {ChatRole::Assistant, "", {{"c1", "get_weather", "{\"city\": \"Oslo\"}"}, {"c2", "now", "{\"tz\":\"CET\"}"}}},
+        {ChatRole::Tool, "-3 C", {}},
+        {ChatRole::System, "Late.", {}},
+        {ChatRole::Assistant, "It is", {}}};
+    CHECK(r.messages == expected);
+    // The family's default system prompt goes first only where the client gave none first.
+    CHECK(with_default_system(r.messages, "default").front() == ChatMessage{ChatRole::System, "default", {}});
+    CHECK(with_default_system(r.messages, "").size() == r.messages.size());
+    const std::vector<ChatMessage> own = {{ChatRole::System, "mine", {}}, {ChatRole::User, "q", {}}};
+    CHECK(with_default_system(own, "default") == own);
+    // A malformed call names itself.
+    for (const char* bad : {R"([{"id": "c", "function": {"arguments": "{}"}}])", R"({"name": "f"})",
+                            R"([{"function": {"name": "f", "arguments": 3}}])"}) {
+        CAPTURE(bad);
+        const ApiError e = refusal(std::string(R"({"messages": [{"role": "assistant", "content": null, "tool_calls": )") + bad + "}]}",
+                                   Endpoint::ChatCompletions);
+        CHECK_THAT(e.param, Catch::StartsWith("messages[0].tool_calls"));
+    }
 }
 
 TEST_CASE("reply text goes out in whole UTF-8 characters and ends before a stop string", "[serve]") {

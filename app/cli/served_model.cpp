@@ -99,15 +99,17 @@ std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedM
                            model.name + " has no chat template (" + model.chat.reason +
                                "): use /v1/completions, or start medusa serve with --chat-template " +
                                chat_template_names("|") + " (none: plain \"User: ...\" and \"Assistant: ...\" lines)");
-        job->prompt = model.tokenizer.encode(plain_chat_text(serve::conversation_of(request.messages, "")), true);
+        job->prompt = model.tokenizer.encode(plain_chat_text(request.messages), true);
         job->stop_strings = plain_chat_stop_strings();
     } else if (chat) {
-        const Conversation conv = serve::conversation_of(request.messages, default_system_prompt(model.chat.kind));
-        job->prompt = encode_chat(render_chat(model.chat.kind, conv), model.tokenizer);
+        const auto messages = serve::with_default_system(request.messages, default_system_prompt(model.chat.kind));
+        job->prompt = encode_chat(render_messages(model.chat.kind, messages), model.tokenizer);
         chat_stops = chat_stop_tokens(model.chat.kind, model.tokenizer);
         job->stop_strings = chat_stop_strings(model.chat.kind);
     } else {
-        job->prompt = model.tokenizer.encode(request.prompt, true);
+        // Special tokens written in the prompt are those tokens, as llama.cpp's server reads them:
+        // front-ends that apply a chat format themselves send its markers as text.
+        job->prompt = model.tokenizer.encode(request.prompt, true, true);
     }
     job->stop_tokens = model_stop_tokens(model.file, model.tokenizer, chat_stops);
     job->stop_strings.insert(job->stop_strings.end(), request.stop.begin(), request.stop.end());

@@ -13,8 +13,43 @@ namespace {
 
 using nlohmann::json;
 
-// A request nests a few levels (messages, their content parts); deeper is refused before parsing.
-constexpr int kMaxRequestDepth = 16;
+// Messages and their parts nest a few levels, but a tool's parameter schema or a response_format's
+// JSON schema nests as deep as its objects do; within the 1 MiB body, deeper than this is refused
+// before parsing (the parser recurses once a level), naming the field that holds it.
+constexpr int kMaxRequestDepth = 64;
+
+// Refuses a body nested deeper than kMaxRequestDepth, naming the top-level field where it is.
+void check_request_depth(const char* begin, const char* end) {
+    int depth = 0;
+    bool in_string = false;
+    const char* string_start = nullptr;
+    std::string last_string, key;  // of the body's own object
+    for (const char* p = begin; p < end; ++p) {
+        const char c = *p;
+        if (in_string) {
+            if (c == '\\') {
+                ++p;  // skips the escaped character, a quote included
+            } else if (c == '"') {
+                in_string = false;
+                if (depth == 1) last_string.assign(string_start, p);
+            }
+        } else if (c == '"') {
+            in_string = true;
+            string_start = p + 1;
+        } else if (c == ':' && depth == 1) {
+            key = last_string;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxRequestDepth) {
+                const std::string where = key.empty() ? "the request body" : key.substr(0, 80);
+                throw invalid_request("invalid_value",
+                                      where + " is nested deeper than " + std::to_string(kMaxRequestDepth) + " levels",
+                                      key.empty() ? "" : key);
+            }
+        } else if (c == ']' || c == '}') {
+            --depth;  // unbalanced text is the parser's to report
+        }
+    }
+}
 
 ApiError wrong_field(const std::string& name, const std::string& expected, const json& value) {
     return invalid_request("invalid_type", name + " must be " + expected + ", not " + json_excerpt(value), name);
@@ -110,23 +145,25 @@ std::string prompt_text(const json& body) {
     throw wrong_field("prompt", "a string (or an array of one string)", *v);
 }
 
-Role role_of(const json& m, size_t i) {
+ChatRole role_of(const json& m, size_t i) {
     const std::string name = "messages[" + std::to_string(i) + "].role";
+    const std::string expected = "\"system\", \"user\", \"assistant\" or \"tool\"";
     const auto it = m.find("role");
-    if (it == m.end() || !it->is_string()) throw wrong_field(name, "\"system\", \"user\" or \"assistant\"", m);
+    if (it == m.end() || !it->is_string()) throw wrong_field(name, expected, m);
     const std::string& r = it->get_ref<const std::string&>();
-    if (r == "system" || r == "developer") return Role::System;
-    if (r == "user") return Role::User;
-    if (r == "assistant") return Role::Assistant;
-    throw wrong_field(name, "\"system\", \"user\" or \"assistant\"", *it);
+    if (r == "system" || r == "developer") return ChatRole::System;  // "developer": OpenAI's newer name
+    if (r == "user") return ChatRole::User;
+    if (r == "assistant") return ChatRole::Assistant;
+    if (r == "tool" || r == "function") return ChatRole::Tool;  // "function": the older API's tool result
+    throw wrong_field(name, expected, *it);
 }
 
 // A string, or an array of {"type": "text", "text": ...} parts; an assistant's null content (a
 // message that only called tools) is empty.
-std::string content_of(const json& m, size_t i, Role role) {
+std::string content_of(const json& m, size_t i, ChatRole role) {
     const std::string name = "messages[" + std::to_string(i) + "].content";
     const auto it = m.find("content");
-    if (it == m.end() || (it->is_null() && role != Role::Assistant))
+    if (it == m.end() || (it->is_null() && role != ChatRole::Assistant))
         throw invalid_request("missing_field", name + " is missing", name);
     if (it->is_null()) return "";
     if (it->is_string()) return it->get<std::string>();
@@ -141,6 +178,34 @@ std::string content_of(const json& m, size_t i, Role role) {
     return text;
 }
 
+// An assistant's tool_calls: [{"id": ..., "type": "function", "function": {"name": ..., "arguments": ...}}],
+// the arguments a JSON string (or, as some clients send them, an object).
+std::vector<ToolCall> tool_calls_of(const json& m, size_t i) {
+    const json* v = field(m, "tool_calls");
+    if (!v) return {};
+    const std::string name = "messages[" + std::to_string(i) + "].tool_calls";
+    if (!v->is_array()) throw wrong_field(name, "an array of tool calls", *v);
+    std::vector<ToolCall> calls;
+    for (size_t k = 0; k < v->size(); ++k) {
+        const std::string at = name + "[" + std::to_string(k) + "]";
+        const json& c = (*v)[k];
+        const json* f = c.is_object() ? field(c, "function") : nullptr;
+        const json* fn = f && f->is_object() ? field(*f, "name") : nullptr;
+        if (!fn || !fn->is_string())
+            throw wrong_field(at, "a tool call {\"type\": \"function\", \"function\": {\"name\": ..., \"arguments\": ...}}", c);
+        ToolCall call;
+        call.name = fn->get<std::string>();
+        if (const json* id = field(c, "id"); id && id->is_string()) call.id = id->get<std::string>();
+        if (const json* a = field(*f, "arguments")) {
+            if (a->is_string()) call.arguments = a->get<std::string>();
+            else if (a->is_object()) call.arguments = a->dump(-1, ' ', false, json::error_handler_t::replace);
+            else throw wrong_field(at + ".function.arguments", "a JSON string or an object", *a);
+        }
+        calls.push_back(std::move(call));
+    }
+    return calls;
+}
+
 std::vector<ChatMessage> chat_messages(const json& body) {
     const json* v = field(body, "messages");
     if (!v) throw invalid_request("missing_field", "messages is missing: a chat completion needs messages", "messages");
@@ -151,6 +216,7 @@ std::vector<ChatMessage> chat_messages(const json& body) {
         if (!m.is_object()) throw wrong_field("messages[" + std::to_string(i) + "]", "an object with a role and content", m);
         ChatMessage msg;
         msg.role = role_of(m, i);
+        if (msg.role == ChatRole::Assistant) msg.tool_calls = tool_calls_of(m, i);
         msg.content = content_of(m, i, msg.role);
         messages.push_back(std::move(msg));
     }
@@ -164,7 +230,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
     const char* end = begin + body_text.size();
     json body;
     try {
-        check_json_depth(begin, end, "the request body", kMaxRequestDepth);
+        check_request_depth(begin, end);
         body = json::parse(begin, end);
     } catch (const FormatError& e) {
         throw invalid_request("invalid_json", e.what());
@@ -197,39 +263,18 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
     return r;
 }
 
-Conversation conversation_of(const std::vector<ChatMessage>& messages, const std::string& default_system) {
-    if (messages.empty()) throw invalid_request("invalid_value", "messages is empty", "messages");
-    Conversation conv;
-    size_t i = 0;
-    bool system = false;
-    for (; i < messages.size() && messages[i].role == Role::System; ++i) {
-        conv.system += (system ? "\n\n" : "") + messages[i].content;
-        system = true;
-    }
-    if (!system) conv.system = default_system;
-    auto out_of_order = [&](size_t at, const std::string& expected) {
-        const std::string name = "messages[" + std::to_string(at) + "]";
-        return invalid_request("invalid_value",
-                               name + " must be " + expected +
-                                   ": after the system messages, user and assistant messages alternate and the last "
-                                   "is the user's",
-                               name);
-    };
-    for (; i < messages.size(); i += 2) {
-        if (messages[i].role != Role::User) throw out_of_order(i, "a user message");
-        if (i + 1 == messages.size()) {
-            conv.user = messages[i].content;
-            return conv;
-        }
-        if (messages[i + 1].role != Role::Assistant) throw out_of_order(i + 1, "an assistant message");
-        conv.history.push_back({messages[i].content, messages[i + 1].content});
-    }
-    throw out_of_order(messages.size() - 1, "a user message");
+std::vector<ChatMessage> with_default_system(std::vector<ChatMessage> messages, const std::string& system) {
+    if (!system.empty() && (messages.empty() || messages.front().role != ChatRole::System))
+        messages.insert(messages.begin(), {ChatRole::System, system, {}});
+    return messages;
 }
 
 size_t text_bytes(const ApiRequest& request) {
     size_t n = request.prompt.size();
-    for (const ChatMessage& m : request.messages) n += m.content.size();
+    for (const ChatMessage& m : request.messages) {
+        n += m.content.size();
+        for (const ToolCall& c : m.tool_calls) n += c.name.size() + c.arguments.size();
+    }
     return n;
 }
 

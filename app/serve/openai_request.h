@@ -34,16 +34,10 @@ struct SamplingFields {
     std::vector<std::pair<int, float>> logit_bias;              // token id, -100..100; at most kMaxLogitBias
 };
 
-enum class Role { System, User, Assistant };  // "developer" is OpenAI's newer name for system
-struct ChatMessage {
-    Role role = Role::User;
-    std::string content;  // a string, or the text parts of an array joined
-};
-
 struct ApiRequest {
     Endpoint endpoint = Endpoint::Completions;
     std::string prompt;                 // completions
-    std::vector<ChatMessage> messages;  // chat completions
+    std::vector<ChatMessage> messages;  // chat completions: any roles in any order (render_messages)
     SamplingFields sampling;
     std::vector<std::string> stop;  // non-empty strings, at most kMaxStopStrings
     bool stream = false;
@@ -54,10 +48,8 @@ struct ApiRequest {
 // object, a missing prompt or messages, and a field of the wrong type or out of range.
 ApiRequest parse_request(std::string_view body, Endpoint endpoint);
 
-// The conversation a chat template renders: the leading system messages joined (none:
-// `default_system`), then user and assistant turns in alternation, ending with the user message
-// to answer. Throws ApiError (400) naming the first message that breaks this order.
-Conversation conversation_of(const std::vector<ChatMessage>& messages, const std::string& default_system);
+// `messages` with `system` first when they start with no system message of their own.
+std::vector<ChatMessage> with_default_system(std::vector<ChatMessage> messages, const std::string& system);
 
 // The bytes of text a request asks the model to read (the prompt, or every message's content):
 // what is bounded before tokenizing.

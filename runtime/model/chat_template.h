@@ -73,9 +73,29 @@ std::optional<ChatTemplateDetection> detect_chat_template_tokenizer_config(const
                                                                            const std::string& name);
 std::optional<ChatTemplateDetection> detect_chat_template_config(const std::string& json_text, const std::string& name);
 
+// One message of a conversation, as OpenAI's chat API sends them: any roles in any order.
+enum class ChatRole { System, User, Assistant, Tool };
+// A call the assistant made to one of the client's tools; `arguments` is the call's JSON text.
+struct ToolCall {
+    std::string id, name, arguments;
+    bool operator==(const ToolCall&) const = default;
+};
+struct ChatMessage {
+    ChatRole role = ChatRole::User;
+    std::string content;
+    std::vector<ToolCall> tool_calls;  // an assistant's
+    bool operator==(const ChatMessage&) const = default;
+};
+
+// An assistant message's content with its tool calls after it, as Qwen's templates (and
+// Hermes-style tool models) write them: <tool_call>\n{"name": NAME, "arguments": ARGUMENTS}\n</tool_call>,
+// a newline between blocks.
+std::string with_tool_call_blocks(const ChatMessage& m);
+
 struct ChatTurn {
     std::string user, assistant;
 };
+// The usual shape of a chat: a system prompt, answered turns, and the message to answer.
 struct Conversation {
     std::string system;            // empty: no system block (Vicuna then starts at "USER:")
     std::vector<ChatTurn> history;  // earlier turns, oldest first, with the replies the model gave
@@ -85,6 +105,7 @@ struct Conversation {
     // think block and the model answers at once. Either way earlier replies are rendered without
     // their reasoning, as the template does.
     bool thinking = true;
+    std::vector<ChatMessage> messages() const;  // the system message (when not empty), the turns, the user's
 };
 
 // One stretch of a prompt: plain text, or a special token written as its piece ("<s>", "</s>",
@@ -110,6 +131,22 @@ struct ChatPrompt {
 std::string default_system_prompt(ChatTemplate t);
 // The prompt that asks for the reply to conv.user. Throws std::invalid_argument for None.
 ChatPrompt render_chat(ChatTemplate t, const Conversation& conv);
+// The prompt for the assistant's next message after `messages`, in any order of roles, the way the
+// family's template writes them:
+// - a system message after the first is written where it stands, as a tool message is (ChatML and
+//   Qwen3 group tool results in a user turn as <tool_response> blocks; Llama 3 gives them the
+//   "ipython" role, as Llama 3.1's template does), and an assistant's tool calls follow its text
+//   (<tool_call> blocks; Llama 3: {"name": ..., "parameters": ...}).
+// - Formats without tools (Vicuna, Llama 2, Zephyr, Gemma, Phi) get the same <tool_call> text in
+//   the assistant's message and each tool result as a user message holding a <tool_response> block.
+// - Formats whose turns must alternate (Vicuna, Llama 2, Gemma) join consecutive messages of one
+//   role with a blank line, read a later system message as the user's, and put an empty user turn
+//   before an assistant message that would come first.
+// - A last assistant message is a prefill that the model continues: the prompt is the conversation
+//   written up to the end of that message's text, less trailing whitespace, as transformers'
+//   continue_final_message cuts it (Qwen3 thus writes its think block before it).
+// Throws std::invalid_argument for None.
+ChatPrompt render_messages(ChatTemplate t, std::vector<ChatMessage> messages, bool thinking = true);
 
 // BOS when the model's prompts start with one (not Qwen2's; ChatPrompt::bos), then each part: text
 // through the tokenizer, specials by their piece's id ("<s>" and "</s>" are the tokenizer's BOS and

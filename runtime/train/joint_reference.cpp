@@ -43,7 +43,7 @@ void head_norm_backward(Vec& d, const Vec& raw, int rows, int stride, int c0, in
                        .dx;
     put_columns(d, dx, rows, stride, c0, heads * hd);
 }
-Vec add(Vec a, const Vec& b) {
+Vec plus(Vec a, const Vec& b) {
     for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
     return a;
 }
@@ -70,7 +70,7 @@ public:
                     double(base_.tok_embeddings[size_t(b_.tokens[i]) * D + d]) * c_.arch.embedding_scale;
         for (int l = 0; l < c_.n_layers; ++l) {
             LayerCache layer = layer_forward(x, l, with_lora);
-            x = add(layer.h, post_norm(layer.down, base_.layers[l].post_ffn_norm));
+            x = plus(layer.h, post_norm(layer.down, base_.layers[l].post_ffn_norm));
             if (cache) cache->push_back(std::move(layer));
         }
         if (final_x) *final_x = x;
@@ -152,7 +152,7 @@ private:
         ref::rope(lc.qkv, R, QD + KV, QKV, rope_spec(l), b_.positions);
         lc.att = ref::attention(lc.qkv, attention_shape(l));
         lc.o = linear(lc.att, l, kLoraO, with_lora);
-        lc.h = add(x, post_norm(lc.o, L.post_attention_norm));
+        lc.h = plus(x, post_norm(lc.o, L.post_attention_norm));
         lc.n2 = ref::rmsnorm(lc.h, to_vec(L.ffn_norm), R, D, eps_).y;
         lc.gu.assign(size_t(R) * 2 * H, 0.0);
         put_columns(lc.gu, linear(lc.n2, l, kLoraGate, with_lora), R, 2 * H, 0, H);
@@ -169,9 +169,9 @@ private:
         const Vec ddown = post_norm_backward(lc.down, L.post_ffn_norm, dx);
         const Vec da = linear_backward(lc.a, ddown, l, kLoraDown);
         const Vec dgu = ref::swiglu_backward(lc.gu, da, R, H, gelu_);
-        const Vec dn2 = add(linear_backward(lc.n2, columns(dgu, R, 2 * H, 0, H), l, kLoraGate),
+        const Vec dn2 = plus(linear_backward(lc.n2, columns(dgu, R, 2 * H, 0, H), l, kLoraGate),
                             linear_backward(lc.n2, columns(dgu, R, 2 * H, H, H), l, kLoraUp));
-        dh = add(dh, ref::rmsnorm_backward(lc.h, to_vec(L.ffn_norm), dn2, R, D, eps_).dx);
+        dh = plus(dh, ref::rmsnorm_backward(lc.h, to_vec(L.ffn_norm), dn2, R, D, eps_).dx);
         const Vec d_o = post_norm_backward(lc.o, L.post_attention_norm, dh);
         const Vec datt = linear_backward(lc.att, d_o, l, kLoraO);
         Vec dqkv = ref::attention_backward(lc.qkv, datt, attention_shape(l));
@@ -181,9 +181,9 @@ private:
             head_norm_backward(dqkv, lc.qkv_raw, R, QKV, QD, c_.n_kv_heads, HD, to_vec(L.k_norm), eps_);
         }
         Vec dn1 = linear_backward(lc.n1, columns(dqkv, R, QKV, 0, QD), l, kLoraQ);
-        dn1 = add(dn1, linear_backward(lc.n1, columns(dqkv, R, QKV, QD, KV), l, kLoraK));
-        dn1 = add(dn1, linear_backward(lc.n1, columns(dqkv, R, QKV, QD + KV, KV), l, kLoraV));
-        return add(dh, ref::rmsnorm_backward(lc.x, to_vec(L.attention_norm), dn1, R, D, eps_).dx);
+        dn1 = plus(dn1, linear_backward(lc.n1, columns(dqkv, R, QKV, QD, KV), l, kLoraK));
+        dn1 = plus(dn1, linear_backward(lc.n1, columns(dqkv, R, QKV, QD + KV, KV), l, kLoraV));
+        return plus(dh, ref::rmsnorm_backward(lc.x, to_vec(L.attention_norm), dn1, R, D, eps_).dx);
     }
 
     const BackboneWeights& base_;
