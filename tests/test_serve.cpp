@@ -275,7 +275,7 @@ TEST_CASE("medusa serve takes the chat template a GGUF carries", "[serve]") {
     fs::remove(model);
 }
 
-TEST_CASE("a full queue gets 503, a client leaving mid-stream stops its generation, SIGTERM ends a running one", "[serve]") {
+TEST_CASE("a full queue gets 503, a client leaving stops its generation, streamed or not, SIGTERM ends a running one", "[serve]") {
     // The tiny model never emits EOS: a generation runs until max_tokens (16000: seconds) unless stopped.
     const fs::path model = medusa::test::write_tiny_gguf("serve-queue", nullptr);
     ServeProcess serve({"-m", model.string(), "--temp", "0", "--parallel", "1", "--ctx-size", "16384"});
@@ -340,6 +340,22 @@ TEST_CASE("a full queue gets 503, a client leaving mid-stream stops its generati
     const auto after = post(serve, "/v1/completions", {{"prompt", "b"}, {"max_tokens", 2}});  // the slot is free again
     REQUIRE(after);
     CHECK(after->status == 200);
+
+    // A client of a whole (non-streamed) reply that gives up is noticed between steps too.
+    {
+        httplib::Client impatient = serve.client();
+        impatient.set_read_timeout(1, 0);
+        CHECK(!impatient.Post("/v1/completions", json{{"prompt", "c"}, {"max_tokens", 16000}}.dump(), "application/json"));
+    }
+    auto went_away = [&] {
+        const std::string e = serve.err();
+        size_t n = 0;
+        for (size_t at = e.find("the client went away"); at != std::string::npos; at = e.find("the client went away", at + 1)) ++n;
+        return n;
+    };
+    for (int i = 0; i < 100 && went_away() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(went_away() == 2);
+    REQUIRE(idle(serve));
 
     Reader running(serve, long_stream, true);
     running.wait_started();

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "client_connection.h"
 #include "openai_request.h"
 #include "openai_response.h"
 
@@ -200,16 +201,27 @@ void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& re
                                    .endpoint = endpoint,
                                    .include_usage = request.include_usage};
         if (request.stream) stream_reply(job, h, res);
-        else whole_reply(job, h, res);
+        else whole_reply(job, h, req, res);
     } catch (const ApiError& e) {
         send_error(res, e);
     }
 }
 
-void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, Response& res) {
+void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h,
+                              const Request& req, Response& res) {
+    // Nothing is written until the reply is whole, so the client's socket says whether it left.
+    const auto client = serve::ClientConnection::find(req.remote_addr, req.remote_port);
     std::string text;
+    auto checked = std::chrono::steady_clock::now();
     for (;;) {
-        std::optional<JobEvent> e = job->receive(std::chrono::seconds(1));
+        std::optional<JobEvent> e = job->receive(kClientCheck);
+        if (const auto now = std::chrono::steady_clock::now(); now - checked >= kClientCheck) {
+            checked = now;
+            if (client && client->gone()) {
+                job->cancel();  // decoding ends after its current step; nobody reads the reply
+                return;
+            }
+        }
         if (!e) continue;
         switch (e->kind) {
         case JobEvent::Kind::Text: text += e->text; break;

@@ -36,7 +36,8 @@ public:
 private:
     void generation(serve::Endpoint endpoint, const httplib::Request& req, httplib::Response& res, const std::string& body);
     void authorize(const httplib::Request& req) const;
-    void whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, httplib::Response& res);
+    void whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h,
+                     const httplib::Request& req, httplib::Response& res);
     void stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, httplib::Response& res);
 
     ServedModel& model_;
