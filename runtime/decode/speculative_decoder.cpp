@@ -37,6 +37,7 @@ StepTrace trace_of(const VerifiedStep& v, DrafterKind drafter, AcceptRule rule) 
     tr.accepted = v.accepted();
     tr.bonus = v.verdict.bonus;
     tr.emitted = v.tokens;
+    tr.logprobs = v.logprobs;
     const CandidateTree& t = v.tree;
     for (int i = 0; i < t.size(); ++i) {
         const NodeVerdict& nv = v.verdict.nodes[i];
@@ -69,6 +70,7 @@ SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, Dec
       options_(std::move(options)),
       rule_(make_acceptance_rule(options_.rule, options_.sampling.temperature, options_.typical)),
       verifier_(runner, *rule_) {
+    verifier_.set_logprobs(options_.logprobs);
     prepare_blocks();
 }
 
@@ -129,6 +131,7 @@ GenerationStats SpeculativeDecoder::generate(const std::vector<int>& prompt,
         stats.drafted_steps += tree.max_depth() > 0;
         stats.accepted += tr.accepted;
         const bool go_on = keep_step_tokens(tr.emitted, options_, stats);
+        if (tr.logprobs.size() > tr.emitted.size()) tr.logprobs.resize(tr.emitted.size());
         sequence.insert(sequence.end(), tr.emitted.begin(), tr.emitted.end());
         if (!on_step(tr)) {
             stats.stop_reason = StopReason::Cancelled;

@@ -24,6 +24,7 @@ struct DecodeOptions {
     AcceptRule rule = AcceptRule::Sample;  // used when the temperature is above 0
     TypicalParams typical;
     std::vector<int> stop_tokens;  // generation ends at one of these (it is not emitted)
+    int logprobs = -1;  // >= 0: each emitted token's log-probability and this many likeliest (StepTrace::logprobs)
 };
 
 struct GenerationStats {

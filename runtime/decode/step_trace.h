@@ -7,6 +7,7 @@
 
 #include "decode/decoding_kinds.h"
 #include "decode/step_plan.h"
+#include "decode/token_logprobs.h"
 
 namespace medusa {
 
@@ -45,6 +46,7 @@ struct StepTrace {
     int accepted = 0;                  // accepted candidate tokens (root excluded)
     int bonus = 0;                     // the model's own token after them
     std::vector<int> emitted;          // tokens this step added to the output
+    std::vector<TokenLogprobs> logprobs;  // of each emitted token, when DecodeOptions::logprobs asks
     std::vector<std::pair<std::string, double>> stage_ms;
     double wall_ms = 0;  // the drafter's proposal and the verify pass
     int submits = 0;  // queue submits of the step, the drafter's included

@@ -5,6 +5,7 @@
 
 #include "decode/acceptance.h"
 #include "decode/candidate_tree.h"
+#include "decode/token_logprobs.h"
 
 namespace medusa {
 
@@ -13,6 +14,7 @@ struct VerifiedStep {
     CandidateTree tree;       // as verified
     Verdict verdict;          // path (root first), bonus, each node's verdict
     std::vector<int> tokens;  // the path's tokens after the root, then the bonus: what the step emits
+    std::vector<TokenLogprobs> logprobs;  // of each of `tokens`, when asked for (Verifier::set_logprobs)
     int accepted() const { return int(verdict.path.size()) - 1; }  // drafted tokens accepted
 };
 

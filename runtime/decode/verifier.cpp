@@ -61,6 +61,10 @@ VerifiedStep Verifier::step(const CandidateTree& tree, const DraftStage* stage, 
     }
     if (v.verdict.bonus < 0 || v.verdict.bonus >= cfg.vocab_size) throw NonFiniteLogits();
     v.tokens.push_back(v.verdict.bonus);
+    // Token k follows path node k: read before keep_path, which may reuse what the pass left.
+    if (logprobs_ >= 0)
+        for (size_t k = 0; k < v.tokens.size(); ++k)
+            v.logprobs.push_back(token_logprobs(runner_->logits(path[k]), v.tokens[k], logprobs_));
     runner_->keep_path(path);
     base_ += int(path.size());
     return v;

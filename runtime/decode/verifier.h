@@ -16,6 +16,8 @@ class Verifier {
 public:
     Verifier(TreeRunner& runner, AcceptanceRule& rule) : runner_(&runner), rule_(&rule) {}
     void set_rule(AcceptanceRule& rule) { rule_ = &rule; }
+    // Each step's emitted tokens get their log-probabilities and the `top` likeliest; -1: none.
+    void set_logprobs(int top) { logprobs_ = top; }
 
     // Puts prompt[0 .. n-1) in the cache, re-running only what the cache does not already hold;
     // the last prompt token becomes the first root. Throws std::invalid_argument for an empty
@@ -33,6 +35,7 @@ private:
     TreeRunner* runner_;
     AcceptanceRule* rule_;
     int base_ = 0;
+    int logprobs_ = -1;
 };
 
 }  // namespace medusa
