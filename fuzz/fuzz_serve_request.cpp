@@ -49,8 +49,8 @@ void check_reply(const ApiRequest& r) {
     for (const std::string& stop : r.stop) check(shown.find(stop) == std::string::npos);
     const ReplyHeader h{"id", 0, "m", r.endpoint};
     const ReplyStats stats;
-    check(is_json(reply_body(h, shown, FinishReason::Stop, stats)));
-    check(is_json(text_event(h, shown).substr(6)));
+    check(is_json(reply_body(h, {{shown, FinishReason::Stop, {{shown, -1.0f, {{shown, -1.0f}}}}}}, stats)));
+    check(is_json(text_event(h, 0, shown, {{shown, -1.0f, {}}}, 0).substr(6)));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <regex>
 #include <thread>
 
@@ -224,6 +225,52 @@ TEST_CASE("medusa serve decodes as generate does with a drafter and through a ch
     CHECK(json::parse(drafted_shaped->body)["speculative"]["steps"].get<int>() < 40);
     check_error(post(plain_serve, "/v1/completions", {{"prompt", kStory}, {"logit_bias", {{"512", 1}}}}), 400, "invalid_value");
 
+    // Log-probabilities come from the verify pass that accepted each token: the self-drafted
+    // server's, which accepts several tokens a pass, are plain decoding's. At temperature 0 each
+    // token is its position's likeliest, and the tokens spell the text.
+    const json with_logprobs = {{"prompt", kStory}, {"max_tokens", 30}, {"logprobs", 3}};
+    const auto plain_lp = post(plain_serve, "/v1/completions", with_logprobs);
+    const auto drafted_lp = post(drafting_serve, "/v1/completions", with_logprobs);
+    REQUIRE(plain_lp);
+    REQUIRE(drafted_lp);
+    const json pl = json::parse(plain_lp->body)["choices"][0], dl = json::parse(drafted_lp->body)["choices"][0];
+    CHECK(pl["text"] == dl["text"]);
+    REQUIRE(pl["logprobs"]["tokens"] == dl["logprobs"]["tokens"]);
+    REQUIRE(pl["logprobs"]["tokens"].size() == 30);
+    std::string spelled;
+    for (size_t i = 0; i < 30; ++i) {
+        INFO("token " << i);
+        const std::string token = pl["logprobs"]["tokens"][i];
+        CHECK(pl["logprobs"]["text_offset"][i] == spelled.size());
+        spelled += token;
+        const double lp = pl["logprobs"]["token_logprobs"][i];
+        CHECK(std::fabs(lp - dl["logprobs"]["token_logprobs"][i].get<double>()) < 2e-3);
+        CHECK(lp <= 0);
+        const json top = pl["logprobs"]["top_logprobs"][i];
+        CHECK(top.size() <= 3);
+        double best = -1e30;
+        for (const auto& [text, p] : top.items()) best = std::max(best, p.get<double>());
+        CHECK(std::fabs(best - lp) < 1e-6);
+    }
+    CHECK(spelled == pl["text"]);
+    // n choices: at temperature 0 alike; echo puts the prompt first.
+    const auto two = post(plain_serve, "/v1/completions", {{"prompt", kStory}, {"max_tokens", 8}, {"n", 2}, {"echo", true}});
+    REQUIRE(two);
+    const json choices = json::parse(two->body)["choices"];
+    REQUIRE(choices.size() == 2);
+    CHECK(choices[0]["text"] == kStory + story.substr(0, choices[0]["text"].get<std::string>().size() - kStory.size()));
+    CHECK(choices[1]["text"] == choices[0]["text"]);
+    CHECK(choices[1]["index"] == 1);
+    CHECK(json::parse(two->body)["usage"]["completion_tokens"] == 16);
+    // Sampled, each choice has a seed of its own; the request's seed gives them again.
+    const json sampled = {{"prompt", kStory}, {"max_tokens", 24}, {"n", 3}, {"temperature", 1.0}, {"seed", 7}};
+    const auto first = post(drafting_serve, "/v1/completions", sampled), again = post(drafting_serve, "/v1/completions", sampled);
+    REQUIRE(first);
+    REQUIRE(again);
+    const json a = json::parse(first->body)["choices"], b = json::parse(again->body)["choices"];
+    CHECK(a == b);
+    CHECK((a[0]["text"] != a[1]["text"] || a[1]["text"] != a[2]["text"]));
+
     const auto chat = post(serve, "/v1/chat/completions",
                            {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 60}});
     REQUIRE(chat);
@@ -237,6 +284,21 @@ TEST_CASE("medusa serve decodes as generate does with a drafter and through a ch
     const std::string reply_text = c["choices"][0]["message"]["content"];
     CHECK(reply_text.size() > 20);
     CHECK(g.out.substr(g.out.rfind(asks) + asks.size()) == reply_text + "\n");
+    // A chat's logprobs: one entry a token, each with its bytes and the likeliest tokens.
+    const auto chat_lp = post(serve, "/v1/chat/completions",
+                              {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 12},
+                               {"logprobs", true}, {"top_logprobs", 2}});
+    REQUIRE(chat_lp);
+    const json cl = json::parse(chat_lp->body);
+    const json content = cl["choices"][0]["logprobs"]["content"];
+    CHECK(content.size() == cl["usage"]["completion_tokens"]);
+    std::string chat_spelled;
+    for (const json& t : content) {
+        chat_spelled += t["token"].get<std::string>();
+        CHECK(t["top_logprobs"].size() == 2);
+        CHECK(t["bytes"].size() == t["token"].get<std::string>().size());
+    }
+    CHECK(chat_spelled == cl["choices"][0]["message"]["content"]);
     CHECK(serve.stop(SIGINT) == 0);
 }
 

@@ -101,7 +101,7 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
              {"{\"prompt\": \"x\", \"logit_bias\": [1]}", "invalid_type", "logit_bias"},
              {"{\"prompt\": \"x\", \"stream_options\": {\"include_usage\": 1}}", "invalid_type", "stream_options"},
              {"{\"prompt\": \"x\", \"stream_options\": true}", "invalid_type", "stream_options"},
-             {"{\"prompt\": \"x\", \"n\": 2}", "invalid_type", "n"},
+             {"{\"prompt\": \"x\", \"n\": 17}", "invalid_type", "n"},
              {"{\"prompt\": \"x\", \"model\": 4}", "invalid_type", "model"},
              {"{\"prompt\": 12}", "invalid_type", "prompt"},
              {"{\"prompt\": [\"a\", \"b\"]}", "invalid_type", "prompt"},
@@ -203,7 +203,7 @@ TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
     stats.drafter = "n-gram lookup";
     stats.accept = "greedy";
     const ReplyHeader chat{"chatcmpl-3", 1700000000, "m.gguf", Endpoint::ChatCompletions};
-    const json reply = json::parse(reply_body(chat, "caf\xC3", FinishReason::Stop, stats));
+    const json reply = json::parse(reply_body(chat, {{"caf\xC3", FinishReason::Stop, {}}}, stats));
     CHECK(reply["object"] == "chat.completion");
     CHECK(reply["choices"][0]["message"]["content"] == "caf\xEF\xBF\xBD");  // the cut character as U+FFFD
     CHECK(reply["choices"][0]["finish_reason"] == "stop");
@@ -216,7 +216,7 @@ TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
     const std::string opening = opening_event(chat);
     REQUIRE(opening.rfind("data: ", 0) == 0);
     CHECK(json::parse(opening.substr(6))["choices"][0]["delta"]["role"] == "assistant");
-    const std::string closing = closing_events(chat, FinishReason::Length, stats);
+    const std::string closing = closing_events(chat, 0, FinishReason::Length, stats);
     CHECK(closing.size() > 20);
     CHECK(closing.substr(closing.size() - 14) == "data: [DONE]\n\n");
     const json finish = json::parse(closing.substr(6, closing.find("\n\n") - 6));
@@ -226,7 +226,7 @@ TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
     // stream_options.include_usage: the usage in a chunk of its own, with no choices, before [DONE].
     ReplyHeader with_usage = chat;
     with_usage.include_usage = true;
-    const std::string closed = closing_events(with_usage, FinishReason::Stop, stats);
+    const std::string closed = closing_events(with_usage, 0, FinishReason::Stop, stats);
     const size_t second = closed.find("\n\n") + 2;
     const json usage_chunk = json::parse(closed.substr(second + 6, closed.find("\n\n", second) - second - 6));
     CHECK(usage_chunk["choices"] == json::array());
@@ -234,10 +234,87 @@ TEST_CASE("replies, stream events and errors have OpenAI's shape", "[serve]") {
     CHECK(closed.substr(closed.size() - 14) == "data: [DONE]\n\n");
     const ReplyHeader completion{"cmpl-4", 1, "m", Endpoint::Completions};
     CHECK(opening_event(completion).empty());
-    CHECK(json::parse(text_event(completion, "ab").substr(6))["choices"][0]["text"] == "ab");
+    CHECK(json::parse(text_event(completion, 0, "ab", {}, 0).substr(6))["choices"][0]["text"] == "ab");
     const json error = json::parse(error_body(invalid_request("invalid_type", "top_k must be ...", "top_k")));
     CHECK(error == json{{"error", {{"message", "top_k must be ..."}, {"type", "invalid_request_error"}, {"param", "top_k"},
                                    {"code", "invalid_type"}}}});
+}
+
+TEST_CASE("n choices, echo and log-probabilities have OpenAI's shape, whole and streamed", "[serve]") {
+    ReplyStats stats;
+    stats.generation.prompt_tokens = 2;
+    stats.generation.new_tokens = 5;
+    const std::vector<TokenLogprobText> tokens = {{"He", -0.5f, {{"He", -0.5f}, {"It", -1.25f}}}, {"llo", -0.25f, {{"llo", -0.25f}, {"y", -2.0f}}}};
+    ReplyHeader chat{"chatcmpl-5", 1, "m", Endpoint::ChatCompletions};
+    chat.choices = 2;
+    chat.logprobs = true;
+    const json reply = json::parse(reply_body(chat, {{"Hello", FinishReason::Stop, tokens}, {"Hi", FinishReason::Length, {}}}, stats));
+    REQUIRE(reply["choices"].size() == 2);
+    CHECK(reply["choices"][1]["index"] == 1);
+    CHECK(reply["choices"][1]["message"]["content"] == "Hi");
+    CHECK(reply["choices"][1]["finish_reason"] == "length");
+    const json content = reply["choices"][0]["logprobs"]["content"];
+    REQUIRE(content.size() == 2);
+    CHECK(content[1] == json{{"token", "llo"}, {"logprob", -0.25}, {"bytes", {108, 108, 111}},
+                             {"top_logprobs", {{{"token", "llo"}, {"logprob", -0.25}, {"bytes", {108, 108, 111}}},
+                                               {{"token", "y"}, {"logprob", -2.0}, {"bytes", {121}}}}}});
+    CHECK(reply["usage"]["completion_tokens"] == 5);
+    // Streamed: each choice's role first, pieces with their tokens, a finish as a choice ends.
+    CHECK(json::parse(opening_event(chat).substr(6))["choices"].size() == 2);
+    const json piece = json::parse(text_event(chat, 1, "Hello", tokens, 0).substr(6));
+    CHECK(piece["choices"][0]["index"] == 1);
+    CHECK(piece["choices"][0]["logprobs"]["content"][0]["token"] == "He");
+    CHECK(json::parse(finish_event(chat, 0, FinishReason::Stop).substr(6))["choices"][0]["finish_reason"] == "stop");
+    // A completion's logprobs: tokens, their log-probabilities, the likeliest and where each starts,
+    // after the echoed prompt.
+    ReplyHeader completion{"cmpl-6", 1, "m", Endpoint::Completions};
+    completion.logprobs = true;
+    const json lp = json::parse(reply_body(completion, {{"Hello", FinishReason::Stop, tokens}}, stats))["choices"][0]["logprobs"];
+    CHECK(lp == json{{"tokens", {"He", "llo"}}, {"token_logprobs", {-0.5, -0.25}},
+                     {"top_logprobs", {{{"He", -0.5}, {"It", -1.25}}, {{"llo", -0.25}, {"y", -2.0}}}}, {"text_offset", {0, 2}}});
+    CHECK(json::parse(text_event(completion, 0, "llo", {tokens[1]}, 2).substr(6))["choices"][0]["logprobs"]["text_offset"] == json{2});
+    ReplyHeader echo{"cmpl-7", 1, "m", Endpoint::Completions};
+    echo.echo = "Say: ";
+    CHECK(json::parse(reply_body(echo, {{"Hello", FinishReason::Stop, {}}}, stats))["choices"][0]["text"] == "Say: Hello");
+    CHECK(json::parse(reply_body(echo, {{"Hello", FinishReason::Stop, {}}}, stats))["choices"][0]["logprobs"].is_null());
+    CHECK(json::parse(opening_event(echo).substr(6))["choices"][0]["text"] == "Say: ");
+}
+
+TEST_CASE("logprobs, top_logprobs, n, echo and response_format are read or refused by name", "[serve]") {
+    CHECK(parse_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 4})",
+                        Endpoint::ChatCompletions).logprobs == 4);
+    CHECK(parse_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true})", Endpoint::ChatCompletions)
+              .logprobs == 0);
+    CHECK_FALSE(parse_request(R"({"messages": [{"role": "user", "content": "x"}], "logprobs": false})",
+                              Endpoint::ChatCompletions).logprobs);
+    CHECK(parse_request(R"({"prompt": "x", "logprobs": 3, "n": 3})", Endpoint::Completions).logprobs == 3);
+    CHECK(parse_request(R"({"prompt": "x", "logprobs": 3, "n": 3})", Endpoint::Completions).n == 3);
+    CHECK(parse_request(R"({"prompt": "x", "echo": true})", Endpoint::Completions).echo);
+    CHECK(parse_request(R"({"prompt": "x", "response_format": {"type": "text"}})", Endpoint::Completions).prompt == "x");
+    struct Bad {
+        std::string body;
+        Endpoint endpoint;
+        const char* param;
+    };
+    for (const Bad& b : std::vector<Bad>{
+             {R"({"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2})", Endpoint::ChatCompletions, "top_logprobs"},
+             {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": true, "top_logprobs": 21})", Endpoint::ChatCompletions, "top_logprobs"},
+             {R"({"messages": [{"role": "user", "content": "x"}], "logprobs": 2})", Endpoint::ChatCompletions, "logprobs"},
+             {R"({"prompt": "x", "logprobs": 6})", Endpoint::Completions, "logprobs"},
+             {R"({"prompt": "x", "logprobs": true})", Endpoint::Completions, "logprobs"},
+             {R"({"prompt": "x", "n": 17})", Endpoint::Completions, "n"},
+             {R"({"prompt": "x", "n": 0})", Endpoint::Completions, "n"},
+             {R"({"prompt": "x", "echo": true, "logprobs": 1})", Endpoint::Completions, "echo"},
+             {R"({"prompt": "x", "echo": "yes"})", Endpoint::Completions, "echo"},
+             {R"({"prompt": "x", "response_format": {"type": "json_object"}})", Endpoint::Completions, "response_format"},
+             {R"({"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {}}})",
+              Endpoint::ChatCompletions, "response_format"},
+             {R"({"prompt": "x", "response_format": "json"})", Endpoint::Completions, "response_format"}}) {
+        CAPTURE(b.body);
+        const ApiError e = refusal(b.body, b.endpoint);
+        CHECK(e.status == 400);
+        CHECK(e.param == b.param);
+    }
 }
 
 TEST_CASE("the queue holds as many requests as it has slots, in order, and closing fails the waiting", "[serve]") {

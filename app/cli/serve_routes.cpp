@@ -199,7 +199,10 @@ void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& re
                                    .created = std::time(nullptr),
                                    .model = model_.name,
                                    .endpoint = endpoint,
-                                   .include_usage = request.include_usage};
+                                   .include_usage = request.include_usage,
+                                   .choices = request.n,
+                                   .logprobs = request.logprobs.has_value(),
+                                   .echo = request.echo ? request.prompt : ""};
         if (request.stream) stream_reply(job, h, res);
         else whole_reply(job, h, req, res);
     } catch (const ApiError& e) {
@@ -211,7 +214,7 @@ void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, 
                               const Request& req, Response& res) {
     // Nothing is written until the reply is whole, so the client's socket says whether it left.
     const auto client = serve::ClientConnection::find(req.remote_addr, req.remote_port);
-    std::string text;
+    std::vector<serve::ReplyChoice> choices(size_t(h.choices));
     auto checked = std::chrono::steady_clock::now();
     for (;;) {
         std::optional<JobEvent> e = job->receive(kClientCheck);
@@ -223,10 +226,16 @@ void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, 
             }
         }
         if (!e) continue;
+        serve::ReplyChoice& c = choices.at(size_t(e->choice));
         switch (e->kind) {
-        case JobEvent::Kind::Text: text += e->text; break;
+        case JobEvent::Kind::Text:
+            c.text += e->text;
+            c.tokens.insert(c.tokens.end(), e->tokens.begin(), e->tokens.end());
+            break;
         case JobEvent::Kind::Done:
-            res.set_content(serve::reply_body(h, text, e->finish, e->stats), "application/json");
+            c.finish = e->finish;
+            if (e->choice + 1 < h.choices) break;
+            res.set_content(serve::reply_body(h, choices, e->stats), "application/json");
             return;
         case JobEvent::Kind::Failed: throw *e->error;
         }
@@ -237,11 +246,12 @@ void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job,
     ++open_streams_;
     res.set_header("Cache-Control", "no-cache");
     auto opened = std::make_shared<bool>(false);
+    auto offset = std::make_shared<size_t>(h.echo.size());  // where the next piece starts in its choice's text
     res.set_chunked_content_provider(
         "text/event-stream",
         // Called again and again until done(): each call sends at most one event. A write that
         // fails, or a client found gone, cancels the generation.
-        [job, h, opened](size_t, httplib::DataSink& sink) {
+        [job, h, opened, offset](size_t, httplib::DataSink& sink) {
             auto send = [&](const std::string& text) {
                 if (text.empty()) return true;  // an empty write would end the stream
                 if (sink.is_writable() && sink.write(text.data(), text.size())) return true;
@@ -259,9 +269,15 @@ void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job,
                 return false;
             }
             switch (e->kind) {
-            case JobEvent::Kind::Text: return send(serve::text_event(h, e->text));
+            case JobEvent::Kind::Text: {
+                const size_t at = *offset;
+                for (const serve::TokenLogprobText& t : e->tokens) *offset += t.text.size();
+                return send(serve::text_event(h, e->choice, e->text, e->tokens, at));
+            }
             case JobEvent::Kind::Done:
-                if (!send(serve::closing_events(h, e->finish, e->stats))) return false;
+                *offset = h.echo.size();
+                if (e->choice + 1 < h.choices) return send(serve::finish_event(h, e->choice, e->finish));
+                if (!send(serve::closing_events(h, e->choice, e->finish, e->stats))) return false;
                 break;
             case JobEvent::Kind::Failed:
                 if (!send(serve::error_event(*e->error))) return false;

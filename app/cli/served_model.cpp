@@ -82,6 +82,8 @@ std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedM
     job->id = id;
     job->endpoint = request.endpoint;
     job->spec = request_spec(request.sampling, model);
+    job->choices = request.n;
+    job->logprobs = request.logprobs.value_or(-1);
     const bool chat = request.endpoint == Endpoint::ChatCompletions;
     const std::string param = chat ? "messages" : "prompt";
     // More bytes than the context could spell in its longest tokens cannot fit: refused before
@@ -121,57 +123,92 @@ std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedM
     return job;
 }
 
+namespace {
+
+// `token` after `prev` with its log-probabilities, as text.
+serve::TokenLogprobText token_text(const Tokenizer& tok, int prev, const TokenLogprobs& l) {
+    serve::TokenLogprobText t{tok.piece_text(prev, l.token), l.logprob, {}};
+    for (const TopLogprob& top : l.top) t.top.push_back({tok.piece_text(prev, top.token), top.logprob});
+    return t;
+}
+
+void add_choice(GenerationStats& total, const GenerationStats& one) {
+    total.prompt_tokens = one.prompt_tokens;
+    total.new_tokens += one.new_tokens;
+    total.steps += one.steps;
+    total.drafted += one.drafted;
+    total.drafted_steps += one.drafted_steps;
+    total.accepted += one.accepted;
+    total.submits += one.submits;
+    total.prefill_ms += one.prefill_ms;
+    total.decode_ms += one.decode_ms;
+    total.stop_reason = one.stop_reason;
+}
+
+}  // namespace
+
 void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueue& queue, bool log) {
     auto fail = [&](const ApiError& e) { job.send(JobEvent::failed(e)); };
     if (job.cancelled()) {  // its client went away while it waited, or the server is stopping
         if (const auto why = queue.closed_because()) fail(*why);
         return;
     }
-    SpeculativeDecoder decoder(*model.engine.runner, *model.drafting.drafter, decode_options(job.spec, job.stop_tokens));
-    serve::ReplyText text(job.stop_strings);
-    int prev = job.prompt.back();
-    // Tokens up to the one that completed a stop string: what plain decoding emits, whatever a
-    // step accepted past it.
-    int kept = 0;
-    auto on_step = [&](const StepTrace& step) {
-        std::string piece;
-        for (int token : step.emitted) {
-            if (text.stopped()) break;
-            piece += text.feed(model.tokenizer.piece_text(prev, token));
-            prev = token;
-            ++kept;
+    DecodeOptions options = decode_options(job.spec, job.stop_tokens);
+    options.logprobs = job.logprobs;
+    SpeculativeDecoder decoder(*model.engine.runner, *model.drafting.drafter, options);
+    GenerationStats total;
+    for (int choice = 0; choice < job.choices; ++choice) {
+        decoder.reseed(options.sampling.seed + uint64_t(choice));  // the next choice, the next seed
+        serve::ReplyText text(job.stop_strings);
+        int prev = job.prompt.back();
+        // Tokens up to the one that completed a stop string: what plain decoding emits, whatever a
+        // step accepted past it.
+        int kept = 0;
+        auto on_step = [&](const StepTrace& step) {
+            std::string piece;
+            std::vector<serve::TokenLogprobText> tokens;
+            for (size_t k = 0; k < step.emitted.size(); ++k) {
+                if (text.stopped()) break;
+                const int token = step.emitted[k];
+                if (k < step.logprobs.size()) tokens.push_back(token_text(model.tokenizer, prev, step.logprobs[k]));
+                piece += text.feed(model.tokenizer.piece_text(prev, token));
+                prev = token;
+                ++kept;
+            }
+            if (!piece.empty() || !tokens.empty()) job.send(JobEvent::piece(choice, std::move(piece), std::move(tokens)));
+            return !text.stopped() && !job.cancelled();
+        };
+        GenerationStats stats;
+        try {
+            stats = decoder.generate(job.prompt, on_step);
+        } catch (const NonFiniteLogits& e) {
+            // The logits are the target's, or a draft model's when one drafts.
+            const std::string whose = model.drafting.draft ? model.file.path + " or " + model.drafting.draft->path : model.file.path;
+            fail(ApiError(500, "server_error", "non_finite_logits", whose + ": " + e.what()));
+            if (log) std::fprintf(stderr, "medusa serve: request %d: %s\n", job.id, terminal_safe(whose + ": " + e.what()).c_str());
+            return;
+        } catch (const std::exception& e) {  // the device lost, out of memory: this request fails, the server stays
+            fail(ApiError(500, "server_error", "decoding_failed", e.what()));
+            if (log) std::fprintf(stderr, "medusa serve: request %d: error: %s\n", job.id, terminal_safe(e.what()).c_str());
+            return;
         }
-        if (!piece.empty()) job.send(JobEvent::piece(std::move(piece)));
-        return !text.stopped() && !job.cancelled();
-    };
-    GenerationStats stats;
-    try {
-        stats = decoder.generate(job.prompt, on_step);
-    } catch (const NonFiniteLogits& e) {
-        // The logits are the target's, or a draft model's when one drafts.
-        const std::string whose = model.drafting.draft ? model.file.path + " or " + model.drafting.draft->path : model.file.path;
-        fail(ApiError(500, "server_error", "non_finite_logits", whose + ": " + e.what()));
-        if (log) std::fprintf(stderr, "medusa serve: request %d: %s\n", job.id, terminal_safe(whose + ": " + e.what()).c_str());
-        return;
-    } catch (const std::exception& e) {  // the device lost, out of memory: this request fails, the server stays
-        fail(ApiError(500, "server_error", "decoding_failed", e.what()));
-        if (log) std::fprintf(stderr, "medusa serve: request %d: error: %s\n", job.id, terminal_safe(e.what()).c_str());
-        return;
+        if (text.stopped()) stats.new_tokens = kept, stats.stop_reason = StopReason::StopString;
+        add_choice(total, stats);
+        const auto closed = queue.closed_because();
+        if (log)
+            std::fprintf(stderr, "medusa serve: request %d%s: %s%s\n", job.id,
+                         job.choices > 1 ? (", choice " + std::to_string(choice)).c_str() : "",
+                         statistics_line(job.spec, model.drafting, decoder.rule().kind(), model.engine, stats).c_str(),
+                         !job.cancelled() ? "" : closed ? ", the server is stopping" : ", the client went away");
+        if (job.cancelled()) {
+            if (closed) fail(*closed);
+            return;  // else nobody is listening
+        }
+        if (std::string rest = text.finish(); !rest.empty()) job.send(JobEvent::piece(choice, std::move(rest)));
+        const bool stopped = text.stopped() || stats.stop_reason == StopReason::StopToken;
+        job.send(JobEvent::done(choice, stopped ? serve::FinishReason::Stop : serve::FinishReason::Length,
+                                {total, model.drafting.summary, accept_rule_name(decoder.rule().kind())}));
     }
-    if (text.stopped()) stats.new_tokens = kept, stats.stop_reason = StopReason::StopString;
-    const auto closed = queue.closed_because();
-    if (log)
-        std::fprintf(stderr, "medusa serve: request %d: %s%s\n", job.id,
-                     statistics_line(job.spec, model.drafting, decoder.rule().kind(), model.engine, stats).c_str(),
-                     !job.cancelled() ? "" : closed ? ", the server is stopping" : ", the client went away");
-    if (job.cancelled()) {
-        if (closed) fail(*closed);
-        return;  // else nobody is listening
-    }
-    if (std::string rest = text.finish(); !rest.empty()) job.send(JobEvent::piece(std::move(rest)));
-    const bool stopped = text.stopped() || stats.stop_reason == StopReason::StopToken;
-    job.send(JobEvent::done(stopped ? serve::FinishReason::Stop : serve::FinishReason::Length,
-                            {stats, model.drafting.summary, accept_rule_name(decoder.rule().kind())}));
 }
 
 }  // namespace medusa::cli

@@ -116,6 +116,25 @@ SamplingFields sampling_fields(const json& body) {
     return s;
 }
 
+// Chat: logprobs true or false, top_logprobs 0..20 beside it; completion: logprobs 0..5.
+std::optional<int> logprobs_asked(const json& body, Endpoint endpoint) {
+    if (endpoint == Endpoint::Completions) {
+        const std::optional<int> n = integer_in(body, "logprobs", 0, "from 0 to 5");
+        if (n && *n > 5) throw wrong_field("logprobs", "an integer from 0 to 5", body["logprobs"]);
+        return n;
+    }
+    const json* on = field(body, "logprobs");
+    if (on && !on->is_boolean()) throw wrong_field("logprobs", "true or false", *on);
+    const std::string range = "from 0 to " + std::to_string(kMaxTopLogprobs);
+    const std::optional<int> top = integer_in(body, "top_logprobs", 0, range);
+    if (top && *top > kMaxTopLogprobs) throw wrong_field("top_logprobs", "an integer " + range, body["top_logprobs"]);
+    if (!on || !on->get<bool>()) {
+        if (top) throw invalid_request("invalid_value", "top_logprobs needs logprobs: true", "top_logprobs");
+        return std::nullopt;
+    }
+    return top.value_or(0);
+}
+
 std::vector<std::string> stop_strings(const json& body) {
     const json* v = field(body, "stop");
     if (!v) return {};
@@ -244,8 +263,27 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
     ApiRequest r;
     r.endpoint = endpoint;
     if (const json* m = field(body, "model"); m && !m->is_string()) throw wrong_field("model", "a string", *m);
-    if (const json* n = field(body, "n"); n && !(n->is_number_integer() && n->get<int64_t>() == 1))
-        throw wrong_field("n", "1 (this server gives one choice per request)", *n);
+    r.n = integer_in(body, "n", 1, "from 1 to " + std::to_string(kMaxChoices)).value_or(1);
+    if (r.n > kMaxChoices) throw wrong_field("n", "an integer from 1 to " + std::to_string(kMaxChoices), body["n"]);
+    if (const json* f = field(body, "response_format")) {
+        const json* type = f->is_object() ? field(*f, "type") : nullptr;
+        if (!type || !type->is_string()) throw wrong_field("response_format", "an object with a type", *f);
+        if (*type != "text")
+            throw invalid_request("unsupported_value",
+                                  "response_format " + json_excerpt(*type) +
+                                      " is not supported: this server does not constrain replies to JSON (only \"text\")",
+                                  "response_format");
+    }
+    r.logprobs = logprobs_asked(body, endpoint);
+    if (const json* e = field(body, "echo"); e && endpoint == Endpoint::Completions) {
+        if (!e->is_boolean()) throw wrong_field("echo", "true or false", *e);
+        r.echo = e->get<bool>();
+        if (r.echo && r.logprobs)
+            throw invalid_request("unsupported_value",
+                                  "echo with logprobs is not supported: this server gives no log-probabilities for the "
+                                  "prompt's tokens",
+                                  "echo");
+    }
     if (const json* s = field(body, "stream")) {
         if (!s->is_boolean()) throw wrong_field("stream", "true or false", *s);
         r.stream = s->get<bool>();

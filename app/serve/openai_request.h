@@ -21,6 +21,8 @@ constexpr size_t kMaxBodyBytes = size_t(1) << 20;
 constexpr size_t kMaxStopStrings = 16;  // front-ends send long lists; llama.cpp has no cap
 constexpr size_t kMaxStopBytes = 256;
 constexpr size_t kMaxLogitBias = 1024;  // entries of logit_bias
+constexpr int kMaxChoices = 16;          // n: choices decoded one after another
+constexpr int kMaxTopLogprobs = 20;      // chat's top_logprobs (a completion's logprobs: 5), as OpenAI's
 
 enum class Endpoint { Completions, ChatCompletions };
 
@@ -42,6 +44,11 @@ struct ApiRequest {
     std::vector<std::string> stop;  // non-empty strings, at most kMaxStopStrings
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage: usage in a last chunk of its own
+    // Each token's log-probability and this many likeliest alternatives (chat: logprobs: true with
+    // top_logprobs; completion: logprobs: N); nullopt: none.
+    std::optional<int> logprobs;
+    bool echo = false;  // a completion's text starts with its prompt
+    int n = 1;          // choices, each decoded with the next seed
 };
 
 // `body` as the endpoint reads it; throws ApiError (400) for malformed JSON, a body that is not an

@@ -45,12 +45,46 @@ json speculative(const ReplyStats& s) {
             {"stop", stop_reason_name(g.stop_reason)}};
 }
 
+json bytes_of(const std::string& text) {
+    json b = json::array();
+    for (unsigned char c : text) b.push_back(int(c));
+    return b;
+}
+
+// OpenAI's logprobs object of `tokens`: a chat's {"content": [{token, logprob, bytes,
+// top_logprobs}]}, a completion's {tokens, token_logprobs, top_logprobs, text_offset}, the
+// offsets counted from `offset`.
+json logprobs_of(const ReplyHeader& h, const std::vector<TokenLogprobText>& tokens, size_t offset) {
+    if (chat(h)) {
+        json content = json::array();
+        for (const TokenLogprobText& t : tokens) {
+            json top = json::array();
+            for (const auto& [text, lp] : t.top) top.push_back({{"token", text}, {"logprob", lp}, {"bytes", bytes_of(text)}});
+            content.push_back({{"token", t.text}, {"logprob", t.logprob}, {"bytes", bytes_of(t.text)}, {"top_logprobs", top}});
+        }
+        return {{"content", content}, {"refusal", nullptr}};
+    }
+    json texts = json::array(), lps = json::array(), tops = json::array(), offsets = json::array();
+    for (const TokenLogprobText& t : tokens) {
+        texts.push_back(t.text);
+        lps.push_back(t.logprob);
+        json top = json::object();
+        for (const auto& [text, lp] : t.top) top[text] = lp;
+        tops.push_back(top);
+        offsets.push_back(offset);
+        offset += t.text.size();
+    }
+    return {{"tokens", texts}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
+}
+
 // One choice: a completion's text, a chat reply's message, or a chunk's delta of either.
-json choice(const ReplyHeader& h, const std::string& text, const json& finish, bool chunk) {
-    json c = {{"index", 0}};
-    if (!chat(h)) c["text"] = text, c["logprobs"] = nullptr;
+json choice(const ReplyHeader& h, int index, const std::string& text, const json& finish, bool chunk,
+            const json& logprobs = nullptr) {
+    json c = {{"index", index}};
+    if (!chat(h)) c["text"] = text;
     else if (chunk) c["delta"] = text.empty() ? json::object() : json{{"content", text}};
     else c["message"] = {{"role", "assistant"}, {"content", text}};
+    c["logprobs"] = logprobs;
     c["finish_reason"] = finish;
     return c;
 }
@@ -67,30 +101,46 @@ std::string error_body(const ApiError& e) {
                       {"code", e.code.empty() ? json(nullptr) : json(e.code)}}}});
 }
 
-std::string reply_body(const ReplyHeader& h, const std::string& text, FinishReason finish, const ReplyStats& stats) {
+std::string reply_body(const ReplyHeader& h, const std::vector<ReplyChoice>& choices, const ReplyStats& stats) {
     json j = header_fields(h, false);
-    j["choices"] = json::array({choice(h, text, finish_reason_name(finish), false)});
+    j["choices"] = json::array();
+    for (size_t i = 0; i < choices.size(); ++i) {
+        const ReplyChoice& c = choices[i];
+        j["choices"].push_back(choice(h, int(i), h.echo + c.text, finish_reason_name(c.finish), false,
+                                      h.logprobs ? logprobs_of(h, c.tokens, h.echo.size()) : json(nullptr)));
+    }
     j["usage"] = usage(stats.generation);
     j["speculative"] = speculative(stats);
     return text_of(j);
 }
 
 std::string opening_event(const ReplyHeader& h) {
-    if (!chat(h)) return "";
+    if (!chat(h) && h.echo.empty()) return "";
     json j = header_fields(h, true);
-    j["choices"] = json::array({{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}}});
+    j["choices"] = json::array();
+    for (int i = 0; i < h.choices; ++i) {
+        if (chat(h)) j["choices"].push_back({{"index", i}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}});
+        else j["choices"].push_back(choice(h, i, h.echo, nullptr, true));
+    }
     return event(j);
 }
 
-std::string text_event(const ReplyHeader& h, const std::string& text) {
+std::string text_event(const ReplyHeader& h, int index, const std::string& text,
+                       const std::vector<TokenLogprobText>& tokens, size_t offset) {
     json j = header_fields(h, true);
-    j["choices"] = json::array({choice(h, text, nullptr, true)});
+    j["choices"] = json::array({choice(h, index, text, nullptr, true, h.logprobs ? logprobs_of(h, tokens, offset) : json(nullptr))});
     return event(j);
 }
 
-std::string closing_events(const ReplyHeader& h, FinishReason finish, const ReplyStats& stats) {
+std::string finish_event(const ReplyHeader& h, int index, FinishReason finish) {
     json j = header_fields(h, true);
-    j["choices"] = json::array({choice(h, "", finish_reason_name(finish), true)});
+    j["choices"] = json::array({choice(h, index, "", finish_reason_name(finish), true)});
+    return event(j);
+}
+
+std::string closing_events(const ReplyHeader& h, int index, FinishReason finish, const ReplyStats& stats) {
+    json j = header_fields(h, true);
+    j["choices"] = json::array({choice(h, index, "", finish_reason_name(finish), true)});
     j["speculative"] = speculative(stats);
     std::string out = event(j);
     if (h.include_usage) {

@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api_error.h"
 #include "decode/speculative_decoder.h"
@@ -12,13 +14,16 @@
 
 namespace medusa::serve {
 
-// What every chunk of one reply repeats.
+// What every chunk of one reply repeats, and what the request asked of every choice.
 struct ReplyHeader {
     std::string id;  // "cmpl-N" or "chatcmpl-N"
     int64_t created = 0;  // Unix seconds
     std::string model;
     Endpoint endpoint = Endpoint::Completions;
     bool include_usage = false;  // a stream's usage in a last chunk of its own, with no choices
+    int choices = 1;             // n
+    bool logprobs = false;       // each choice carries its tokens' log-probabilities
+    std::string echo;            // a completion's prompt, which each choice's text starts with (echo)
 };
 
 // "stop": a stop token or string ended the reply; "length": max_tokens or the context did.
@@ -31,16 +36,36 @@ struct ReplyStats {
     std::string accept;   // the acceptance rule: "greedy", "typical", "sample"
 };
 
-std::string error_body(const ApiError& e);
-std::string reply_body(const ReplyHeader& h, const std::string& text, FinishReason finish, const ReplyStats& stats);
+// A token of a reply with the target's log-probability of it and of the likeliest tokens there,
+// each as the text the tokenizer gives it (bytes that may be part of a UTF-8 character).
+struct TokenLogprobText {
+    std::string text;
+    float logprob = 0;
+    std::vector<std::pair<std::string, float>> top;
+};
 
-// A stream's events, each "data: {...}\n\n": the opening (a chat's assistant role; nothing for a
-// completion), one per piece of text, and the closing chunk (finish reason, speculative), then
-// where the request asked for it (stream_options.include_usage) a chunk of usage with no
-// choices, as OpenAI sends it, and "data: [DONE]". An error ends a stream as OpenAI's do: one event holding the error.
+struct ReplyChoice {
+    std::string text;  // after the echoed prompt
+    FinishReason finish = FinishReason::Length;
+    std::vector<TokenLogprobText> tokens;  // when logprobs were asked for
+};
+
+std::string error_body(const ApiError& e);
+// `stats`: of every choice (their tokens, steps and times summed).
+std::string reply_body(const ReplyHeader& h, const std::vector<ReplyChoice>& choices, const ReplyStats& stats);
+
+// A stream's events, each "data: {...}\n\n": the opening (a chat's assistant role, a completion's
+// echoed prompt, for each choice; nothing otherwise), one per piece of text (with its tokens'
+// log-probabilities; `offset`: where the piece starts in the choice's text, echo included), a
+// finish chunk as each choice but the last ends, and the closing chunk (the last choice's
+// finish, speculative), then where the request asked for it (stream_options.include_usage) a
+// chunk of usage with no choices, as OpenAI sends it, and "data: [DONE]". An error ends a stream
+// as OpenAI's do: one event holding the error.
 std::string opening_event(const ReplyHeader& h);
-std::string text_event(const ReplyHeader& h, const std::string& text);
-std::string closing_events(const ReplyHeader& h, FinishReason finish, const ReplyStats& stats);
+std::string text_event(const ReplyHeader& h, int choice, const std::string& text,
+                       const std::vector<TokenLogprobText>& tokens, size_t offset);
+std::string finish_event(const ReplyHeader& h, int choice, FinishReason finish);
+std::string closing_events(const ReplyHeader& h, int choice, FinishReason finish, const ReplyStats& stats);
 std::string error_event(const ApiError& e);
 
 // GET /v1/models: the one model served.

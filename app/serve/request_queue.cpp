@@ -2,15 +2,18 @@
 
 namespace medusa::serve {
 
-JobEvent JobEvent::piece(std::string text) {
+JobEvent JobEvent::piece(int choice, std::string text, std::vector<TokenLogprobText> tokens) {
     JobEvent e;
+    e.choice = choice;
     e.text = std::move(text);
+    e.tokens = std::move(tokens);
     return e;
 }
 
-JobEvent JobEvent::done(FinishReason finish, ReplyStats stats) {
+JobEvent JobEvent::done(int choice, FinishReason finish, ReplyStats stats) {
     JobEvent e;
     e.kind = Kind::Done;
+    e.choice = choice;
     e.finish = finish;
     e.stats = std::move(stats);
     return e;

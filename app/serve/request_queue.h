@@ -18,16 +18,19 @@
 
 namespace medusa::serve {
 
+// A job's choices come one after another: each sends its text, then Done; Failed ends the job.
 struct JobEvent {
     enum class Kind { Text, Done, Failed };
     Kind kind = Kind::Text;
-    std::string text;               // Text: the next piece of the reply
-    FinishReason finish{};          // Done
-    ReplyStats stats;               // Done
-    std::optional<ApiError> error;  // Failed
+    int choice = 0;                       // Text, Done: of which choice
+    std::string text;                     // Text: the next piece of the reply
+    std::vector<TokenLogprobText> tokens;  // Text: the tokens it came from, when logprobs were asked for
+    FinishReason finish{};                // Done
+    ReplyStats stats;                     // Done: of every choice so far
+    std::optional<ApiError> error;        // Failed
 
-    static JobEvent piece(std::string text);
-    static JobEvent done(FinishReason finish, ReplyStats stats);
+    static JobEvent piece(int choice, std::string text, std::vector<TokenLogprobText> tokens = {});
+    static JobEvent done(int choice, FinishReason finish, ReplyStats stats);
     static JobEvent failed(const ApiError& error);
 };
 
@@ -39,6 +42,8 @@ public:
     DecodingSpec spec;        // the server's flags with the request's fields
     std::vector<int> stop_tokens;
     std::vector<std::string> stop_strings;
+    int choices = 1;    // n
+    int logprobs = -1;  // each token's log-probability and this many likeliest; -1: none
 
     void send(JobEvent e);
     // The next event, or nothing when `wait` passes without one.
