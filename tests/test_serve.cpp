@@ -538,3 +538,66 @@ TEST_CASE("medusa serve keeps answering beside 64 clients that send their header
     for (int fd : slow) ::close(fd);
     CHECK(serve.stop(SIGTERM) == 0);
 }
+
+TEST_CASE("medusa serve drops a client that takes longer than --request-timeout to send its request, not one it answers",
+          "[serve]") {
+    const fs::path model = medusa::test::write_tiny_gguf("serve-deadline", nullptr);
+    ServeProcess serve({"-m", model.string(), "--temp", "0", "--ctx-size", "16384", "--request-timeout", "1.5"});
+    auto connect_slow = [&](const std::string& start) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        REQUIRE(fd >= 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(uint16_t(serve.port()));
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        REQUIRE(::send(fd, start.data(), start.size(), MSG_NOSIGNAL) == ssize_t(start.size()));
+        return fd;
+    };
+    // Headers a line every 0.4 s, never ending; a body a byte every 0.4 s, never whole: each read
+    // comes in time, the whole request never does.
+    const int headers = connect_slow("GET /health HTTP/1.1\r\n");
+    const int body = connect_slow("POST /v1/completions HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{");
+    // A stream answered for longer than the deadline is not the client's delay: it goes on.
+    httplib::Client streaming = serve.client();
+    std::atomic<size_t> streamed{0};
+    std::atomic<bool> leave{false};
+    std::thread reader([&] {
+        httplib::Request req;
+        req.method = "POST";
+        req.path = "/v1/completions";
+        req.body = json{{"prompt", "a"}, {"max_tokens", 16000}, {"stream", true}}.dump();
+        req.set_header("Content-Type", "application/json");
+        req.content_receiver = [&](const char*, size_t n, uint64_t, uint64_t) {
+            streamed += n;
+            return !leave;
+        };
+        streaming.send(req);
+    });
+    auto alive = [](int fd) {
+        char c;
+        const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    };
+    bool headers_dropped = false, body_dropped = false;
+    for (int i = 0; i < 15 && !(headers_dropped && body_dropped); ++i) {
+        if (!headers_dropped) ::send(headers, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (!body_dropped) ::send(body, " ", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        headers_dropped = headers_dropped || !alive(headers);
+        body_dropped = body_dropped || !alive(body);
+    }
+    CHECK(headers_dropped);
+    CHECK(body_dropped);
+    CHECK_THAT(serve.err(), Catch::Contains("its request took longer than --request-timeout"));
+    const size_t before = streamed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CHECK(streamed > before);  // still streaming, well past the deadline
+    CHECK(json::parse(serve.client().Get("/health")->body)["running"] == 1);
+    leave = true;
+    reader.join();
+    ::close(headers);
+    ::close(body);
+    CHECK(serve.stop(SIGTERM) == 0);
+    fs::remove(model);
+}

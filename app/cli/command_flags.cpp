@@ -36,7 +36,7 @@ const std::map<std::string, CommandFlags>& command_flags() {
          {{"--cpu", "--validate", "--quiet", "--adaptive-gamma", "--fixed-shape"},
           joined({kDrafterOptions, kSamplingOptions,
                   {"--model", "--tokenizer", "--n-predict", "--device", "--chat-template", "--ctx-size", "--host",
-                   "--port", "--api-key", "--parallel", "--cors"}})}},
+                   "--port", "--api-key", "--parallel", "--cors", "--request-timeout"}})}},
         {"bench",
          {{"--validate", "--no-cpu", "--no-medusa", "--adaptive-gamma", "--tune-kernels", "--fixed-shape"},
           joined({kDrafterOptions, kSamplingOptions,

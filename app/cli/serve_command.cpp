@@ -70,10 +70,17 @@ int run_serve(int argc, char** argv) {
     if (args.has("--api-key") && args.str("--api-key").empty()) throw UsageError("--api-key must not be empty");
     const bool log = !args.has("--quiet");
 
+    const float timeout = args.number("--request-timeout", 30);
+    if (!(timeout >= 0.5 && timeout <= 3600))
+        throw UsageError("--request-timeout must be in 0.5..3600 seconds, got " + args.str("--request-timeout"));
+    const auto deadline = std::chrono::milliseconds(long(timeout * 1000));
     const serve::CorsPolicy cors = cors_policy(args);  // before the model loads: a bad flag fails at once
     ServedModel model(args);
     serve::RequestQueue queue(slots);
-    ServeRoutes routes(model, queue, {.api_key = args.str("--api-key", ""), .cors = cors});
+    serve::RequestDeadlines deadlines(deadline, [log](const std::string& peer) {
+        if (log) std::fprintf(stderr, "medusa serve: dropped %s: its request took longer than --request-timeout\n", peer.c_str());
+    });
+    ServeRoutes routes(model, queue, deadlines, {.api_key = args.str("--api-key", ""), .cors = cors, .request_deadline = deadline});
     httplib::Server server;
     // Each held request keeps an HTTP thread waiting for it, and so does each connection still
     // sending its request (a slow or idle client): threads for 64 of those beside the held requests

@@ -50,6 +50,9 @@ ApiError route_error(const Request& req, int status) {
         return ApiError(413, "invalid_request_error", "request_too_large",
                         "the request body is larger than " + std::to_string(serve::kMaxBodyBytes) + " bytes");
     case 400: return ApiError(400, "invalid_request_error", "malformed_request", "the HTTP request is malformed");
+    case 408:
+        return ApiError(408, "invalid_request_error", "request_timeout",
+                        "the request body took longer than medusa serve --request-timeout allows");
     default:
         return ApiError(status, status >= 500 ? "server_error" : "invalid_request_error", "",
                         "the request failed with HTTP status " + std::to_string(status));
@@ -91,13 +94,19 @@ void ServeRoutes::install(httplib::Server& server) {
             return httplib::Server::HandlerResponse::Handled;
         }
         const bool generation = req.method == "POST" && (req.path == kCompletions || req.path == kChatCompletions);
-        if (generation || !req.has_header("Transfer-Encoding")) return httplib::Server::HandlerResponse::Unhandled;
+        if (generation || !req.has_header("Transfer-Encoding")) {
+            // Its headers are read (and a generation route bounds its body's time itself).
+            deadlines_.answering(req.remote_addr, req.remote_port);
+            return httplib::Server::HandlerResponse::Unhandled;
+        }
         res.set_header("Connection", "close");  // the unread body must not be taken for a request
         send_error(res, ApiError(411, "invalid_request_error", "length_required", "a body needs a Content-Length here"));
         return httplib::Server::HandlerResponse::Handled;
     });
     // Every other reply to an allowed page says so, or its browser would not let the page read it.
     server.set_post_routing_handler([this](const Request& req, Response& res) {
+        // A whole reply is about to be written (a stream's end is its releaser's to tell).
+        if (res.get_header_value("Content-Type") != "text/event-stream") deadlines_.answered(req.remote_addr, req.remote_port);
         const std::string origin = req.get_header_value("Origin");
         if (!origin.empty() && settings_.cors.allows(origin) && !res.has_header("Access-Control-Allow-Origin"))
             allow_origin(res, origin);
@@ -138,13 +147,16 @@ void ServeRoutes::install(httplib::Server& server) {
         server.Post(path, httplib::Server::HandlerWithContentReader(
                               [this, ep](const Request& req, Response& res, const httplib::ContentReader& read) {
                                   std::string body;
-                                  bool too_large = false;
+                                  bool too_large = false, too_slow = false;
+                                  const auto deadline = std::chrono::steady_clock::now() + settings_.request_deadline;
                                   const bool whole = read([&](const char* data, size_t n) {
                                       too_large = body.size() + n > serve::kMaxBodyBytes;
+                                      too_slow = std::chrono::steady_clock::now() > deadline;
                                       if (!too_large) body.append(data, n);
-                                      return !too_large;
+                                      return !too_large && !too_slow;
                                   });
                                   if (too_large || res.status == 413) send_error(res, route_error(req, 413));
+                                  else if (too_slow) send_error(res, route_error(req, 408));
                                   else if (!whole) send_error(res, route_error(req, 400));
                                   else generation(ep, req, res, body);
                               }));
@@ -203,7 +215,7 @@ void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& re
                                    .choices = request.n,
                                    .logprobs = request.logprobs.has_value(),
                                    .echo = request.echo ? request.prompt : ""};
-        if (request.stream) stream_reply(job, h, res);
+        if (request.stream) stream_reply(job, h, req, res);
         else whole_reply(job, h, req, res);
     } catch (const ApiError& e) {
         send_error(res, e);
@@ -242,7 +254,8 @@ void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, 
     }
 }
 
-void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, Response& res) {
+void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h,
+                               const Request& req, Response& res) {
     ++open_streams_;
     res.set_header("Cache-Control", "no-cache");
     auto opened = std::make_shared<bool>(false);
@@ -286,8 +299,9 @@ void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job,
             sink.done();
             return true;
         },
-        [this, job](bool success) {
+        [this, job, address = req.remote_addr, port = req.remote_port](bool success) {
             if (!success) job->cancel();
+            deadlines_.answered(address, port);
             --open_streams_;
         });
 }

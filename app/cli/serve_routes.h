@@ -6,9 +6,11 @@
 // (OPTIONS) are answered for the origins the policy allows.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <string>
 
 #include "cors_policy.h"
+#include "request_deadlines.h"
 #include "request_queue.h"
 #include "served_model.h"
 
@@ -23,12 +25,13 @@ namespace medusa::cli {
 struct ServeSettings {
     std::string api_key;  // empty: no key asked for
     serve::CorsPolicy cors;  // the web pages that may call it (this machine's, unless --cors says more)
+    std::chrono::milliseconds request_deadline{30000};  // to send a whole request, headers and body
 };
 
 class ServeRoutes {
 public:
-    ServeRoutes(ServedModel& model, serve::RequestQueue& queue, ServeSettings settings)
-        : model_(model), queue_(queue), settings_(std::move(settings)) {}
+    ServeRoutes(ServedModel& model, serve::RequestQueue& queue, serve::RequestDeadlines& deadlines, ServeSettings settings)
+        : model_(model), queue_(queue), deadlines_(deadlines), settings_(std::move(settings)) {}
     void install(httplib::Server& server);
     // Streams still being written: a stopping server lets them send their last event first.
     int open_streams() const { return open_streams_; }
@@ -38,10 +41,12 @@ private:
     void authorize(const httplib::Request& req) const;
     void whole_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h,
                      const httplib::Request& req, httplib::Response& res);
-    void stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h, httplib::Response& res);
+    void stream_reply(const std::shared_ptr<serve::GenerationJob>& job, const serve::ReplyHeader& h,
+                      const httplib::Request& req, httplib::Response& res);
 
     ServedModel& model_;
     serve::RequestQueue& queue_;
+    serve::RequestDeadlines& deadlines_;
     const ServeSettings settings_;
     std::atomic<int> next_id_{0};
     std::atomic<int> open_streams_{0};

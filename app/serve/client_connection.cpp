@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace medusa::serve {
 
@@ -32,16 +34,32 @@ bool peer_of(int fd, std::string& address, int& port) {
     return true;
 }
 
+// The process's open file descriptors: /proc/self/fd where there is one, else the first 1024.
+std::vector<int> open_files() {
+    std::vector<int> fds;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it("/proc/self/fd", ec), end; !ec && it != end; it.increment(ec))
+        fds.push_back(std::atoi(it->path().filename().c_str()));
+    if (fds.empty())
+        for (int fd = 0; fd < 1024; ++fd) fds.push_back(fd);
+    return fds;
+}
+
 }  // namespace
 
+std::vector<ClientConnection> ClientConnection::all() {
+    std::vector<ClientConnection> out;
+    std::string address;
+    int port = -1;
+    for (const int fd : open_files())
+        if (peer_of(fd, address, port)) out.push_back(ClientConnection(fd, address, port));
+    return out;
+}
+
 std::optional<ClientConnection> ClientConnection::find(const std::string& address, int port) {
-    rlimit limit{};
-    const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? int(limit.rlim_cur) : 65536;
-    std::string a;
-    int p = -1;
     // Only the server's own connections have peers; the request's is open while its handler runs.
-    for (int fd = 0; fd < most; ++fd)
-        if (peer_of(fd, a, p) && p == port && a == address) return ClientConnection(fd);
+    for (ClientConnection& c : all())
+        if (c.port_ == port && c.address_ == address) return c;
     return std::nullopt;
 }
 
@@ -51,5 +69,7 @@ bool ClientConnection::gone() const {
     if (n == 0) return true;  // the client's end is closed
     return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;  // reset
 }
+
+void ClientConnection::shut_down() const { ::shutdown(fd_, SHUT_RDWR); }
 
 }  // namespace medusa::serve
