@@ -1,6 +1,7 @@
 // OpenAI's official Node client (the `openai` package pinned in package.json) against a running
-// medusa serve: a completion, a stream (with its usage asked for), the model by its id, a chat completion (whole and streamed), 8 requests at
-// once, and the client's typed errors for a bad request and a wrong key.
+// medusa serve: a completion, a stream (with its usage asked for), the model by its id, a chat completion (whole and streamed), an
+// agent's conversation (tool calls and results, a late system message, a prefill) with n and logprobs, 8 requests at once, and the
+// client's typed errors for a bad request, an unsupported response_format and a wrong key.
 //   usage: node client_test.mjs BASE_URL API_KEY EXPECTED_TEXT
 // EXPECTED_TEXT: what `medusa generate` prints after "Once upon a time" with the server's flags
 // and -n 24.
@@ -49,6 +50,37 @@ for await (const chunk of await client.chat.completions.create({ model, messages
   chatStreamed += chunk.choices[0]?.delta?.content ?? '';
 assert.equal(chatStreamed, chat.choices[0].message.content);
 
+// What agents and front-ends send: tool calls and their results, a system message late, a
+// prefill; two choices with log-probabilities, through the client's own types.
+const agent = await client.chat.completions.create({
+  model,
+  max_tokens: 8,
+  temperature: 0,
+  n: 2,
+  logprobs: true,
+  top_logprobs: 2,
+  messages: [
+    { role: 'system', content: 'Tell stories.' },
+    { role: 'user', content: 'Weather?' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Oslo"}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: '-3 C' },
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'And a story?' },
+    { role: 'assistant', content: 'Once' },
+  ],
+});
+assert.equal(agent.choices.length, 2);
+assert.equal(agent.choices[1].message.content, agent.choices[0].message.content);
+const tokens = agent.choices[0].logprobs.content;
+assert.ok(tokens.length > 0);
+assert.equal(tokens.map((t) => t.token).join(''), agent.choices[0].message.content);
+tokens.forEach((t) => assert.equal(t.top_logprobs.length, 2));
+await assert.rejects(client.chat.completions.create({ model, messages, response_format: { type: 'json_object' } }), (e) => {
+  assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+  assert.equal(e.param, 'response_format');
+  return true;
+});
+
 // 8 at once, half of them streamed: the server holds 8, decodes them in turn, and each gets its
 // own text, the same at temperature 0.
 const texts = await Promise.all(
@@ -72,4 +104,4 @@ const stranger = new OpenAI({ baseURL, apiKey: 'not-the-key', maxRetries: 0 });
 await assert.rejects(stranger.models.list(), (e) => e instanceof OpenAI.AuthenticationError && e.status === 401);
 const models = await client.models.list();
 assert.deepEqual(models.data.map((m) => m.id), [model]);
-console.log("completion, stream, chat, 8 at once and errors as expected");
+console.log("completion, stream, chat, tools, prefill, n, logprobs, 8 at once and errors as expected");
