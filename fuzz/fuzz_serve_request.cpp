@@ -13,6 +13,7 @@
 #include "openai_request.h"
 #include "openai_response.h"
 #include "reply_text.h"
+#include "tool_calls.h"
 
 namespace {
 
@@ -68,7 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 for (const medusa::ChatTemplate t : {medusa::ChatTemplate::ChatML, medusa::ChatTemplate::Qwen3,
                                                      medusa::ChatTemplate::Llama3, medusa::ChatTemplate::Gemma,
                                                      medusa::ChatTemplate::Llama2Chat, medusa::ChatTemplate::VicunaV11})
-                    check(!medusa::render_messages(t, r.messages).parts.empty());
+                    check(!medusa::render_messages(t, r.messages, true, r.tools).parts.empty());
+                // A reply's tool calls: whatever the text, the content left is no longer than it.
+                const std::string& last = r.messages.back().content;
+                check(parse_tool_calls(last, "call").content.size() <= last.size());
             }
             check_reply(r);
         } catch (const ApiError& e) {

@@ -6,6 +6,8 @@ the independent oracle of runtime/model/chat_render.cpp for every order of roles
 
 What the engine adds of its own is redone here in Python from its documented rules, before the
 template sees the messages:
+- tools offered (a case's "tools") go into the system message as Qwen3's template puts them, for
+  every format; the tools' JSON as json.dumps writes it is stored beside the prompts ("_tools");
 - formats without tools (Gemma, Phi) get an assistant's calls as <tool_call> blocks after its text
   and each tool result as a user message holding a <tool_response> block;
 - Gemma's turns must alternate: the leading system messages joined, a later one the user's,
@@ -61,6 +63,27 @@ def call_blocks(message):
     return out
 
 
+def tools_block(tools):
+    text = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+            "You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+    for tool in tools:
+        text += "\n" + json.dumps(tool, ensure_ascii=False)
+    return text + ("\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+                   "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+                   "\"arguments\": <args-json-object>}\n</tool_call>")
+
+
+def with_tools(messages, tools):
+    if not tools:
+        return messages
+    messages = [dict(m) for m in messages]
+    if messages and messages[0]["role"] == "system":
+        messages[0]["content"] = (messages[0].get("content") or "") + "\n\n" + tools_block(tools)
+    else:
+        messages.insert(0, {"role": "system", "content": tools_block(tools)})
+    return messages
+
+
 def tools_as_text(messages):
     out = []
     for m in messages:
@@ -106,21 +129,21 @@ def for_template(messages, dict_arguments):
     return out
 
 
-def render(family, messages):
+def render(family, messages, tools=None):
     """The prompt, or None where the template adds what the engine's format does not: Qwen2.5's
     writes a system message of its own (\"You are Qwen...\") when none comes first, which ChatML
     in general does not."""
-    file, bos, eos, tools, alternates = FAMILIES[family]
+    file, bos, eos, writes_tools, alternates = FAMILIES[family]
     if family == "chatml" and messages[0]["role"] != "system":
         return None
     template = environment().from_string((templates / file).read_text())
-    if not tools:
-        messages = tools_as_text(messages)
+    if not writes_tools:
+        messages = tools_as_text(with_tools(messages, tools))
     if alternates:
         messages = alternated(messages)
     prefill = messages[-1]["role"] == "assistant"
     text = template.render(messages=for_template(messages, family == "chatml"), add_generation_prompt=not prefill,
-                           bos_token=bos, eos_token=eos)
+                           bos_token=bos, eos_token=eos, tools=(tools or None) if writes_tools else None)
     if prefill:
         final = call_blocks(messages[-1]).strip()
         text = text[: text.rindex(final) + len(final)]
@@ -133,7 +156,10 @@ def main():
     cases = json.loads((shapes / "conversations.json").read_text())
     expected = {}
     for case in cases:
-        expected[case["name"]] = {family: render(family, case["messages"]) for family in FAMILIES}
+        tools = case.get("tools")
+        expected[case["name"]] = {family: render(family, case["messages"], tools) for family in FAMILIES}
+        if tools:
+            expected[case["name"]]["_tools"] = [json.dumps(t, ensure_ascii=False) for t in tools]
     (shapes / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
     print(f"{len(cases)} conversations through {len(FAMILIES)} templates")
 

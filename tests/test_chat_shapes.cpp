@@ -47,14 +47,16 @@ std::vector<ChatMessage> shape(const std::string& name) {
 TEST_CASE("every order of roles renders as the family's own template renders it", "[chat-shapes]") {
     const json conversations = read_json_file(kShapes + "conversations.json");
     const json expected = read_json_file(kShapes + "expected.json");
-    REQUIRE(conversations.size() >= 12);
+    REQUIRE(conversations.size() >= 14);
     for (const json& c : conversations) {
         const std::vector<ChatMessage> ms = messages_of(c["messages"]);
-        for (const auto& [family, text] : expected.at(c["name"].get<std::string>()).items()) {
-            if (text.is_null()) continue;  // Qwen2.5's own default system message: not ChatML's
+        const json& rendered = expected.at(c["name"].get<std::string>());
+        const auto tools = rendered.value("_tools", std::vector<std::string>{});  // each as json.dumps wrote it
+        for (const auto& [family, text] : rendered.items()) {
+            if (family == "_tools" || text.is_null()) continue;  // null: Qwen2.5's own default system message
             INFO(c["name"].get<std::string>() << " through " << family);
             const ChatTemplate t = *parse_chat_template(family);
-            CHECK(render_messages(t, ms).text() == text.get<std::string>());
+            CHECK(render_messages(t, ms, true, tools).text() == text.get<std::string>());
         }
     }
 }

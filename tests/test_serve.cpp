@@ -299,6 +299,17 @@ TEST_CASE("medusa serve decodes as generate does with a drafter and through a ch
         CHECK(t["bytes"].size() == t["token"].get<std::string>().size());
     }
     CHECK(chat_spelled == cl["choices"][0]["message"]["content"]);
+    // Tools offered are in the prompt (the system block lists them), unless tool_choice is "none".
+    const json tool = {{"type", "function"}, {"function", {{"name", "get_weather"}, {"parameters", {{"type", "object"}}}}}};
+    const json ask_tools = {{"messages", {{{"role", "user"}, {"content", "Tell me a story"}}}}, {"max_tokens", 4}, {"tools", {tool}}};
+    json no_choice = ask_tools;
+    no_choice["tool_choice"] = "none";
+    const auto offered = post(serve, "/v1/chat/completions", ask_tools), declined = post(serve, "/v1/chat/completions", no_choice);
+    REQUIRE(offered);
+    REQUIRE(declined);
+    const int plain_prompt = cl["usage"]["prompt_tokens"];
+    CHECK(json::parse(offered->body)["usage"]["prompt_tokens"].get<int>() > plain_prompt + 50);
+    CHECK(json::parse(declined->body)["usage"]["prompt_tokens"] == plain_prompt);
     CHECK(serve.stop(SIGINT) == 0);
 }
 

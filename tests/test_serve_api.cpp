@@ -3,14 +3,17 @@
 // strings, replies and their stream events, and the queue that holds requests.
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "cors_policy.h"
+#include "model/json_file.h"
 #include "openai_request.h"
 #include "openai_response.h"
 #include "reply_text.h"
 #include "request_queue.h"
+#include "tool_calls.h"
 
 using namespace medusa;
 using namespace medusa::serve;
@@ -315,6 +318,59 @@ TEST_CASE("logprobs, top_logprobs, n, echo and response_format are read or refus
         CHECK(e.status == 400);
         CHECK(e.param == b.param);
     }
+}
+
+TEST_CASE("tools are offered as the templates' tojson writes them, and a reply's tool calls are handed over", "[serve]") {
+    // The tools of the chat-shape fixtures, whose JSON Python's json.dumps wrote beside them.
+    const std::string shapes = std::string(MEDUSA_SOURCE_DIR) + "/tests/data/chat_shapes/";
+    const std::string name = "tools offered with a system message";
+    json tools;
+    for (const json& c : medusa::read_json_file(shapes + "conversations.json"))
+        if (c["name"] == name) tools = c["tools"];
+    REQUIRE(tools.size() == 2);
+    // The body's own text, key order and all (the fixture's keys are not alphabetical).
+    std::ifstream f(shapes + "conversations.json");
+    const std::string text((std::istreambuf_iterator<char>(f)), {});
+    const size_t at = text.find("\"tools\": [", text.find(name));
+    const size_t end = text.find("\n  ],", at) + 4;  // the array's closing bracket
+    const std::string body = "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], " + text.substr(at, end - at) + "}";
+    const ApiRequest r = parse_request(body, Endpoint::ChatCompletions);
+    CHECK(r.tools == medusa::read_json_file(shapes + "expected.json")[name]["_tools"].get<std::vector<std::string>>());
+    CHECK(parse_request(body.substr(0, body.size() - 1) + ", \"tool_choice\": \"none\"}", Endpoint::ChatCompletions).tools.empty());
+    CHECK(refusal(R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]})", Endpoint::ChatCompletions)
+              .param == "tools");
+    CHECK(refusal(R"({"messages": [{"role": "user", "content": "x"}], "tools": [], "tool_choice": 3})", Endpoint::ChatCompletions)
+              .param == "tool_choice");
+
+    // The model's <tool_call> blocks: arguments as an object or a string; what is no call stays text.
+    const ReplyToolCalls calls = parse_tool_calls(
+        "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>\n"
+        "<tool_call>{\"name\": \"now\", \"arguments\": \"{}\"}</tool_call><tool_call>not json</tool_call> <tool_call>{\"name\":",
+        "call_x");
+    REQUIRE(calls.calls.size() == 2);
+    CHECK(calls.calls[0] == ToolCall{"call_x_0", "get_weather", "{\"city\":\"Oslo\"}"});
+    CHECK(calls.calls[1] == ToolCall{"call_x_1", "now", "{}"});
+    CHECK(calls.content == "Checking.\n\n<tool_call>not json</tool_call> <tool_call>{\"name\":");
+    CHECK(parse_tool_calls("no calls", "c").calls.empty());
+
+    // As OpenAI hands them over: the message's tool_calls, no content, the finish "tool_calls".
+    ReplyHeader h{"chatcmpl-9", 1, "m", Endpoint::ChatCompletions};
+    h.tools = true;
+    ReplyChoice c{"<tool_call>{\"name\": \"now\"}</tool_call>", FinishReason::Stop, {}, {}};
+    take_tool_calls(h, 0, c);
+    CHECK(c.finish == FinishReason::ToolCalls);
+    const json reply = json::parse(reply_body(h, {c}, ReplyStats{}))["choices"][0];
+    CHECK(reply["finish_reason"] == "tool_calls");
+    CHECK(reply["message"]["content"].is_null());
+    CHECK(reply["message"]["tool_calls"] == json::parse(R"([{"id": "call_chatcmpl-9_0_0", "type": "function",
+                                                             "function": {"name": "now", "arguments": "{}"}}])"));
+    const json delta = json::parse(held_reply_events(h, 0, c).substr(6))["choices"][0]["delta"];
+    CHECK(delta["tool_calls"][0]["index"] == 0);
+    CHECK(delta["tool_calls"][0]["function"]["name"] == "now");
+    // Without tools offered, the same text is the reply's text.
+    ReplyChoice plain{"<tool_call>{\"name\": \"now\"}</tool_call>", FinishReason::Stop, {}, {}};
+    take_tool_calls(ReplyHeader{"chatcmpl-9", 1, "m", Endpoint::ChatCompletions}, 0, plain);
+    CHECK(plain.tool_calls.empty());
 }
 
 TEST_CASE("the queue holds as many requests as it has slots, in order, and closing fails the waiting", "[serve]") {

@@ -214,7 +214,8 @@ void ServeRoutes::generation(Endpoint endpoint, const Request& req, Response& re
                                    .include_usage = request.include_usage,
                                    .choices = request.n,
                                    .logprobs = request.logprobs.has_value(),
-                                   .echo = request.echo ? request.prompt : ""};
+                                   .echo = request.echo ? request.prompt : "",
+                                   .tools = !request.tools.empty()};
         if (request.stream) stream_reply(job, h, req, res);
         else whole_reply(job, h, req, res);
     } catch (const ApiError& e) {
@@ -246,6 +247,7 @@ void ServeRoutes::whole_reply(const std::shared_ptr<serve::GenerationJob>& job, 
             break;
         case JobEvent::Kind::Done:
             c.finish = e->finish;
+            serve::take_tool_calls(h, e->choice, c);
             if (e->choice + 1 < h.choices) break;
             res.set_content(serve::reply_body(h, choices, e->stats), "application/json");
             return;
@@ -260,11 +262,13 @@ void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job,
     res.set_header("Cache-Control", "no-cache");
     auto opened = std::make_shared<bool>(false);
     auto offset = std::make_shared<size_t>(h.echo.size());  // where the next piece starts in its choice's text
+    // With tools offered, a choice's text is held back until it ends: its tool calls are known then.
+    auto held = std::make_shared<serve::ReplyChoice>();
     res.set_chunked_content_provider(
         "text/event-stream",
         // Called again and again until done(): each call sends at most one event. A write that
         // fails, or a client found gone, cancels the generation.
-        [job, h, opened, offset](size_t, httplib::DataSink& sink) {
+        [job, h, opened, offset, held](size_t, httplib::DataSink& sink) {
             auto send = [&](const std::string& text) {
                 if (text.empty()) return true;  // an empty write would end the stream
                 if (sink.is_writable() && sink.write(text.data(), text.size())) return true;
@@ -283,12 +287,25 @@ void ServeRoutes::stream_reply(const std::shared_ptr<serve::GenerationJob>& job,
             }
             switch (e->kind) {
             case JobEvent::Kind::Text: {
+                if (h.tools) {
+                    held->text += e->text;
+                    held->tokens.insert(held->tokens.end(), e->tokens.begin(), e->tokens.end());
+                    return true;
+                }
                 const size_t at = *offset;
                 for (const serve::TokenLogprobText& t : e->tokens) *offset += t.text.size();
                 return send(serve::text_event(h, e->choice, e->text, e->tokens, at));
             }
             case JobEvent::Kind::Done:
                 *offset = h.echo.size();
+                if (h.tools) {
+                    held->finish = e->finish;
+                    serve::take_tool_calls(h, e->choice, *held);
+                    e->finish = held->finish;
+                    const std::string text = serve::held_reply_events(h, e->choice, *held);
+                    *held = {};
+                    if (!send(text)) return false;
+                }
                 if (e->choice + 1 < h.choices) return send(serve::finish_event(h, e->choice, e->finish));
                 if (!send(serve::closing_events(h, e->choice, e->finish, e->stats))) return false;
                 break;

@@ -101,11 +101,11 @@ std::shared_ptr<GenerationJob> make_job(const ApiRequest& request, const ServedM
                            model.name + " has no chat template (" + model.chat.reason +
                                "): use /v1/completions, or start medusa serve with --chat-template " +
                                chat_template_names("|") + " (none: plain \"User: ...\" and \"Assistant: ...\" lines)");
-        job->prompt = model.tokenizer.encode(plain_chat_text(request.messages), true);
+        job->prompt = model.tokenizer.encode(plain_chat_text(with_tools_offered(request.messages, request.tools)), true);
         job->stop_strings = plain_chat_stop_strings();
     } else if (chat) {
         const auto messages = serve::with_default_system(request.messages, default_system_prompt(model.chat.kind));
-        job->prompt = encode_chat(render_messages(model.chat.kind, messages), model.tokenizer);
+        job->prompt = encode_chat(render_messages(model.chat.kind, messages, true, request.tools), model.tokenizer);
         chat_stops = chat_stop_tokens(model.chat.kind, model.tokenizer);
         job->stop_strings = chat_stop_strings(model.chat.kind);
     } else {

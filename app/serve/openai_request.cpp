@@ -116,6 +116,45 @@ SamplingFields sampling_fields(const json& body) {
     return s;
 }
 
+// `v` as Python's json.dumps(v, ensure_ascii=False) writes it: ", " and ": " between items, the
+// object's keys in the request's order.
+std::string python_json(const nlohmann::ordered_json& v) {
+    if (v.is_object()) {
+        std::string out = "{";
+        for (auto it = v.begin(); it != v.end(); ++it)
+            out += (it == v.begin() ? "" : ", ") + nlohmann::ordered_json(it.key()).dump() + ": " + python_json(it.value());
+        return out + "}";
+    }
+    if (v.is_array()) {
+        std::string out = "[";
+        for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + python_json(v[i]);
+        return out + "]";
+    }
+    return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+// A chat's tools: [{"type": "function", "function": {"name": ..., ...}}], none when tool_choice is "none".
+std::vector<std::string> tools_offered(const nlohmann::ordered_json& body) {
+    const auto it = body.find("tools");
+    if (it == body.end() || it->is_null()) return {};
+    const std::string expected = "an array of at most " + std::to_string(kMaxTools) +
+                                 " tools {\"type\": \"function\", \"function\": {\"name\": ...}}";
+    if (!it->is_array() || it->size() > kMaxTools) throw wrong_field("tools", expected, json(*it));
+    std::vector<std::string> tools;
+    for (const auto& tool : *it) {
+        const bool function = tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
+                              tool["function"].contains("name") && tool["function"]["name"].is_string();
+        if (!function) throw wrong_field("tools", expected, json(tool));
+        tools.push_back(python_json(tool));
+    }
+    if (const auto c = body.find("tool_choice"); c != body.end() && !c->is_null()) {
+        if (!(c->is_string() && (*c == "none" || *c == "auto" || *c == "required")) && !c->is_object())
+            throw wrong_field("tool_choice", "\"none\", \"auto\", \"required\" or a named function", json(*c));
+        if (*c == "none") return {};
+    }
+    return tools;
+}
+
 // Chat: logprobs true or false, top_logprobs 0..20 beside it; completion: logprobs 0..5.
 std::optional<int> logprobs_asked(const json& body, Endpoint endpoint) {
     if (endpoint == Endpoint::Completions) {
@@ -296,8 +335,12 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
     }
     r.sampling = sampling_fields(body);
     r.stop = stop_strings(body);
-    if (endpoint == Endpoint::Completions) r.prompt = prompt_text(body);
-    else r.messages = chat_messages(body);
+    if (endpoint == Endpoint::Completions) {
+        r.prompt = prompt_text(body);
+    } else {
+        r.messages = chat_messages(body);
+        if (field(body, "tools")) r.tools = tools_offered(nlohmann::ordered_json::parse(begin, end));  // the request's key order
+    }
     return r;
 }
 
@@ -309,6 +352,7 @@ std::vector<ChatMessage> with_default_system(std::vector<ChatMessage> messages, 
 
 size_t text_bytes(const ApiRequest& request) {
     size_t n = request.prompt.size();
+    for (const std::string& tool : request.tools) n += tool.size();
     for (const ChatMessage& m : request.messages) {
         n += m.content.size();
         for (const ToolCall& c : m.tool_calls) n += c.name.size() + c.arguments.size();

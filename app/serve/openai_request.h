@@ -22,6 +22,7 @@ constexpr size_t kMaxStopStrings = 16;  // front-ends send long lists; llama.cpp
 constexpr size_t kMaxStopBytes = 256;
 constexpr size_t kMaxLogitBias = 1024;  // entries of logit_bias
 constexpr int kMaxChoices = 16;          // n: choices decoded one after another
+constexpr size_t kMaxTools = 128;
 constexpr int kMaxTopLogprobs = 20;      // chat's top_logprobs (a completion's logprobs: 5), as OpenAI's
 
 enum class Endpoint { Completions, ChatCompletions };
@@ -48,6 +49,10 @@ struct ApiRequest {
     // top_logprobs; completion: logprobs: N); nullopt: none.
     std::optional<int> logprobs;
     bool echo = false;  // a completion's text starts with its prompt
+    // A chat's tools, each as Python's json.dumps writes the request's object (what the templates'
+    // tojson gives), offered to the model unless tool_choice is "none"; the reply's <tool_call>
+    // blocks become its tool_calls.
+    std::vector<std::string> tools;
     int n = 1;          // choices, each decoded with the next seed
 };
 

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tool_calls.h"
+
 namespace medusa::serve {
 
 namespace {
@@ -77,13 +79,29 @@ json logprobs_of(const ReplyHeader& h, const std::vector<TokenLogprobText>& toke
     return {{"tokens", texts}, {"token_logprobs", lps}, {"top_logprobs", tops}, {"text_offset", offsets}};
 }
 
+json tool_calls_json(const std::vector<ToolCall>& calls, bool chunk) {
+    json out = json::array();
+    for (size_t i = 0; i < calls.size(); ++i) {
+        json c = {{"id", calls[i].id}, {"type", "function"}, {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+        if (chunk) c["index"] = i;
+        out.push_back(c);
+    }
+    return out;
+}
+
 // One choice: a completion's text, a chat reply's message, or a chunk's delta of either.
 json choice(const ReplyHeader& h, int index, const std::string& text, const json& finish, bool chunk,
-            const json& logprobs = nullptr) {
+            const json& logprobs = nullptr, const std::vector<ToolCall>& calls = {}) {
     json c = {{"index", index}};
-    if (!chat(h)) c["text"] = text;
-    else if (chunk) c["delta"] = text.empty() ? json::object() : json{{"content", text}};
-    else c["message"] = {{"role", "assistant"}, {"content", text}};
+    if (!chat(h)) {
+        c["text"] = text;
+    } else if (chunk) {
+        c["delta"] = text.empty() ? json::object() : json{{"content", text}};
+        if (!calls.empty()) c["delta"]["tool_calls"] = tool_calls_json(calls, true);
+    } else {
+        c["message"] = {{"role", "assistant"}, {"content", text.empty() && !calls.empty() ? json(nullptr) : json(text)}};
+        if (!calls.empty()) c["message"]["tool_calls"] = tool_calls_json(calls, false);
+    }
     c["logprobs"] = logprobs;
     c["finish_reason"] = finish;
     return c;
@@ -91,7 +109,30 @@ json choice(const ReplyHeader& h, int index, const std::string& text, const json
 
 }  // namespace
 
-const char* finish_reason_name(FinishReason r) { return r == FinishReason::Stop ? "stop" : "length"; }
+const char* finish_reason_name(FinishReason r) {
+    switch (r) {
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::ToolCalls: return "tool_calls";
+    }
+    return "stop";
+}
+
+void take_tool_calls(const ReplyHeader& h, int index, ReplyChoice& c) {
+    if (!h.tools) return;
+    ReplyToolCalls parsed = parse_tool_calls(c.text, "call_" + h.id + "_" + std::to_string(index));
+    if (parsed.calls.empty()) return;
+    c.text = std::move(parsed.content);
+    c.tool_calls = std::move(parsed.calls);
+    c.finish = FinishReason::ToolCalls;
+}
+
+std::string held_reply_events(const ReplyHeader& h, int index, const ReplyChoice& c) {
+    json j = header_fields(h, true);
+    j["choices"] = json::array(
+        {choice(h, index, c.text, nullptr, true, h.logprobs ? logprobs_of(h, c.tokens, 0) : json(nullptr), c.tool_calls)});
+    return event(j);
+}
 
 std::string error_body(const ApiError& e) {
     return text_of({{"error",
@@ -107,7 +148,7 @@ std::string reply_body(const ReplyHeader& h, const std::vector<ReplyChoice>& cho
     for (size_t i = 0; i < choices.size(); ++i) {
         const ReplyChoice& c = choices[i];
         j["choices"].push_back(choice(h, int(i), h.echo + c.text, finish_reason_name(c.finish), false,
-                                      h.logprobs ? logprobs_of(h, c.tokens, h.echo.size()) : json(nullptr)));
+                                      h.logprobs ? logprobs_of(h, c.tokens, h.echo.size()) : json(nullptr), c.tool_calls));
     }
     j["usage"] = usage(stats.generation);
     j["speculative"] = speculative(stats);

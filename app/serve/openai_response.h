@@ -24,10 +24,12 @@ struct ReplyHeader {
     int choices = 1;             // n
     bool logprobs = false;       // each choice carries its tokens' log-probabilities
     std::string echo;            // a completion's prompt, which each choice's text starts with (echo)
+    bool tools = false;          // tools were offered: a reply's <tool_call> blocks are its tool_calls
 };
 
-// "stop": a stop token or string ended the reply; "length": max_tokens or the context did.
-enum class FinishReason { Stop, Length };
+// "stop": a stop token or string ended the reply; "length": max_tokens or the context did;
+// "tool_calls": it ended having called tools.
+enum class FinishReason { Stop, Length, ToolCalls };
 const char* finish_reason_name(FinishReason r);
 
 struct ReplyStats {
@@ -45,10 +47,15 @@ struct TokenLogprobText {
 };
 
 struct ReplyChoice {
-    std::string text;  // after the echoed prompt
+    std::string text;  // after the echoed prompt; with tool calls, the text outside them
     FinishReason finish = FinishReason::Length;
     std::vector<TokenLogprobText> tokens;  // when logprobs were asked for
+    std::vector<ToolCall> tool_calls;
 };
+
+// A choice's reply as the client gets it: with tools offered, its <tool_call> blocks taken out as
+// tool calls (ids "call_ID_CHOICE_N"), and the finish "tool_calls" when it made any.
+void take_tool_calls(const ReplyHeader& h, int choice, ReplyChoice& c);
 
 std::string error_body(const ApiError& e);
 // `stats`: of every choice (their tokens, steps and times summed).
@@ -65,6 +72,9 @@ std::string opening_event(const ReplyHeader& h);
 std::string text_event(const ReplyHeader& h, int choice, const std::string& text,
                        const std::vector<TokenLogprobText>& tokens, size_t offset);
 std::string finish_event(const ReplyHeader& h, int choice, FinishReason finish);
+// A streamed choice whose text was held back (tools were offered), given whole: its content and
+// its tool calls, as deltas.
+std::string held_reply_events(const ReplyHeader& h, int choice, const ReplyChoice& c);
 std::string closing_events(const ReplyHeader& h, int choice, FinishReason finish, const ReplyStats& stats);
 std::string error_event(const ApiError& e);
 

@@ -376,6 +376,20 @@ std::string with_tool_call_blocks(const ChatMessage& m) {
     return out;
 }
 
+std::vector<ChatMessage> with_tools_offered(std::vector<ChatMessage> ms, const std::vector<std::string>& tools) {
+    if (tools.empty()) return ms;
+    std::string text =
+        "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+        "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+    for (const std::string& tool : tools) text += "\n" + tool;
+    text += "\n</tools>\n\nFor each function call, return a json object with function name and arguments within "
+            "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+            "<args-json-object>}\n</tool_call>";
+    if (!ms.empty() && ms.front().role == ChatRole::System) ms.front().content += "\n\n" + text;
+    else ms.insert(ms.begin(), {ChatRole::System, text, {}});
+    return ms;
+}
+
 std::vector<ChatMessage> Conversation::messages() const {
     std::vector<ChatMessage> ms;
     if (!system.empty()) ms.push_back({ChatRole::System, system, {}});
@@ -389,8 +403,9 @@ std::vector<ChatMessage> Conversation::messages() const {
 
 ChatPrompt render_chat(ChatTemplate t, const Conversation& conv) { return render_messages(t, conv.messages(), conv.thinking); }
 
-ChatPrompt render_messages(ChatTemplate t, std::vector<ChatMessage> ms, bool thinking) {
+ChatPrompt render_messages(ChatTemplate t, std::vector<ChatMessage> ms, bool thinking, const std::vector<std::string>& tools) {
     if (t == ChatTemplate::None) throw std::invalid_argument("render_chat: no chat template to render with");
+    ms = with_tools_offered(std::move(ms), tools);
     if (!writes_tools(t)) tools_as_text(ms);
     if (alternates(t)) {
         ms = alternated(std::move(ms));

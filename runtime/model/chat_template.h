@@ -91,6 +91,10 @@ struct ChatMessage {
 // Hermes-style tool models) write them: <tool_call>\n{"name": NAME, "arguments": ARGUMENTS}\n</tool_call>,
 // a newline between blocks.
 std::string with_tool_call_blocks(const ChatMessage& m);
+// The messages with `tools` offered as Qwen3's template offers them: in the system message (one
+// first when there is none), after its text and a blank line, a "# Tools" block listing each tool's
+// JSON on a line of its own in <tools></tools> and asking for <tool_call> blocks.
+std::vector<ChatMessage> with_tools_offered(std::vector<ChatMessage> messages, const std::vector<std::string>& tools);
 
 struct ChatTurn {
     std::string user, assistant;
@@ -145,8 +149,12 @@ ChatPrompt render_chat(ChatTemplate t, const Conversation& conv);
 // - A last assistant message is a prefill that the model continues: the prompt is the conversation
 //   written up to the end of that message's text, less trailing whitespace, as transformers'
 //   continue_final_message cuts it (Qwen3 thus writes its think block before it).
+// - `tools` (each tool's JSON as Python's json.dumps writes it, as the templates' tojson does) are
+//   offered as Qwen's templates offer them: a "# Tools" block in the system message, after its
+//   text, asking for <tool_call> blocks; every format gets the same block.
 // Throws std::invalid_argument for None.
-ChatPrompt render_messages(ChatTemplate t, std::vector<ChatMessage> messages, bool thinking = true);
+ChatPrompt render_messages(ChatTemplate t, std::vector<ChatMessage> messages, bool thinking = true,
+                           const std::vector<std::string>& tools = {});
 
 // BOS when the model's prompts start with one (not Qwen2's; ChatPrompt::bos), then each part: text
 // through the tokenizer, specials by their piece's id ("<s>" and "</s>" are the tokenizer's BOS and
