@@ -64,6 +64,18 @@ std::vector<std::string> events(const std::string& stream) {
     return out;
 }
 
+// A raw connection to the server, for clients that misbehave as no HTTP library would.
+int connect_raw(const ServeProcess& serve) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(uint16_t(serve.port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    return fd;
+}
+
 // Waits until no request runs or waits (the decoding thread frees a slot just after its log line).
 bool idle(const ServeProcess& s) {
     for (int i = 0; i < 250; ++i) {
@@ -517,13 +529,7 @@ TEST_CASE("medusa serve keeps answering beside 64 clients that send their header
     }());
     std::vector<int> slow;
     for (int i = 0; i < 64; ++i) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        REQUIRE(fd >= 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons(uint16_t(serve.port()));
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        const int fd = connect_raw(serve);
         REQUIRE(::send(fd, "GET /health HTTP/1.1\r\n", 22, MSG_NOSIGNAL) == 22);
         slow.push_back(fd);
     }
@@ -555,13 +561,7 @@ TEST_CASE("medusa serve drops a client that takes longer than --request-timeout 
     const fs::path model = medusa::test::write_tiny_gguf("serve-deadline", nullptr);
     ServeProcess serve({"-m", model.string(), "--temp", "0", "--ctx-size", "16384", "--request-timeout", "1.5"});
     auto connect_slow = [&](const std::string& start) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        REQUIRE(fd >= 0);
-        sockaddr_in addr{};
-        addr.sin_family = AF_INET;
-        addr.sin_port = htons(uint16_t(serve.port()));
-        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+        const int fd = connect_raw(serve);
         REQUIRE(::send(fd, start.data(), start.size(), MSG_NOSIGNAL) == ssize_t(start.size()));
         return fd;
     };

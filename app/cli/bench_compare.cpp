@@ -72,12 +72,7 @@ void run_mode_once(TimedMode& t, const std::vector<std::vector<int>>& prompts, i
             return true;
         });
         if (r == 0) m.first_run_ms += s.decode_ms, m.first_run_tokens += s.new_tokens;
-        sum.new_tokens += s.new_tokens;
-        sum.steps += s.steps;
-        sum.drafted += s.drafted;
-        sum.accepted += s.accepted;
-        sum.submits += s.submits;
-        sum.decode_ms += s.decode_ms;
+        sum.add(s);
     }
     t.runs.push_back({sum.decode_tokens_per_s(), sum});
 }

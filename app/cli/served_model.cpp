@@ -132,18 +132,6 @@ serve::TokenLogprobText token_text(const Tokenizer& tok, int prev, const TokenLo
     return t;
 }
 
-void add_choice(GenerationStats& total, const GenerationStats& one) {
-    total.prompt_tokens = one.prompt_tokens;
-    total.new_tokens += one.new_tokens;
-    total.steps += one.steps;
-    total.drafted += one.drafted;
-    total.drafted_steps += one.drafted_steps;
-    total.accepted += one.accepted;
-    total.submits += one.submits;
-    total.prefill_ms += one.prefill_ms;
-    total.decode_ms += one.decode_ms;
-    total.stop_reason = one.stop_reason;
-}
 
 }  // namespace
 
@@ -193,7 +181,8 @@ void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueu
             return;
         }
         if (text.stopped()) stats.new_tokens = kept, stats.stop_reason = StopReason::StopString;
-        add_choice(total, stats);
+        total.prompt_tokens = stats.prompt_tokens;
+        total.add(stats);
         const auto closed = queue.closed_because();
         if (log)
             std::fprintf(stderr, "medusa serve: request %d%s: %s%s\n", job.id,

@@ -64,6 +64,18 @@ StepTrace trace_of(const VerifiedStep& v, DrafterKind drafter, AcceptRule rule) 
 
 }  // namespace
 
+void GenerationStats::add(const GenerationStats& o) {
+    new_tokens += o.new_tokens;
+    steps += o.steps;
+    drafted += o.drafted;
+    drafted_steps += o.drafted_steps;
+    accepted += o.accepted;
+    submits += o.submits;
+    prefill_ms += o.prefill_ms;
+    decode_ms += o.decode_ms;
+    stop_reason = o.stop_reason;
+}
+
 SpeculativeDecoder::SpeculativeDecoder(TreeRunner& runner, Drafter& drafter, DecodeOptions options)
     : runner_(runner),
       drafter_(drafter),

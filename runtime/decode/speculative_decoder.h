@@ -42,6 +42,9 @@ struct GenerationStats {
     double tokens_per_step() const { return steps ? double(new_tokens) / steps : 0; }  // tau
     double acceptance() const { return drafted ? double(accepted) / drafted : 0; }     // alpha
     double submits_per_step() const { return steps ? double(submits) / steps : 0; }
+    // Another generation's counts and times added (runs of a benchmark, a request's choices); the
+    // prompt stays this one's, the stop reason becomes the other's.
+    void add(const GenerationStats& other);
 };
 
 class SpeculativeDecoder {
