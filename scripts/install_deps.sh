@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libvulkan-dev mesa-vulkan-drivers glslc glslang-tools
           spirv-tools vulkan-validationlayers vulkan-tools libsentencepiece-dev catch2 nlohmann-json3-dev
           libglfw3-dev libimgui-dev libstb-dev libcairo2-dev fonts-dejavu-core xvfb xauth clang libclang-rt-14-dev libssl-dev
-          libpcre2-dev liblzma-dev libmd4c-dev xdotool jq libcpp-httplib-dev nodejs)
+          libpcre2-dev liblzma-dev libmd4c-dev xdotool jq curl libcpp-httplib-dev nodejs)
 command -v npm >/dev/null || packages+=(npm)  # NodeSource's nodejs carries its own npm (and conflicts with Debian's)
 missing=()
 for p in "${packages[@]}"; do
