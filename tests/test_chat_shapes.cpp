@@ -111,7 +111,7 @@ TEST_CASE("Llama 3, Llama 2, Vicuna and Zephyr write every order of roles in the
           "<|assistant|>\n");
 }
 
-TEST_CASE("--chat-template none writes every order of roles as plain lines", "[chat-shapes]") {
+TEST_CASE("the plain lines of --chat-template none write every order of roles", "[chat-shapes]") {
     CHECK(cli::plain_chat_text(shape("a system message mid-conversation")) ==
           "Be brief.\n\nUser: Hello!\nAssistant: Hi there.\nSystem: Answer in French.\nUser: What is 2+2?\nAssistant:");
     CHECK(cli::plain_chat_text(shape("a prefill")) == "Be brief.\n\nUser: Write a haiku.\nAssistant: Autumn moonlight,");
