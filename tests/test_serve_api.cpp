@@ -132,6 +132,10 @@ TEST_CASE("a request body is refused with 400 naming the field, type and range",
     CHECK(deep.param == "tools");
     CHECK_THAT(deep.what(), Catch::StartsWith("tools is nested deeper than 64 levels"));
     CHECK(refusal(std::string(100, '[') + std::string(100, ']')).code == "invalid_value");
+    // A key that is no field's name (the fuzzer's: NULs and stray bytes) is not repeated back.
+    const ApiError odd = refusal("{\"prompt\": \"x\", \"\x01\x8b\": " + std::string(70, '[') + std::string(70, ']') + "}");
+    CHECK(odd.param.empty());
+    CHECK_THAT(odd.what(), Catch::StartsWith("the request body is nested deeper"));
     for (const char* chat : {R"({"prompt": "x"})", R"({"messages": []})", R"({"messages": [{"role": "robot", "content": "x"}]})",
                              R"({"messages": [{"role": "user"}]})", R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
                              R"({"messages": ["hi"]})"}) {

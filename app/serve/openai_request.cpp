@@ -40,10 +40,15 @@ void check_request_depth(const char* begin, const char* end) {
             key = last_string;
         } else if (c == '[' || c == '{') {
             if (++depth > kMaxRequestDepth) {
-                const std::string where = key.empty() ? "the request body" : key.substr(0, 80);
+                // Named when it is a field's name (the text between the quotes, escapes and all,
+                // may hold anything before the parser has seen it).
+                const bool named = !key.empty() && key.size() <= 64 &&
+                                   key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+                if (!named) key.clear();
+                const std::string where = named ? key : "the request body";
                 throw invalid_request("invalid_value",
                                       where + " is nested deeper than " + std::to_string(kMaxRequestDepth) + " levels",
-                                      key.empty() ? "" : key);
+                                      key);
             }
         } else if (c == ']' || c == '}') {
             --depth;  // unbalanced text is the parser's to report
