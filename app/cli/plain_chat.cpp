@@ -2,20 +2,6 @@
 
 namespace medusa::cli {
 
-namespace {
-
-const char* speaker(ChatRole r) {
-    switch (r) {
-        case ChatRole::System: return "System";
-        case ChatRole::User: return "User";
-        case ChatRole::Assistant: return "Assistant";
-        case ChatRole::Tool: return "Tool";
-    }
-    return "?";
-}
-
-}  // namespace
-
 std::string plain_chat_text(const std::vector<ChatMessage>& messages) {
     std::string out;
     size_t i = 0;
@@ -25,7 +11,9 @@ std::string plain_chat_text(const std::vector<ChatMessage>& messages) {
     }
     for (; i < messages.size(); ++i) {
         const ChatMessage& m = messages[i];
-        out += std::string(speaker(m.role)) + ": " + with_tool_call_blocks(m);
+        std::string speaker = chat_role_name(m.role);
+        speaker[0] = char(speaker[0] - 'a' + 'A');
+        out += speaker + ": " + with_tool_call_blocks(m);
         if (i + 1 == messages.size() && m.role == ChatRole::Assistant) return out;  // continued
         out += "\n";
     }

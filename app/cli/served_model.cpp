@@ -132,7 +132,6 @@ serve::TokenLogprobText token_text(const Tokenizer& tok, int prev, const TokenLo
     return t;
 }
 
-
 }  // namespace
 
 void decode_job(GenerationJob& job, ServedModel& model, const serve::RequestQueue& queue, bool log) {

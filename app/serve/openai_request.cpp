@@ -11,7 +11,8 @@ namespace medusa::serve {
 
 namespace {
 
-using nlohmann::json;
+// Ordered: a tool's JSON keeps the request's key order when it is written into the prompt.
+using json = nlohmann::ordered_json;
 
 // Messages and their parts nest a few levels, but a tool's parameter schema or a response_format's
 // JSON schema nests as deep as its objects do; within the 1 MiB body, deeper than this is refused
@@ -20,40 +21,17 @@ constexpr int kMaxRequestDepth = 64;
 
 // Refuses a body nested deeper than kMaxRequestDepth, naming the top-level field where it is.
 void check_request_depth(const char* begin, const char* end) {
-    int depth = 0;
-    bool in_string = false;
-    const char* string_start = nullptr;
-    std::string last_string, key;  // of the body's own object
-    for (const char* p = begin; p < end; ++p) {
-        const char c = *p;
-        if (in_string) {
-            if (c == '\\') {
-                ++p;  // skips the escaped character, a quote included
-            } else if (c == '"') {
-                in_string = false;
-                if (depth == 1) last_string.assign(string_start, p);
-            }
-        } else if (c == '"') {
-            in_string = true;
-            string_start = p + 1;
-        } else if (c == ':' && depth == 1) {
-            key = last_string;
-        } else if (c == '[' || c == '{') {
-            if (++depth > kMaxRequestDepth) {
-                // Named when it is a field's name (the text between the quotes, escapes and all,
-                // may hold anything before the parser has seen it).
-                const bool named = !key.empty() && key.size() <= 64 &&
-                                   key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
-                if (!named) key.clear();
-                const std::string where = named ? key : "the request body";
-                throw invalid_request("invalid_value",
-                                      where + " is nested deeper than " + std::to_string(kMaxRequestDepth) + " levels",
-                                      key);
-            }
-        } else if (c == ']' || c == '}') {
-            --depth;  // unbalanced text is the parser's to report
-        }
-    }
+    std::optional<std::string> key = json_too_deep(begin, end, kMaxRequestDepth);
+    if (!key) return;
+    // Named when it is a field's name (the text between the quotes, escapes and all, may hold
+    // anything before the parser has seen it).
+    const bool named = !key->empty() && key->size() <= 64 &&
+                       key->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+    if (!named) key->clear();
+    throw invalid_request("invalid_value",
+                          (named ? *key : "the request body") + " is nested deeper than " +
+                              std::to_string(kMaxRequestDepth) + " levels",
+                          *key);
 }
 
 ApiError wrong_field(const std::string& name, const std::string& expected, const json& value) {
@@ -76,13 +54,14 @@ std::optional<float> number_in(const json& body, const char* name, double lo, do
     return float(x);
 }
 
-std::optional<int> integer_in(const json& body, const char* name, int64_t lo, const std::string& range) {
+std::optional<int> integer_in(const json& body, const char* name, int64_t lo, const std::string& range,
+                              int64_t hi = INT_MAX) {
     const json* v = field(body, name);
     if (!v) return std::nullopt;
     if (!v->is_number_integer()) throw wrong_field(name, "an integer " + range, *v);
     // JSON reads a non-negative integer as unsigned, a negative one as signed.
-    const bool fits = v->is_number_unsigned() ? v->get<uint64_t>() <= uint64_t(INT_MAX) && int64_t(v->get<uint64_t>()) >= lo
-                                              : v->get<int64_t>() >= lo && v->get<int64_t>() <= INT_MAX;
+    const bool fits = v->is_number_unsigned() ? v->get<uint64_t>() <= uint64_t(hi) && int64_t(v->get<uint64_t>()) >= lo
+                                              : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi;
     if (!fits) throw wrong_field(name, "an integer " + range, *v);
     return int(v->get<int64_t>());
 }
@@ -123,11 +102,11 @@ SamplingFields sampling_fields(const json& body) {
 
 // `v` as Python's json.dumps(v, ensure_ascii=False) writes it: ", " and ": " between items, the
 // object's keys in the request's order.
-std::string python_json(const nlohmann::ordered_json& v) {
+std::string python_json(const json& v) {
     if (v.is_object()) {
         std::string out = "{";
         for (auto it = v.begin(); it != v.end(); ++it)
-            out += (it == v.begin() ? "" : ", ") + nlohmann::ordered_json(it.key()).dump() + ": " + python_json(it.value());
+            out += (it == v.begin() ? "" : ", ") + json(it.key()).dump() + ": " + python_json(it.value());
         return out + "}";
     }
     if (v.is_array()) {
@@ -135,26 +114,26 @@ std::string python_json(const nlohmann::ordered_json& v) {
         for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + python_json(v[i]);
         return out + "]";
     }
-    return v.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 // A chat's tools: [{"type": "function", "function": {"name": ..., ...}}], none when tool_choice is "none".
-std::vector<std::string> tools_offered(const nlohmann::ordered_json& body) {
-    const auto it = body.find("tools");
-    if (it == body.end() || it->is_null()) return {};
+std::vector<std::string> tools_offered(const json& body) {
+    const json* it = field(body, "tools");
+    if (!it) return {};
     const std::string expected = "an array of at most " + std::to_string(kMaxTools) +
                                  " tools {\"type\": \"function\", \"function\": {\"name\": ...}}";
-    if (!it->is_array() || it->size() > kMaxTools) throw wrong_field("tools", expected, json(*it));
+    if (!it->is_array() || it->size() > kMaxTools) throw wrong_field("tools", expected, *it);
     std::vector<std::string> tools;
     for (const auto& tool : *it) {
         const bool function = tool.is_object() && tool.contains("function") && tool["function"].is_object() &&
                               tool["function"].contains("name") && tool["function"]["name"].is_string();
-        if (!function) throw wrong_field("tools", expected, json(tool));
+        if (!function) throw wrong_field("tools", expected, tool);
         tools.push_back(python_json(tool));
     }
-    if (const auto c = body.find("tool_choice"); c != body.end() && !c->is_null()) {
+    if (const json* c = field(body, "tool_choice")) {
         if (!(c->is_string() && (*c == "none" || *c == "auto" || *c == "required")) && !c->is_object())
-            throw wrong_field("tool_choice", "\"none\", \"auto\", \"required\" or a named function", json(*c));
+            throw wrong_field("tool_choice", "\"none\", \"auto\", \"required\" or a named function", *c);
         if (*c == "none") return {};
     }
     return tools;
@@ -162,16 +141,11 @@ std::vector<std::string> tools_offered(const nlohmann::ordered_json& body) {
 
 // Chat: logprobs true or false, top_logprobs 0..20 beside it; completion: logprobs 0..5.
 std::optional<int> logprobs_asked(const json& body, Endpoint endpoint) {
-    if (endpoint == Endpoint::Completions) {
-        const std::optional<int> n = integer_in(body, "logprobs", 0, "from 0 to 5");
-        if (n && *n > 5) throw wrong_field("logprobs", "an integer from 0 to 5", body["logprobs"]);
-        return n;
-    }
+    if (endpoint == Endpoint::Completions) return integer_in(body, "logprobs", 0, "from 0 to 5", 5);
     const json* on = field(body, "logprobs");
     if (on && !on->is_boolean()) throw wrong_field("logprobs", "true or false", *on);
     const std::string range = "from 0 to " + std::to_string(kMaxTopLogprobs);
-    const std::optional<int> top = integer_in(body, "top_logprobs", 0, range);
-    if (top && *top > kMaxTopLogprobs) throw wrong_field("top_logprobs", "an integer " + range, body["top_logprobs"]);
+    const std::optional<int> top = integer_in(body, "top_logprobs", 0, range, kMaxTopLogprobs);
     if (!on || !on->get<bool>()) {
         if (top) throw invalid_request("invalid_value", "top_logprobs needs logprobs: true", "top_logprobs");
         return std::nullopt;
@@ -307,8 +281,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
     ApiRequest r;
     r.endpoint = endpoint;
     if (const json* m = field(body, "model"); m && !m->is_string()) throw wrong_field("model", "a string", *m);
-    r.n = integer_in(body, "n", 1, "from 1 to " + std::to_string(kMaxChoices)).value_or(1);
-    if (r.n > kMaxChoices) throw wrong_field("n", "an integer from 1 to " + std::to_string(kMaxChoices), body["n"]);
+    r.n = integer_in(body, "n", 1, "from 1 to " + std::to_string(kMaxChoices), kMaxChoices).value_or(1);
     if (const json* f = field(body, "response_format")) {
         const json* type = f->is_object() ? field(*f, "type") : nullptr;
         if (!type || !type->is_string()) throw wrong_field("response_format", "an object with a type", *f);
@@ -344,7 +317,7 @@ ApiRequest parse_request(std::string_view body_text, Endpoint endpoint) {
         r.prompt = prompt_text(body);
     } else {
         r.messages = chat_messages(body);
-        if (field(body, "tools")) r.tools = tools_offered(nlohmann::ordered_json::parse(begin, end));  // the request's key order
+        r.tools = tools_offered(body);
     }
     return r;
 }

@@ -137,15 +137,6 @@ std::vector<ChatMessage> alternated(std::vector<ChatMessage> ms) {
     return out;
 }
 
-const char* role_name(ChatRole r) {
-    switch (r) {
-        case ChatRole::System: return "system";
-        case ChatRole::User: return "user";
-        case ChatRole::Assistant: return "assistant";
-        case ChatRole::Tool: return "tool";
-    }
-    return "?";
-}
 
 // Splits off a leading system message's content.
 std::string leading_system(std::vector<ChatMessage>::const_iterator& it, const std::vector<ChatMessage>& ms) {
@@ -206,7 +197,7 @@ ChatPrompt render_zephyr(const std::vector<ChatMessage>& ms) {
     for (size_t i = 0; i < ms.size(); ++i) {
         const ChatMessage& m = ms[i];
         if (open_at(ms, i)) return b.text("<|assistant|>\n" + py_rstrip(m.content)).p;
-        b.text(std::string("<|") + role_name(m.role) + "|>\n" + m.content).special(kEos).text("\n");
+        b.text(std::string("<|") + chat_role_name(m.role) + "|>\n" + m.content).special(kEos).text("\n");
     }
     b.text("<|assistant|>\n");
     return b.p;
@@ -236,7 +227,7 @@ bool write_qwen_messages(Builder& b, const std::vector<ChatMessage>& ms, Assista
             b.special(kImEnd).text("\n");
             continue;
         }
-        b.special(kImStart).text(std::string(role_name(m.role)) + "\n" + m.content).special(kImEnd).text("\n");
+        b.special(kImStart).text(std::string(chat_role_name(m.role)) + "\n" + m.content).special(kImEnd).text("\n");
     }
     return true;
 }
@@ -258,7 +249,7 @@ ChatPrompt render_llama3(const std::vector<ChatMessage>& ms) {
     Builder b;
     for (size_t i = 0; i < ms.size(); ++i) {
         const ChatMessage& m = ms[i];
-        const char* role = m.role == ChatRole::Tool ? "ipython" : role_name(m.role);
+        const char* role = m.role == ChatRole::Tool ? "ipython" : chat_role_name(m.role);
         const std::string content = m.role == ChatRole::Assistant ? with_llama3_calls(m) : strip(m.content);
         b.special(kHeaderStart).text(role).special(kHeaderEnd).text("\n\n" + content);
         if (open_at(ms, i)) return b.p;
@@ -342,7 +333,7 @@ ChatPrompt render_phi(const std::vector<ChatMessage>& ms, bool newlines) {
         const ChatMessage& m = ms[i];
         if (m.role == ChatRole::System && m.content.empty()) continue;
         if (open_at(ms, i)) return b.special(kPhiAssistant).text(nl + py_rstrip(m.content)).p;
-        b.special(std::string("<|") + role_name(m.role) + "|>").text(nl + m.content).special(kPhiEnd).text(nl);
+        b.special(std::string("<|") + chat_role_name(m.role) + "|>").text(nl + m.content).special(kPhiEnd).text(nl);
     }
     b.special(kPhiAssistant).text(nl);
     return b.p;
@@ -388,6 +379,16 @@ std::vector<ChatMessage> with_tools_offered(std::vector<ChatMessage> ms, const s
     if (!ms.empty() && ms.front().role == ChatRole::System) ms.front().content += "\n\n" + text;
     else ms.insert(ms.begin(), {ChatRole::System, text, {}});
     return ms;
+}
+
+const char* chat_role_name(ChatRole r) {
+    switch (r) {
+        case ChatRole::System: return "system";
+        case ChatRole::User: return "user";
+        case ChatRole::Assistant: return "assistant";
+        case ChatRole::Tool: return "tool";
+    }
+    return "?";
 }
 
 std::vector<ChatMessage> Conversation::messages() const {

@@ -75,6 +75,7 @@ std::optional<ChatTemplateDetection> detect_chat_template_config(const std::stri
 
 // One message of a conversation, as OpenAI's chat API sends them: any roles in any order.
 enum class ChatRole { System, User, Assistant, Tool };
+const char* chat_role_name(ChatRole r);  // "system", "user", "assistant", "tool"
 // A call the assistant made to one of the client's tools; `arguments` is the call's JSON text.
 struct ToolCall {
     std::string id, name, arguments;

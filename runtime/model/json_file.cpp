@@ -7,23 +7,37 @@
 
 namespace medusa {
 
-void check_json_depth(const char* begin, const char* end, const std::string& name, int max_depth) {
+std::optional<std::string> json_too_deep(const char* begin, const char* end, int max_depth) {
     int depth = 0;
     bool in_string = false;
+    const char* string_start = nullptr;
+    std::string last_string, key;  // of the top-level object
     for (const char* p = begin; p < end; ++p) {
         const char c = *p;
         if (in_string) {
-            if (c == '\\') ++p;  // skips the escaped character, a quote included
-            else if (c == '"') in_string = false;
+            if (c == '\\') {
+                ++p;  // skips the escaped character, a quote included
+            } else if (c == '"') {
+                in_string = false;
+                if (depth == 1) last_string.assign(string_start, p);
+            }
         } else if (c == '"') {
             in_string = true;
+            string_start = p + 1;
+        } else if (c == ':' && depth == 1) {
+            key = last_string;
         } else if (c == '[' || c == '{') {
-            if (++depth > max_depth)
-                throw FormatError(name + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
+            if (++depth > max_depth) return key;
         } else if (c == ']' || c == '}') {
             --depth;  // unbalanced text is the parser's to report
         }
     }
+    return std::nullopt;
+}
+
+void check_json_depth(const char* begin, const char* end, const std::string& name, int max_depth) {
+    if (json_too_deep(begin, end, max_depth))
+        throw FormatError(name + ": JSON nested deeper than " + std::to_string(max_depth) + " levels");
 }
 
 nlohmann::json parse_json_text(const char* begin, const char* end, const std::string& name) {

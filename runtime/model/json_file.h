@@ -1,6 +1,7 @@
 // JSON from untrusted files: bounded size, bounded nesting, one-line errors naming the file.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace medusa {
@@ -9,6 +10,10 @@ namespace medusa {
 // recursive walks over it would overflow the stack).
 constexpr int kMaxJsonDepth = 512;
 
+// Where text nests deeper than `max_depth`, without parsing anything: the key of the top-level
+// object whose value does (the text between its quotes, escapes and all; empty outside one), or
+// nullopt when nothing does.
+std::optional<std::string> json_too_deep(const char* begin, const char* end, int max_depth);
 // Throws FormatError "NAME: JSON nested deeper than 512 levels" without parsing anything.
 void check_json_depth(const char* begin, const char* end, const std::string& name, int max_depth = kMaxJsonDepth);
 
