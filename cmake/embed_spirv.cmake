@@ -2,9 +2,10 @@
 # (NAMES is in the enum's order), with the bindings each module's preprocessed source declares.
 string(REPLACE "," ";" NAMES "${NAMES}")
 
-# The bindings <name>.pp.comp declares in set 0: one past the highest, and a mask of the uniform
-# texel buffers among them (the others are storage buffers; anything else stops the build).
-function(declared_bindings name out_count out_texels)
+# The bindings <name>.pp.comp declares in set 0: one past the highest, a mask of the uniform
+# texel buffers among them (the others are storage buffers; anything else stops the build), and a
+# mask of those the shader may write: storage buffers with a declaration not marked readonly.
+function(declared_bindings name out_count out_texels out_written)
   file(READ ${SPV_DIR}/${name}.pp.comp source)
   if(source MATCHES "layout *\\(([^)]*[, ])?set *= *[1-9]")
     message(FATAL_ERROR "${name}: kernels bind descriptor set 0 only")
@@ -12,6 +13,7 @@ function(declared_bindings name out_count out_texels)
   string(REGEX MATCHALL "layout *\\([^)]*binding *= *[0-9]+[^)]*\\)[^{;]*" decls "${source}")
   set(count 0)
   set(texels 0)
+  set(written 0)
   foreach(decl ${decls})
     string(REGEX MATCH "binding *= *([0-9]+)" unused "${decl}")
     set(b ${CMAKE_MATCH_1})
@@ -22,6 +24,8 @@ function(declared_bindings name out_count out_texels)
       math(EXPR texels "${texels} | (1 << ${b})")
     elseif(NOT decl MATCHES "buffer")
       message(FATAL_ERROR "${name}: '${decl}' is neither a storage buffer nor a uniform texel buffer")
+    elseif(NOT decl MATCHES "readonly")
+      math(EXPR written "${written} | (1 << ${b})")
     endif()
     if(b GREATER_EQUAL count)
       math(EXPR count "${b} + 1")
@@ -29,6 +33,7 @@ function(declared_bindings name out_count out_texels)
   endforeach()
   set(${out_count} ${count} PARENT_SCOPE)
   set(${out_texels} ${texels} PARENT_SCOPE)
+  set(${out_written} ${written} PARENT_SCOPE)
 endfunction()
 
 set(body "#include \"gpu/embedded_shaders.h\"\n\n#include <iterator>\n\nnamespace medusa::gpu {\nnamespace {\n")
@@ -41,8 +46,8 @@ foreach(name ${NAMES})
   string(REGEX REPLACE "([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])([0-9a-f][0-9a-f])" "0x\\4\\3\\2\\1,"
          body_words "${hex}")
   string(APPEND body "constexpr uint32_t ${name}_spv[] = {${body_words}};\n")
-  declared_bindings(${name} count texels)
-  string(APPEND table "    {Shader::${name}, \"${name}\", {${name}_spv, ${words}}, ${count}, ${texels}u},\n")
+  declared_bindings(${name} count texels written)
+  string(APPEND table "    {Shader::${name}, \"${name}\", {${name}_spv, ${words}}, ${count}, ${texels}u, ${written}u},\n")
 endforeach()
 string(APPEND body "constexpr EmbeddedShader kShaders[] = {\n${table}};\n")
 string(APPEND body "constexpr bool in_enum_order() {\n  for (size_t i = 0; i < std::size(kShaders); ++i)\n"

@@ -74,7 +74,8 @@ void CommandSequence::begin() {
     vk_check(vkResetCommandBuffer(cb_, 0), "vkResetCommandBuffer");
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     vk_check(vkBeginCommandBuffer(cb_, &bi), "vkBeginCommandBuffer");
-    dispatches_ = 0;
+    dispatches_ = barriers_ = 0;
+    unordered_.clear();
     queries_used_ = 0;
     query_stage_.clear();
     current_stage_ = "other";
@@ -87,7 +88,20 @@ void CommandSequence::begin() {
 
 void CommandSequence::stage(const std::string& name) { current_stage_ = name; }
 
+void CommandSequence::order_after_conflicts(const std::vector<Access>& accesses) {
+    for (const Access& a : accesses)
+        for (const Access& u : unordered_)
+            if (a.buffer == u.buffer && a.begin < u.end && u.begin < a.end && (a.write || u.write)) {
+                barrier();
+                unordered_ = accesses;
+                return;
+            }
+    unordered_.insert(unordered_.end(), accesses.begin(), accesses.end());
+}
+
 void CommandSequence::barrier() {
+    ++barriers_;
+    unordered_.clear();
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
@@ -155,12 +169,23 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
     }
     vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
 
+    std::vector<Access> accesses;
+    accesses.reserve(buffers.size());
+    index = 0;
+    for (const auto& b : buffers) {
+        // A texel view spans its whole buffer.
+        const VkDeviceSize begin = b.view ? 0 : b.offset;
+        const VkDeviceSize end = b.view || b.size == VK_WHOLE_SIZE ? b.buffer->size() : b.offset + b.size;
+        accesses.push_back({b.buffer->handle(), begin, end, !b.view && k.writes(index)});
+        ++index;
+    }
+    order_after_conflicts(accesses);
+
     vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline());
     vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout(), 0, 1, &set, 0, nullptr);
     if (push_size) vkCmdPushConstants(cb_, k.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_size, push);
     vkCmdDispatch(cb_, gx, gy, gz);
     ++dispatches_;
-    barrier();
     if (timestamps_ && queries_used_ < query_capacity_) {
         vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, queries_, queries_used_++);
         query_stage_.push_back(current_stage_);
@@ -168,12 +193,16 @@ void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<Buffer
 }
 
 void CommandSequence::copy(const Buffer& src, size_t src_offset, const Buffer& dst, size_t dst_offset, size_t bytes) {
+    order_after_conflicts({{src.handle(), src_offset, src_offset + bytes, false},
+                           {dst.handle(), dst_offset, dst_offset + bytes, true}});
     VkBufferCopy c{src_offset, dst_offset, bytes};
     vkCmdCopyBuffer(cb_, src.handle(), dst.handle(), 1, &c);
-    barrier();
 }
 
 void CommandSequence::end() {
+    // The host reads results after the fence, and the next submit (of this sequence or another)
+    // may touch anything recorded here: nothing is left unordered past the end.
+    if (!unordered_.empty()) barrier();
     vk_check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
     recording_ = false;
 }

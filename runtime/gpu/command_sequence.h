@@ -1,5 +1,9 @@
 // A command buffer of compute dispatches that is recorded once and submitted many times:
 // per-step values live in buffers, so replaying costs one submit and no re-recording.
+// Barriers go only where data needs them: before a dispatch or copy that reads a range written
+// since the last barrier, or writes a range read or written since then (a GPU runs independent
+// dispatches side by side; a barrier after each would drain it every time). Bindings a shader
+// declares readonly, and texel views, are reads; its other storage buffers are writes.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -76,11 +80,21 @@ public:
     size_t descriptor_pool_count() const { return descriptor_pools_.size(); }
     Context& context() const { return ctx_; }
     uint32_t dispatch_count() const { return dispatches_; }
+    // Barriers recorded since begin(), the one that closes the sequence included.
+    uint32_t barrier_count() const { return barriers_; }
     uint64_t submit_count() const { return submits_; }
     // GPU time of the last finished submit, summed per stage label (empty without timestamps).
     std::vector<StageTime> stage_times() const;
 
 private:
+    // A byte range of a buffer that a recorded command reads or writes.
+    struct Access {
+        VkBuffer buffer;
+        VkDeviceSize begin, end;
+        bool write;
+    };
+    // Records a barrier first if `accesses` conflict with what was recorded since the last one.
+    void order_after_conflicts(const std::vector<Access>& accesses);
     void barrier();
     void new_descriptor_pool();
     Context& ctx_;
@@ -95,7 +109,8 @@ private:
     uint32_t queries_used_ = 0;
     std::vector<std::string> query_stage_;  // stage label of each timed dispatch
     std::string current_stage_ = "other";
-    uint32_t dispatches_ = 0;
+    uint32_t dispatches_ = 0, barriers_ = 0;
+    std::vector<Access> unordered_;  // accesses since the last barrier
     uint64_t submits_ = 0;
     bool pending_ = false;
     bool recording_ = false;

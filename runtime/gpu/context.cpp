@@ -46,7 +46,15 @@ VkInstance create_instance(bool validation, bool debug_utils, const std::vector<
     if (validation) layers.push_back(kValidationLayer);
     if (debug_utils) extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     for (const auto& e : extra) extensions.push_back(e.c_str());
+    // Validation checks the barriers too: CommandSequence leaves out those no data needs, and a
+    // missing one is a race that a CPU driver, running dispatches one by one, would never show.
+    const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+    VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    features.enabledValidationFeatureCount = 1;
+    features.pEnabledValidationFeatures = &sync;
+    if (validation) extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
     VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    if (validation) ci.pNext = &features;
     ci.pApplicationInfo = &app;
     ci.enabledLayerCount = uint32_t(layers.size());
     ci.ppEnabledLayerNames = layers.data();

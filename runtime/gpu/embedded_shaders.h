@@ -17,6 +17,9 @@ struct EmbeddedShader {
     // texel_bindings (bit i: binding i) uniform texel buffers, the others storage buffers.
     uint32_t bindings;
     uint32_t texel_bindings;
+    // Bit i: binding i is a storage buffer with a declaration not marked readonly (the shader may
+    // write it); CommandSequence places barriers by it.
+    uint32_t written_bindings;
 };
 
 // An array lookup.

@@ -38,6 +38,8 @@ public:
     VkDescriptorSetLayout set_layout() const { return set_layout_; }
     uint32_t num_buffers() const { return uint32_t(bindings_.size()); }
     BindingKind binding(uint32_t i) const { return bindings_[i]; }
+    // Whether the shader may write binding i (a storage buffer not declared readonly).
+    bool writes(uint32_t i) const { return (embedded_shader(shader_).written_bindings >> i) & 1; }
     uint32_t push_bytes() const { return push_bytes_; }
     Shader shader() const { return shader_; }
     std::string name() const { return shader_name(shader_); }
