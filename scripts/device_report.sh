@@ -150,6 +150,14 @@ for shape in $shapes; do
             --json "$out/host-direct-$shape.json"
         json_parts+=("\"host-direct-$shape\": $(cat "$out/host-direct-$shape.json" 2>/dev/null || echo null)")
     fi
+    # The subgroup layout's lanes reading one weight word a step instead of a quad of four (the
+    # default): what 16-byte loads and 4x the bytes in flight give decoding (GPU layouts only).
+    if [[ $cpu_driver == 0 ]]; then
+        section "Decode and verify at $shape shapes (q4_0, q8_0) with MEDUSA_MATMUL_QUADS=off (a word a lane a step)" \
+            env MEDUSA_MATMUL_QUADS=off $bin bench --synthetic "$shape" --dtype q4_0,q8_0 --no-cpu --no-medusa --runs 3 \
+            --json "$out/words-$shape.json"
+        json_parts+=("\"words-$shape\": $(cat "$out/words-$shape.json" 2>/dev/null || echo null)")
+    fi
     # A 128-token prompt through the shared-memory tiles and through the matrix units (where the
     # device offers VK_NV_cooperative_matrix): what tensor cores give prefill and large verify blocks.
     if [[ $device == *"cooperative matrices"* ]]; then

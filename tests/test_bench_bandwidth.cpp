@@ -53,6 +53,11 @@ TEST_CASE("bench JSON carries decode_bandwidth_fraction and forward_ratio for T 
         REQUIRE(ratio.contains(t));
         CHECK(ratio[t].get<double>() == Approx(row["ms"].get<double>() / latency[0]["ms"].get<double>()));
     }
+    // Barriers only where data needs them: at least the one closing the forward, at most one a dispatch.
+    const uint32_t dispatches = g["dispatches_per_token"].get<uint32_t>(), barriers = g["barriers_per_token"].get<uint32_t>();
+    CHECK(barriers >= 1);
+    CHECK(barriers <= dispatches);
+    CHECK(r.out.find("barriers/token " + std::to_string(barriers)) != std::string::npos);
     CHECK(g["empty_submit_ms"].get<double>() > 0);
     CHECK(g["empty_submit_blocking_ms"].get<double>() > 0);
     CHECK(g["matmul_config"]["name"].get<std::string>().find('/') != std::string::npos);

@@ -51,6 +51,14 @@ TEST_CASE("a saved kernel configuration is loaded back and other entries are kep
     CHECK(load_tuned_matmul(path, "dev", "q8_0 64x172x5 v512", kWave32) == MatmulConfig{false, 64});
     CHECK(load_tuned_matmul(path, "dev", "f32 64x172x5 v512", kWave32) == MatmulConfig{false, 32});
     CHECK(nlohmann::json::parse(test::slurp(path))["dev"]["f32 64x172x5 v512"]["subgroup"] == 32);
+    // Quads are kept; an entry from before them takes the untuned choice.
+    const MatmulConfig quads{false, 64, 2, 16, MatmulTile{}, true};
+    save_tuned_matmul(path, "dev", "q4_k 64x172x5 v512", quads, 32, {});
+    CHECK(load_tuned_matmul(path, "dev", "q4_k 64x172x5 v512", kWave32) == quads);
+    CHECK(nlohmann::json::parse(test::slurp(path))["dev"]["q4_k 64x172x5 v512"]["quads"] == true);
+    write_text(path, "{\"dev\": {\"m\": {\"texel\": false, \"workgroup\": 64}}}");
+    CHECK(load_tuned_matmul(path, "dev", "m", kWave32, quads)->quads);
+    CHECK_FALSE(load_tuned_matmul(path, "dev", "m", kWave32)->quads);
 }
 
 TEST_CASE("a kernel tuning file that is not a JSON object is an error naming it", "[kernel-tuning]") {
@@ -92,6 +100,7 @@ TEST_CASE("a kernel tuning entry the device cannot run is ignored with one warni
         // 27,904 bytes of shared memory where Vulkan guarantees 16,384.
         {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"128x64\", \"tiled_from\": 16}",
          "tile 128x64 needs 27904 bytes of shared memory, more than the device's 16384"},
+        {"{\"texel\": true, \"workgroup\": 64, \"quads\": 1}", "quads 1 is not true or false"},
         // The matrix units' tile on a device without them.
         {"{\"texel\": true, \"workgroup\": 64, \"tile\": \"coop64x64\", \"tiled_from\": 16}",
          "tile coop64x64 needs the device's matrix units (VK_NV_cooperative_matrix"},
@@ -175,6 +184,31 @@ TEST_CASE("MEDUSA_TILED_MATMUL sets the tiling, and a value it cannot read is on
         test::ScopedEnv env("MEDUSA_TILED_MATMUL", bad);
         CHECK_THROWS_WITH(tiling_from_environment(c), Catch::Contains(std::string("MEDUSA_TILED_MATMUL='") + bad + "'") &&
                                                           Catch::Contains("64x32"));
+    }
+}
+
+TEST_CASE("MEDUSA_MATMUL_QUADS sets the subgroup layout's step, and a value it cannot read is one error naming it",
+          "[kernel-tuning]") {
+    MatmulConfig c{false, 64, 2};
+    {
+        test::ScopedEnv unset("MEDUSA_MATMUL_QUADS", nullptr);
+        CHECK_FALSE(quads_from_environment(c));
+        CHECK_FALSE(c.quads);
+    }
+    {
+        test::ScopedEnv on("MEDUSA_MATMUL_QUADS", "on");
+        CHECK(quads_from_environment(c));
+        CHECK(c.quads);
+        CHECK(c.name() == "storage/64/r2/quads");
+    }
+    {
+        test::ScopedEnv off("MEDUSA_MATMUL_QUADS", "off");
+        CHECK(quads_from_environment(c));
+        CHECK_FALSE(c.quads);
+    }
+    for (const char* bad : {"1", "yes", "ON"}) {
+        test::ScopedEnv env("MEDUSA_MATMUL_QUADS", bad);
+        CHECK_THROWS_WITH(quads_from_environment(c), std::string("MEDUSA_MATMUL_QUADS='") + bad + "' must be on or off");
     }
 }
 

@@ -54,7 +54,9 @@ TEST_CASE("matmul kernel matches the CPU for every weight type and fusion", "[ke
         // each type, in each layout, every fusion. Strides are push constants.
         const size_t i = pipeline_index++;
         // Rows per subgroup (the subgroup layout's) rotate too: 1, 2 and 4.
-        const MatmulConfig config{texel, workgroups[(i + i / 4) % workgroups.size()], lane_per_row ? 1u : 1u << (i / 2 % 3)};
+        MatmulConfig config{texel, workgroups[(i + i / 4) % workgroups.size()], lane_per_row ? 1u : 1u << (i / 2 % 3)};
+        // The subgroup layout's lanes read quads of words at 1 and 13 tokens, single words at 3.
+        config.quads = !lane_per_row && T != 3;
         const uint32_t flags = fusions[(i / 4 * 2 + i % 2 + i / 12) % 4];
         // Rows of two 256-value super-blocks; an input row stride that is not a multiple of 4 takes
         // the one-word-at-a-time path; a row one quad (4 words) shorter leaves the lane-per-row
@@ -116,7 +118,9 @@ TEST_CASE("stacked row blocks (the Medusa heads' ResBlocks) match the CPU in bot
             for (uint32_t rows : {1u, 2u, 4u}) {
                 if (lane_per_row && rows > 1) continue;
                 CAPTURE(dtype_name(type), lane_per_row, rows);
-                MatmulRecorder recorder(ctx, lane_per_row, 1e-5f, MatmulConfig{false, 64, rows});
+                MatmulConfig config{false, 64, rows};
+                config.quads = rows > 1;  // the subgroup layout's lanes read words for one row, quads for more
+                MatmulRecorder recorder(ctx, lane_per_row, 1e-5f, config);
                 auto xb = buffer_with(x), gb = buffer_with(bias), yb = buffer_with(std::vector<float>(want.size(), 0.0f));
                 gpu::CommandSequence seq(ctx);
                 seq.begin();

@@ -161,6 +161,7 @@ json time_vulkan(const Args& args, const std::unique_ptr<gpu::Context>& gpu, con
     const double forwards = double(model.submits() - submits_before);
     json g = timing_json(t);
     g["dispatches_per_token"] = model.dispatches_per_forward();
+    g["barriers_per_token"] = model.barriers_per_forward();
     g["submits_per_token"] = forwards / (p.runs * (t.decode_tokens + 1.0));
     g["weight_bytes"] = model.weight_bytes();
     g["weight_bandwidth_gb_s"] = model.weight_bytes() / (t.decode_ms_per_token * 1e-3) / 1e9;
@@ -225,8 +226,10 @@ void print_bench(const json& out, const gpu::MeasuredBandwidth& bandwidth) {
     };
     row("vulkan", g);
     if (out.contains("cpu_reference")) row("cpu-reference", out["cpu_reference"]);
-    std::printf("dispatches/token %u, submits/token %.2f, weights %.1f MiB, decode weight bandwidth %.2f GB/s\n",
-                g["dispatches_per_token"].get<uint32_t>(), g["submits_per_token"].get<double>(),
+    std::printf("dispatches/token %u, barriers/token %u, submits/token %.2f, weights %.1f MiB, decode weight "
+                "bandwidth %.2f GB/s\n",
+                g["dispatches_per_token"].get<uint32_t>(), g["barriers_per_token"].get<uint32_t>(),
+                g["submits_per_token"].get<double>(),
                 g["weight_bytes"].get<double>() / (1 << 20), g["weight_bandwidth_gb_s"].get<double>());
     std::printf("measured bandwidth %.2f GB/s (%s): decode streams %.0f%% of it\n", bandwidth.gb_s,
                 bandwidth.method.c_str(), 100.0 * g["decode_bandwidth_fraction"].get<double>());

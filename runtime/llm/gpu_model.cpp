@@ -82,6 +82,7 @@ GpuModel::GpuModel(gpu::Context& ctx, const ModelFile& file, GpuModelOptions opt
             matmul_source_ = "tuned";
         }
         if (tiling_from_environment(matmul)) matmul_source_ += ", tiling from MEDUSA_TILED_MATMUL";
+        if (quads_from_environment(matmul)) matmul_source_ += ", quads from MEDUSA_MATMUL_QUADS";
     }
     matmuls_ = std::make_unique<MatmulRecorder>(ctx, cpu_layouts_, cfg_.rms_eps, matmul);
     layer_recorder_ = std::make_unique<DecoderLayerRecorder>(ctx, DecoderShape::of(cfg_), *matmuls_,
@@ -217,6 +218,7 @@ void GpuModel::finished_forward(const TokenBlock& block, const gpu::CommandSeque
     ++forwards_;
     last_ = &seq;
     last_dispatches_ = seq.dispatch_count();
+    last_barriers_ = seq.barrier_count();
     block_size_ = block.size();
     kv_->wrote(block.base, block.tokens, block.is_causal());
 }

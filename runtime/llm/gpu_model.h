@@ -72,6 +72,8 @@ public:
     std::vector<float> hidden(int t) const;
     // Figures of the last forward pass, for `bench`.
     uint32_t dispatches_per_forward() const { return last_dispatches_; }
+    // The barriers between them (CommandSequence places one only where data needs it).
+    uint32_t barriers_per_forward() const { return last_barriers_; }
     uint64_t submits() const { return submits_; }
     // Forward passes over these weights, this model's own and those recorded elsewhere: a
     // caller that keeps results of a forward (hidden rows) can tell whether they were overwritten.
@@ -137,7 +139,7 @@ private:
     std::map<MatrixVariant, std::unique_ptr<gpu::Kernel>> embed_kernels_;
     std::map<int, std::unique_ptr<gpu::CommandSequence>> sequences_;  // by block size
     const gpu::CommandSequence* last_ = nullptr;
-    uint32_t last_dispatches_ = 0;
+    uint32_t last_dispatches_ = 0, last_barriers_ = 0;
     uint64_t submits_ = 0, forwards_ = 0;
     size_t weight_bytes_ = 0;
     int block_size_ = 0;

@@ -46,22 +46,23 @@ inline uint32_t div_up(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 inline bool prefers_cpu_layouts(const gpu::Context& ctx) { return ctx.info().kind == gpu::DeviceKind::Cpu; }
 
 // The pipeline's specialization constants (TILE, LANE_PER_ROW, the workgroup size, SUBGROUP, the
-// kMatmul* FUSIONS, ROWS) and its workgroup grid: a lane per row, or a subgroup per `rows_per_subgroup`
-// rows. Row blocks (block_rows > 0) keep a subgroup's rows within one block.
+// kMatmul* FUSIONS, ROWS, QUADS) and its workgroup grid: a lane per row, or a subgroup per
+// `rows_per_subgroup` rows, its lanes reading a word or (`quads`) four words a step. Row blocks
+// (block_rows > 0) keep a subgroup's rows within one block.
 struct MatmulGeometry {
     std::vector<uint32_t> spec;
     uint32_t groups_x, groups_y;
 };
 inline MatmulGeometry matmul_geometry(const gpu::Context& ctx, uint32_t rows, int n_tokens, uint32_t fusions,
                                       bool lane_per_row, uint32_t workgroup = 64, uint32_t rows_per_subgroup = 1,
-                                      uint32_t block_rows = 0) {
+                                      uint32_t block_rows = 0, bool quads = false) {
     const uint32_t tile = matmul_tile(n_tokens);
     const uint32_t subgroup = ctx.info().subgroup_size;
     uint32_t per_subgroup = std::clamp(rows_per_subgroup, 1u, kMatmulMaxRows);
     if (lane_per_row || (block_rows > 0 && block_rows % per_subgroup != 0)) per_subgroup = 1;
     const uint32_t rows_per_group =
         lane_per_row ? workgroup : std::max(1u, workgroup / std::max(1u, subgroup)) * per_subgroup;
-    return {{tile, lane_per_row ? 1u : 0u, workgroup, subgroup, fusions, per_subgroup},
+    return {{tile, lane_per_row ? 1u : 0u, workgroup, subgroup, fusions, per_subgroup, quads && !lane_per_row ? 1u : 0u},
             std::min(div_up(rows, rows_per_group), 65535u), div_up(uint32_t(n_tokens), tile)};
 }
 

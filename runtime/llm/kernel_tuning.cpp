@@ -33,15 +33,17 @@ std::string tuning_model_key(const ModelFile& file) {
 std::vector<MatmulConfig> matmul_candidates(const gpu::Context& ctx, bool cpu_layouts) {
     const MatmulLimits limits = matmul_limits(ctx);
     const MatmulConfig def = default_matmul_config(ctx, cpu_layouts);
-    // Rows per subgroup matter only to the subgroup layout (GPUs).
+    // Rows per subgroup and quads matter only to the subgroup layout (GPUs).
     const std::vector<uint32_t> rows = cpu_layouts ? std::vector<uint32_t>{1} : std::vector<uint32_t>{1, 2, 4};
+    const std::vector<bool> quads = cpu_layouts ? std::vector<bool>{false} : std::vector<bool>{false, true};
     std::vector<MatmulConfig> out;
     for (bool texel : {false, true})
         for (uint32_t wg : {32u, 64u, 128u, 256u})
             for (uint32_t r : rows)
-                if (const MatmulConfig c{texel, wg, r, def.tiled_from, def.tile};
-                    matmul_config_problem(c, limits).empty())
-                    out.push_back(c);
+                for (bool q : quads)
+                    if (const MatmulConfig c{texel, wg, r, def.tiled_from, def.tile, q};
+                        matmul_config_problem(c, limits).empty())
+                        out.push_back(c);
     return out;
 }
 
@@ -52,6 +54,11 @@ MatmulConfig default_matmul_config(const gpu::Context& ctx, bool cpu_layouts) {
     // One row per subgroup: on an H100 at TinyLlama-1.1B shapes (q4_0) two rows decoded 2.5% slower
     // and four 45% slower (docs/gpu-h100.md); the tuner tries them per model and device.
     c.rows = 1;
+    // Four words a lane a step: a subgroup then has 16 bytes a lane in flight, not 4 (one q4_0
+    // block's codes), as the engines that stream weights near bandwidth have (llama.cpp's
+    // mul_mat_vec unrolls four 4-byte steps). Not yet timed on a GPU against one word: the tuner
+    // tries both.
+    c.quads = !cpu_layouts;
     // From 16 tokens the untiled kernel reads every weight twice or more; below, a tile would
     // leave most of its tokens empty. The tuner moves the threshold per model and device. CPU
     // drivers (whatever layouts they are given) tile nothing unless tuned to.
@@ -89,6 +96,16 @@ bool tiling_from_environment(MatmulConfig& config) {
                                     matmul_tile_names());
     config.tiled_from = uint32_t(n);
     config.tile = *tile;
+    return true;
+}
+
+bool quads_from_environment(MatmulConfig& config) {
+    const char* v = std::getenv("MEDUSA_MATMUL_QUADS");
+    if (!v || !*v) return false;
+    const std::string value = v;
+    if (value != "on" && value != "off")
+        throw std::invalid_argument("MEDUSA_MATMUL_QUADS='" + value + "' must be on or off");
+    config.quads = value == "on";
     return true;
 }
 
@@ -145,6 +162,11 @@ std::variant<TuningEntry, std::string> read_entry(const json& e, const MatmulCon
     }
     t.config.tiled_from = untuned.tiled_from;
     t.config.tile = untuned.tile;
+    t.config.quads = untuned.quads;  // files written before lanes could read quads
+    if (e.contains("quads")) {
+        if (!e["quads"].is_boolean()) return "quads " + json_excerpt(e["quads"]) + " is not true or false";
+        t.config.quads = e["quads"].get<bool>();
+    }
     if (e.contains("tiled_from")) {
         const auto from = count_of(e["tiled_from"]);
         if (!from) return "tiled_from " + json_excerpt(e["tiled_from"]) + " is not a count";
@@ -199,6 +221,7 @@ json with_tuned_matmul(json j, const std::string& device_key, const std::string&
     e["texel"] = config.texel;
     e["workgroup"] = config.workgroup;
     e["rows"] = config.rows;
+    e["quads"] = config.quads;
     e["subgroup"] = subgroup_size;
     e["tile"] = config.tile.name();
     e["tiled_from"] = config.tiled_from;

@@ -1,7 +1,7 @@
 // The matrix-kernel configuration measured fastest on a device for a model's shapes, kept in a
 // JSON file (`bench --tune-kernels` writes it, every GpuModel reads it), as the tuned tree is:
 //   { "<device> | <driver>": { "<weights> <dim>x<hidden>x<layers> v<vocab>": {config, timings} } }
-// The config: "texel", "workgroup", "rows", the "subgroup" size it was tuned under (one driver
+// The config: "texel", "workgroup", "rows", "quads", the "subgroup" size it was tuned under (one driver
 // may run either of two: RADV's wave32 and wave64), and the tiled kernel's "tile" shape and the
 // block size it runs "tiled_from" (0: never). Without an entry the defaults below apply.
 #pragma once
@@ -39,6 +39,11 @@ std::vector<MatmulTile> tile_candidates(const gpu::Context& ctx);
 // returns true when the variable is set; throws std::invalid_argument naming the variable and
 // its value when that reads otherwise.
 bool tiling_from_environment(MatmulConfig& config);
+
+// MEDUSA_MATMUL_QUADS=on|off, to time both steps of the subgroup layout on one model: sets
+// `config.quads` and returns true when the variable is set; throws std::invalid_argument naming
+// it and its value when it is neither.
+bool quads_from_environment(MatmulConfig& config);
 
 // Why `config` cannot run under `limits` (llm/matmul_tiles.h), or "" when it can: the workgroup
 // must be of whole subgroups (matmul.comp's rows are per lane or per subgroup, its shuffles and

@@ -84,7 +84,7 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         // The fusions are a specialization constant: each combination its own pipeline (matmul.comp says why).
         const MatmulGeometry g =
             matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup, config_.rows,
-                            uint32_t(std::max(0, c.block_rows)));
+                            uint32_t(std::max(0, c.block_rows)), config_.quads);
         using gpu::TexelFormat;
         const bool texel = texel_reads(s, *c.x);
         texel_dispatches_ += texel ? 1 : 0;

@@ -60,9 +60,12 @@ struct MatmulConfig {
     // tokens instead of once per 8.
     uint32_t tiled_from = 0;
     MatmulTile tile;
+    // In the subgroup-per-row layout, each lane reads four weight words (16 bytes) a step instead
+    // of one. The lane-per-row layout ignores it.
+    bool quads = false;
     std::string name() const {
         return std::string(texel ? "texel" : "storage") + "/" + std::to_string(workgroup) +
-               (rows > 1 ? "/r" + std::to_string(rows) : "") +
+               (rows > 1 ? "/r" + std::to_string(rows) : "") + (quads ? "/quads" : "") +
                (tiled_from > 0 ? "/t" + tile.name() + "@" + std::to_string(tiled_from) : "");
     }
     bool operator==(const MatmulConfig&) const = default;
