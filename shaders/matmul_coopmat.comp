@@ -115,7 +115,6 @@ void main() {
     const bool fours = p.in_dim % 4u == 0u && p.x_stride % 4u == 0u;
     // This subgroup's quarter of the tile: rows m0 .. m0 + 31 by tokens n0 .. n0 + 31.
     const uint m0 = (SUBGROUP % 2u) * 32u, n0 = (SUBGROUP / 2u) * 32u;
-    if (norm) sums_of_squares(t0, fours);
     CMat acc[4];
     UNROLL for (uint f = 0; f < 4u; ++f) acc[f] = frag_zero();
     for (uint k0 = 0; k0 < p.in_dim; k0 += BK) {
@@ -134,6 +133,7 @@ void main() {
         }
         barrier();
     }
+    if (norm) sums_of_squares();
     UNROLL for (uint i = 0; i < 2u; ++i)
         UNROLL for (uint j = 0; j < 2u; ++j) { FRAG_STORE(acc[i * 2u + j], Cs, (m0 + i * FRAG) * LDC + n0 + j * FRAG, LDC); }
     barrier();

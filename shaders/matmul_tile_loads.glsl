@@ -5,8 +5,8 @@
 //   put_weights4(rho, quad, x)  elements 4 quad .. 4 quad + 3 of tile row rho
 //   put_weight(rho, e, v)       element e of tile row rho
 //   put_inputs4(j, quad, x)     elements 4 quad .. 4 quad + 3 of the tile's input row j
-//   put_partial(i, s), partial(i)  scratch for the sums of squares, BN * max(1, INVOCATIONS / BN)
-//                               floats
+//   put_partial(i, s), partial(i)  scratch for the sums of squares, BN * BK / 4 floats, used
+//                               after the last chunk
 
 // The matrix row of tile row `rho` (tiles start at output row o0), false past the last row.
 bool tile_row(uint rho, uint o0, out uint row) {
@@ -55,10 +55,17 @@ void load_weights(uint o0, uint k0) {
     }
 }
 
+// An invocation's loads of a chunk's inputs: the same tile rows and quads every chunk (at most 8:
+// llm/matmul_tiles.cpp checks every tile), and its sums of squares of what each load brought.
+#define MAX_INPUT_LOADS 8u
+float input_ss[MAX_INPUT_LOADS] = float[MAX_INPUT_LOADS](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+
 // The chunk [k0, k0 + BK) of the tile's input rows into shared memory, zeros past the last token
-// or input.
+// or input; with the norm, each load's sum of squares kept for sums_of_squares.
 void load_inputs(uint t0, uint k0, bool fours) {
-    for (uint i = gl_LocalInvocationID.x; i < BN * (BK / 4u); i += INVOCATIONS) {
+    [[unroll]] for (uint n = 0; n < MAX_INPUT_LOADS; ++n) {
+        const uint i = gl_LocalInvocationID.x + n * INVOCATIONS;
+        if (i >= BN * (BK / 4u)) break;
         const uint j = i / (BK / 4u), k = k0 + 4u * (i % (BK / 4u)), t = t0 + j;
         vec4 x = vec4(0.0);
         if (t < p.n_tokens) {
@@ -70,37 +77,25 @@ void load_inputs(uint t0, uint k0, bool fours) {
                     if (k + c < p.in_dim) x[c] = X[base + c];
             }
         }
+        if (norm) input_ss[n] += dot(x, x);
         put_inputs4(j, i % (BK / 4u), x);
     }
 }
 
-// The norm's sum of squares of each of the tile's input rows into token_ss: the invocations split
-// into groups of `parts` per row, their partial sums meeting in scratch shared memory.
-void sums_of_squares(uint t0, bool fours) {
-    const uint parts = max(1u, INVOCATIONS / BN);
-    for (uint i = gl_LocalInvocationID.x; i < BN * parts; i += INVOCATIONS) {
-        const uint j = i / parts, part = i % parts, t = t0 + j;
-        float s = 0.0;
-        if (t < p.n_tokens) {
-            if (fours) {
-                for (uint k = 4u * part; k < p.in_dim; k += 4u * parts) {
-                    const vec4 x = X4[(t * p.x_stride + k) / 4u];
-                    s += dot(x, x);
-                }
-            } else {
-                for (uint k = part; k < p.in_dim; k += parts) s += X[t * p.x_stride + k] * X[t * p.x_stride + k];
-            }
-        }
-        put_partial(i, s);
+// The norm's sum of squares of each of the tile's input rows into token_ss, from the inputs the
+// chunks loaded (once, not in a pass of its own): after the last chunk, whose barrier frees the
+// scratch. Each load's sum goes to scratch at its index, and a token's loads are BK / 4 in a row.
+void sums_of_squares() {
+    [[unroll]] for (uint n = 0; n < MAX_INPUT_LOADS; ++n) {
+        const uint i = gl_LocalInvocationID.x + n * INVOCATIONS;
+        if (i >= BN * (BK / 4u)) break;
+        put_partial(i, input_ss[n]);
     }
     barrier();
     if (gl_LocalInvocationID.x < BN) {
         float s = 0.0;
-        for (uint q = 0; q < parts; ++q) {
-            const uint i = gl_LocalInvocationID.x * parts + q;
-            s += partial(i);
-        }
+        for (uint q = 0; q < BK / 4u; ++q) s += partial(gl_LocalInvocationID.x * (BK / 4u) + q);
         token_ss[gl_LocalInvocationID.x] = s;
     }
-    barrier();  // before the tiles overwrite the partial sums
+    barrier();  // before the epilogue reads token_ss (or the sums' tile overwrites the scratch)
 }

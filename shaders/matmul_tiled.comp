@@ -59,7 +59,6 @@ void main() {
     const uint tr = gl_LocalInvocationID.x % NR, tc = gl_LocalInvocationID.x / NR;
     const uint o0 = gl_WorkGroupID.x * (swiglu ? BM / 2u : BM), t0 = gl_WorkGroupID.y * BN;
     const bool fours = p.in_dim % 4u == 0u && p.x_stride % 4u == 0u;
-    if (norm) sums_of_squares(t0, fours);
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
     for (uint k0 = 0; k0 < p.in_dim; k0 += BK) {
@@ -76,6 +75,7 @@ void main() {
         }
         barrier();
     }
+    if (norm) sums_of_squares();
     // SwiGLU: rows i < TM / 2 are w1's, row i + TM / 2 the same output's w3 row.
     const uint out_rows = swiglu ? TM / 2u : TM;
     [[unroll]] for (uint j = 0; j < TN; ++j) {

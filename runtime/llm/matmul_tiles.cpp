@@ -20,6 +20,25 @@ constexpr MatmulTile kTiles[] = {
     {64, 64, 0, 0, TileKernel::EmulatedMatrixUnits},
 };
 
+// matmul_tile_loads.glsl: an invocation makes at most MAX_INPUT_LOADS (8) 16-byte loads of a
+// chunk's inputs and keeps each one's sum of squares; after the last chunk those sums, one a
+// load, go through the weights' tile (or the matrix units' sums), which must hold them.
+constexpr bool input_loads_fit(const MatmulTile& t) {
+    const uint32_t loads = t.tokens * (kMatmulTileK / 4);
+    const uint32_t invocations = t.kernel == TileKernel::Invocations
+                                     ? t.rows / t.rows_per_thread * (t.tokens / t.tokens_per_thread)
+                                     : 128;
+    const uint32_t scratch = t.kernel == TileKernel::Invocations ? t.rows * (kMatmulTileK / 4 + 1) * 4
+                                                                 : t.rows * (t.tokens + 4);
+    return loads <= 8 * invocations && loads <= scratch;
+}
+constexpr bool all_input_loads_fit() {
+    for (const MatmulTile& t : kTiles)
+        if (!input_loads_fit(t)) return false;
+    return true;
+}
+static_assert(all_input_loads_fit(), "a tile's inputs take more loads an invocation than the shader keeps sums for");
+
 }  // namespace
 
 uint32_t MatmulTile::shared_bytes() const {
