@@ -1,4 +1,4 @@
-// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS F32+TEXEL F16+TEXEL BF16+TEXEL Q8+TEXEL Q4_0+TEXEL Q4_1+TEXEL Q5_0+TEXEL Q5_1+TEXEL Q8_0+TEXEL Q2_K+TEXEL Q3_K+TEXEL Q4_K+TEXEL Q5_K+TEXEL Q6_K+TEXEL IQ4_NL+TEXEL IQ4_XS+TEXEL
+// variants: F32 F16 BF16 Q8 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_NL IQ4_XS F32+TEXEL F16+TEXEL BF16+TEXEL Q8+TEXEL Q4_0+TEXEL Q4_1+TEXEL Q5_0+TEXEL Q5_1+TEXEL Q8_0+TEXEL Q2_K+TEXEL Q3_K+TEXEL Q4_K+TEXEL Q5_K+TEXEL Q6_K+TEXEL IQ4_NL+TEXEL IQ4_XS+TEXEL F32+ROPE F16+ROPE BF16+ROPE Q8+ROPE Q4_0+ROPE Q4_1+ROPE Q5_0+ROPE Q5_1+ROPE Q8_0+ROPE Q2_K+ROPE Q3_K+ROPE Q4_K+ROPE Q5_K+ROPE Q6_K+ROPE IQ4_NL+ROPE IQ4_XS+ROPE F32+TEXEL+ROPE F16+TEXEL+ROPE BF16+TEXEL+ROPE Q8+TEXEL+ROPE Q4_0+TEXEL+ROPE Q4_1+TEXEL+ROPE Q5_0+TEXEL+ROPE Q5_1+TEXEL+ROPE Q8_0+TEXEL+ROPE Q2_K+TEXEL+ROPE Q3_K+TEXEL+ROPE Q4_K+TEXEL+ROPE Q5_K+TEXEL+ROPE Q6_K+TEXEL+ROPE IQ4_NL+TEXEL+ROPE IQ4_XS+TEXEL+ROPE
 #version 450
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -12,8 +12,8 @@
 // Fused options: RMSNorm of X with gain G (the norm before q/k/v, the FFN and the classifier),
 // accumulate into Y (residual adds), SwiGLU (or with FLAG_GELU GeGLU) over rows o and o+out (w1
 // and w3 stacked), and the
-// Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G, and (lane-per-row TEXEL variants) the
-// qkv matmul's biases, RoPE and k/v cache writes (rope_kv.comp's work).
+// Medusa ResBlock Y = X + SiLU(W X + b) with the bias in G, and the qkv matmul's biases, RoPE and
+// k/v cache writes (rope_kv.comp's work).
 // Row blocks (block_rows < out_dim, one token): rows [b*block_rows, (b+1)*block_rows) read input
 // row b and write output row b, so K stacked Medusa heads run as one dispatch.
 // Invocations per workgroup: a specialization constant (id 2) the host sets from the tuned or
@@ -31,18 +31,33 @@ layout(binding = 9) uniform samplerBuffer InputTexels4;
 layout(binding = 10) uniform samplerBuffer GainTexels4;
 vec4 x4_at(uint i) { return texelFetch(InputTexels4, int(i)); }
 vec4 g4_at(uint i) { return texelFetch(GainTexels4, int(i)); }
-// The qkv matmul's RoPE and cache writes (FLAG_ROPE, rope_kv.comp's bindings): the q/k/v biases,
-// Llama 3's frequency factors, the block's positions and slots, and the layer's cache.
-layout(std430, binding = 11) writeonly buffer KCache { float kc[]; };
-layout(std430, binding = 12) writeonly buffer VCache { float vc[]; };
-layout(std430, binding = 13) readonly buffer Params { BlockParams P; };
-layout(std430, binding = 14) readonly buffer QkvBias { float qkv_bias[]; };
-layout(std430, binding = 15) readonly buffer RopeFactors { float rope_factors[]; };
+#define ROPE_KEYS 11
+#define ROPE_VALUES 12
+#define ROPE_PARAMS 13
+#define ROPE_BIAS 14
+#define ROPE_FACTORS 15
 #else
 layout(std430, binding = 2) readonly buffer Input4 { vec4 X4[]; };
 layout(std430, binding = 4) readonly buffer Gain4 { vec4 G4[]; };
 vec4 x4_at(uint i) { return X4[i]; }
 vec4 g4_at(uint i) { return G4[i]; }
+#define ROPE_KEYS 5
+#define ROPE_VALUES 6
+#define ROPE_PARAMS 7
+#define ROPE_BIAS 8
+#define ROPE_FACTORS 9
+#endif
+#if defined(VARIANT_ROPE)
+// The qkv matmul's RoPE and cache writes (FLAG_ROPE, rope_kv.comp's bindings): the layer's cache,
+// the block's positions and slots, the q/k/v biases and Llama 3's frequency factors; after the
+// texel views, or after the five storage buffers. A variant of its own, so that the other
+// matmuls do not bind a cache they might write (the barriers and the validation layer's
+// synchronization checks go by what a shader may write).
+layout(std430, binding = ROPE_KEYS) writeonly buffer KCache { float kc[]; };
+layout(std430, binding = ROPE_VALUES) writeonly buffer VCache { float vc[]; };
+layout(std430, binding = ROPE_PARAMS) readonly buffer Params { BlockParams P; };
+layout(std430, binding = ROPE_BIAS) readonly buffer QkvBias { float qkv_bias[]; };
+layout(std430, binding = ROPE_FACTORS) readonly buffer RopeFactors { float rope_factors[]; };
 #endif
 layout(push_constant) uniform PushBlock { MatmulPush p; };
 #include "weights.glsl"
@@ -89,15 +104,11 @@ void store(uint r, uint t, float v) {
     if ((FUSIONS & FLAG_ACCUM) != 0) Y[yi] += v; else Y[yi] = v;
 }
 
-#if defined(VARIANT_TEXEL)
-// FLAG_ROPE (lane-per-row layout, TEXEL variants): what rope_kv.comp does after the qkv matmul,
-// one dispatch a layer fewer. `v` is row r of q|k|v for token t; its RoPE partner (rows 2i and
-// 2i+1) is the neighbouring lane, so every lane calls this (the shuffle) and `keep` says who stores.
-void rope_store(uint r, uint t, float v, bool keep) {
-    const uint g = p.row_offset + r, qd = p.rope_q_dim, kvd = p.rope_kv_dim, hd = p.rope_head_dim;
-    v += qkv_bias[g];
-    const float partner = subgroupShuffleXor(v, 1u);
-    if (!keep) return;
+#if defined(VARIANT_ROPE)
+// FLAG_ROPE: what rope_kv.comp does after the qkv matmul, one dispatch a layer fewer. `v` is row
+// g of q|k|v for token t and `partner` its RoPE partner's (rows 2i and 2i+1), biases added.
+void rope_write(uint g, uint t, float v, float partner) {
+    const uint qd = p.rope_q_dim, kvd = p.rope_kv_dim, hd = p.rope_head_dim;
     const uint cache_row = p.rope_cache_offset + ((P.base + t) % p.rope_cache_rows) * kvd;
     if (g < qd + kvd) {
         const bool is_q = g < qd;
@@ -114,6 +125,15 @@ void rope_store(uint r, uint t, float v, bool keep) {
     } else {
         vc[cache_row + g - qd - kvd] = v;
     }
+}
+
+// The lane-per-row layout's: the partner is the neighbouring lane, so every lane calls this (the
+// shuffle) and `keep` says who stores.
+void rope_store(uint r, uint t, float v, bool keep) {
+    const uint g = p.row_offset + r;
+    v += qkv_bias[g];
+    const float partner = subgroupShuffleXor(v, 1u);
+    if (keep) rope_write(g, t, v, partner);
 }
 #endif
 
@@ -203,12 +223,10 @@ void lane_per_row() {
             }
         }
     }
-#if defined(VARIANT_TEXEL)
-    if ((FUSIONS & FLAG_ROPE) != 0) {
-        [[unroll]] for (uint j = 0; j < TILE; ++j)
-            rope_store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j), live && j < tokens);
-        return;
-    }
+#if defined(VARIANT_ROPE)
+    [[unroll]] for (uint j = 0; j < TILE; ++j)
+        rope_store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j), live && j < tokens);
+    return;
 #endif
     [[unroll]] for (uint j = 0; j < TILE; ++j)
         if (live && j < tokens) store(r, t0 + j, finish(acc[j], acc2[j], ss[j], row, r, t0 + j));
@@ -360,6 +378,21 @@ void subgroup_rows() {
         [[unroll]] for (uint j = 0; j < TILE; ++j) {
             if (j >= tokens) break;
             const float s = norm ? subgroupAdd(ss[j]) : 0.0;
+#if defined(VARIANT_ROPE)
+            {
+                // The host gives an even ROWS, so each row's RoPE partner is in the group.
+                float v[MAX_ROWS];
+                [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                    const uint rr = rows[r] - blk * p.block_rows;
+                    v[r] = finish(subgroupAdd(acc[r * TILE + j]), 0.0, s, rows[r], rr, t0 + j) +
+                           qkv_bias[p.row_offset + rr];
+                }
+                [[unroll]] for (uint r = 0; r < ROWS; ++r)
+                    if (subgroupElect() && row0 + r < p.out_dim)
+                        rope_write(p.row_offset + rows[r], t0 + j, v[r], v[r ^ 1u]);
+                continue;
+            }
+#endif
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 const float a = subgroupAdd(acc[r * TILE + j]);
                 const float b = swiglu ? subgroupAdd(acc2[r * TILE + j]) : 0.0;

@@ -62,9 +62,11 @@ TEST_CASE("barriers go only between commands whose buffers conflict", "[gpu]") {
 }
 
 TEST_CASE("shaders declare which bindings they write", "[gpu]") {
-    // matmul.comp reads weights, scales, inputs and gains, and writes its outputs (binding 3).
-    const gpu::EmbeddedShader& s = gpu::embedded_shader(matmul_shader(MatrixVariant::Q4_0, false));
-    CHECK(s.written_bindings == (1u << 3));
+    // matmul.comp reads weights, scales, inputs and gains, and writes its outputs (binding 3); its
+    // ROPE variant also the cached keys and values (5 and 6).
+    CHECK(gpu::embedded_shader(matmul_shader(MatrixVariant::Q4_0, false)).written_bindings == (1u << 3));
+    CHECK(gpu::embedded_shader(matmul_shader(MatrixVariant::Q4_0, false, true)).written_bindings ==
+          ((1u << 3) | (1u << 5) | (1u << 6)));
     // argmax.comp writes its tokens (binding 1, declared writeonly).
     CHECK((gpu::embedded_shader(logit_rows_shader(LogitRows::Argmax, false)).written_bindings & 3u) == 2u);
 }

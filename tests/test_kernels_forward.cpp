@@ -190,56 +190,70 @@ TEST_CASE("the qkv matmul's fused RoPE writes what the matmul and rope_kv write"
     REQUIRE(m.segments.size() == 2);
     const auto x = random_floats(size_t(T) * in, 43), gain = random_floats(size_t(in), 44, 1.0f);
     const auto bias = random_floats(size_t(stride), 45, 0.5f);
-    MatmulRecorder recorder(ctx, true, 1e-5f, MatmulConfig{.texel = true, .workgroup = 64});
     auto xb = buffer_with(x), gb = buffer_with(gain);
     MatmulCall call;
-    // Whole heads, and LongRoPE's partial RoPE (6 of 8 dimensions) with its attention factor into
-    // a local layer's ring of 16 rows.
-    for (const bool partial : {false, true}) {
-        CAPTURE(partial);
-        const std::vector<float> factors = partial ? std::vector<float>{1.0f, 1.55f, 2.7f} : std::vector<float>{1.0f, 1.55f, 2.7f, 8.0f};
-        const int rotated = partial ? 6 : hd;
-        const float attn_factor = partial ? 1.2f : 1.0f;
-        const uint32_t rows = partial ? 16u : uint32_t(ctx_len);
-        auto biasb = buffer_with(bias), factorsb = buffer_with(factors);
-        auto yb = buffer_with(std::vector<float>(size_t(T) * stride, 0.0f));
-        std::vector<float> zeros(size_t(layers) * ctx_len * kv, 0.0f);
-        auto kc = buffer_with(zeros), vc = buffer_with(zeros);
-        auto params = block_params_buffer(block);
-        const uint32_t offset = uint32_t(layer * ctx_len * kv);
-        const MatmulRope rope{.keys = kc.get(), .values = vc.get(), .params = params.get(), .bias = biasb.get(),
-                              .factors = factorsb.get(), .q_dim = dim, .kv_dim = kv, .head_dim = hd,
-                              .cache_offset = offset, .rotated = uint32_t(rotated), .cache_rows = rows, .theta = theta,
-                              .position_scale = position_scale, .attn_factor = attn_factor};
-        call = MatmulCall{.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = kMatmulNorm | kMatmulRope,
-                          .out_rows = stride, .tokens = T, .x_stride = in, .y_stride = uint32_t(stride), .rope = &rope};
-        REQUIRE(recorder.fuses_rope(call));
-        run_once([&](gpu::CommandSequence& s) { recorder.record(s, call); });
-        const auto y_got = read(*yb, size_t(T) * stride), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
+    // The lane-per-row layout through texel views; the subgroup layout through storage loads, a
+    // word a lane with one row a subgroup asked for (two are taken, so that RoPE's pairs meet), and
+    // quads with four rows.
+    struct Layout {
+        bool lane_per_row;
+        MatmulConfig config;
+    };
+    MatmulConfig quads{.texel = false, .workgroup = 128, .rows = 4};
+    quads.quads = true;
+    for (const auto& [lane_per_row, config] : {Layout{true, MatmulConfig{.texel = true, .workgroup = 64}},
+                                               Layout{false, MatmulConfig{.texel = false, .workgroup = 64, .rows = 1}},
+                                               Layout{false, quads}}) {
+        MatmulRecorder recorder(ctx, lane_per_row, 1e-5f, config);
+        // Whole heads, and LongRoPE's partial RoPE (6 of 8 dimensions) with its attention factor into
+        // a local layer's ring of 16 rows.
+        for (const bool partial : {false, true}) {
+            CAPTURE(lane_per_row, config.name(), partial);
+            const std::vector<float> factors = partial ? std::vector<float>{1.0f, 1.55f, 2.7f} : std::vector<float>{1.0f, 1.55f, 2.7f, 8.0f};
+            const int rotated = partial ? 6 : hd;
+            const float attn_factor = partial ? 1.2f : 1.0f;
+            const uint32_t rows = partial ? 16u : uint32_t(ctx_len);
+            auto biasb = buffer_with(bias), factorsb = buffer_with(factors);
+            auto yb = buffer_with(std::vector<float>(size_t(T) * stride, 0.0f));
+            std::vector<float> zeros(size_t(layers) * ctx_len * kv, 0.0f);
+            auto kc = buffer_with(zeros), vc = buffer_with(zeros);
+            auto params = block_params_buffer(block);
+            const uint32_t offset = uint32_t(layer * ctx_len * kv);
+            const MatmulRope rope{.keys = kc.get(), .values = vc.get(), .params = params.get(), .bias = biasb.get(),
+                                  .factors = factorsb.get(), .q_dim = dim, .kv_dim = kv, .head_dim = hd,
+                                  .cache_offset = offset, .rotated = uint32_t(rotated), .cache_rows = rows, .theta = theta,
+                                  .position_scale = position_scale, .attn_factor = attn_factor};
+            call = MatmulCall{.w = &m, .x = xb.get(), .y = yb.get(), .extra = gb.get(), .flags = kMatmulNorm | kMatmulRope,
+                              .out_rows = stride, .tokens = T, .x_stride = in, .y_stride = uint32_t(stride), .rope = &rope};
+            REQUIRE(recorder.fuses_rope(call));
+            run_once([&](gpu::CommandSequence& s) { recorder.record(s, call); });
+            const auto y_got = read(*yb, size_t(T) * stride), k_got = read(*kc, zeros.size()), v_got = read(*vc, zeros.size());
 
-        std::vector<float> w(wqk);
-        for (uint16_t h : wv16) w.push_back(half_to_float(h));
-        std::vector<float> xn(in), qkv(stride);
-        const RopeRotation rotation{hd, rotated, theta, factors.data(), position_scale, attn_factor};
-        for (int t = 0; t < T; ++t) {
-            CAPTURE(t);
-            rmsnorm(xn.data(), &x[size_t(t) * in], gain.data(), in, 1e-5f);
-            matvec(qkv.data(), xn.data(), w.data(), in, stride);
-            for (int i = 0; i < stride; ++i) qkv[i] += bias[i];
-            rope_rotate(qkv.data(), dim, block.positions[t], rotation);
-            rope_rotate(qkv.data() + dim, kv, block.positions[t], rotation);
-            const size_t slot = offset + size_t((base + t) % rows) * kv;
-            CHECK(max_abs_diff(&y_got[size_t(t) * stride], qkv.data(), dim) < 1e-4f);
-            CHECK(max_abs_diff(&k_got[slot], qkv.data() + dim, kv) < 1e-4f);
-            CHECK(max_abs_diff(&v_got[slot], qkv.data() + dim + kv, kv) < 1e-4f);
+            std::vector<float> w(wqk);
+            for (uint16_t h : wv16) w.push_back(half_to_float(h));
+            std::vector<float> xn(in), qkv(stride);
+            const RopeRotation rotation{hd, rotated, theta, factors.data(), position_scale, attn_factor};
+            for (int t = 0; t < T; ++t) {
+                CAPTURE(t);
+                rmsnorm(xn.data(), &x[size_t(t) * in], gain.data(), in, 1e-5f);
+                matvec(qkv.data(), xn.data(), w.data(), in, stride);
+                for (int i = 0; i < stride; ++i) qkv[i] += bias[i];
+                rope_rotate(qkv.data(), dim, block.positions[t], rotation);
+                rope_rotate(qkv.data() + dim, kv, block.positions[t], rotation);
+                const size_t slot = offset + size_t((base + t) % rows) * kv;
+                CHECK(max_abs_diff(&y_got[size_t(t) * stride], qkv.data(), dim) < 1e-4f);
+                CHECK(max_abs_diff(&k_got[slot], qkv.data() + dim, kv) < 1e-4f);
+                CHECK(max_abs_diff(&v_got[slot], qkv.data() + dim + kv, kv) < 1e-4f);
+            }
+            CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
         }
-        CHECK(k_got[offset - 1] == 0.0f);  // the other layer's slots stay untouched
     }
     auto yb = buffer_with(std::vector<float>(size_t(T) * stride, 0.0f));
     call.y = yb.get();
     call.rope = nullptr;  // a call whose buffers are gone: the check comes first
 
-    // The storage-read layouts cannot take it: the layer records rope_kv for them instead.
+    // The lane-per-row layout reading storage buffers cannot take it: the layer records rope_kv
+    // for it instead.
     MatmulRecorder storage(ctx, true, 1e-5f, MatmulConfig{.texel = false, .workgroup = 64});
     CHECK_FALSE(storage.fuses_rope(call));
     gpu::CommandSequence seq(ctx);

@@ -49,10 +49,11 @@ TEST_CASE("the kernels bind what every variant of their shaders declares", "[ker
     // GpuModel, DecoderLayerRecorder, GpuMedusaHeads, GpuTreeRunner).
     for (MatrixVariant v : kVariants) {
         CAPTURE(variant_name(v));
-        for (bool texel : {false, true}) {
-            CAPTURE(texel);
-            CHECK(gpu::binding_mismatch(matmul_shader(v, texel), matmul_bindings(texel)) == "");
-        }
+        for (bool texel : {false, true})
+            for (bool rope : {false, true}) {
+                CAPTURE(texel, rope);
+                CHECK(gpu::binding_mismatch(matmul_shader(v, texel, rope), matmul_bindings(texel, rope)) == "");
+            }
         for (TileKernel k : {TileKernel::Invocations, TileKernel::MatrixUnits, TileKernel::EmulatedMatrixUnits})
             CHECK(gpu::binding_mismatch(matmul_tiled_shader(v, k), matmul_tiled_bindings()) == "");
         CHECK(gpu::binding_mismatch(embed_shader(v), storage(4)) == "");
@@ -76,9 +77,11 @@ TEST_CASE("binding_mismatch says what differs between a shader and its kernel's 
           "argmax_texel declares binding 2 a uniform texel buffer, its kernel binds a storage buffer");
     CHECK(gpu::binding_mismatch(Shader::argmax, {BindingKind::Texel, BindingKind::Storage}) ==
           "argmax declares binding 0 a storage buffer, its kernel binds a uniform texel buffer");
-    // The non-TEXEL matmul declares the five storage buffers only.
+    // The non-TEXEL matmul declares the five storage buffers only, its ROPE variant five more.
     CHECK(gpu::binding_mismatch(Shader::matmul_f32, matmul_bindings(true)) ==
-          "matmul_f32 declares 5 bindings, its kernel binds 16");
+          "matmul_f32 declares 5 bindings, its kernel binds 11");
+    CHECK(gpu::binding_mismatch(Shader::matmul_f32, matmul_bindings(false, true)) ==
+          "matmul_f32 declares 5 bindings, its kernel binds 10");
 }
 
 TEST_CASE("a kernel whose bindings are not its shader's is refused before a pipeline is built", "[kernels]") {

@@ -121,9 +121,10 @@ void DecoderLayerRecorder::record(gpu::CommandSequence& seq, const DecoderLayerW
     if ((w.post_attention_norm || w.post_ffn_norm) && !a.post)
         throw std::invalid_argument("a layer with post-norms needs its scratch buffer");
     seq.stage("qkv");
-    // CPU drivers: the biases, RoPE and cache writes in the qkv matmul (a dispatch fewer a layer,
-    // about a tenth of a stories260K token on lavapipe); a separate RoPE dispatch otherwise, and
-    // always where q and k are normalised per head first.
+    // The biases, RoPE and cache writes in the qkv matmul (a dispatch and a barrier fewer a layer;
+    // about a tenth of a stories260K token on lavapipe); a separate RoPE dispatch where the matmul
+    // is tiled or cannot read texels in the lane-per-row layout, and always where q and k are
+    // normalised per head first.
     const gpu::Buffer& bias = w.qkv_bias ? *w.qkv_bias : *no_bias_;
     const MatmulRope rope{.keys = &kv.keys(), .values = &kv.values(), .params = &params, .bias = &bias,
                           .factors = rope_factors_.get(), .q_dim = q_dim, .kv_dim = kvd, .head_dim = hd,

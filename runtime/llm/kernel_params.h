@@ -73,10 +73,11 @@ inline std::vector<gpu::BindingKind> storage_then_texels(uint32_t storage, bool 
     return kinds;
 }
 // matmul.comp: weights, scales, inputs, outputs, gains; its TEXEL variants add the weights as
-// R32/RG32/RGBA32 and the scales, inputs and gains as texel views, then kMatmulRope's five buffers.
-inline std::vector<gpu::BindingKind> matmul_bindings(bool texel) {
+// R32/RG32/RGBA32 and the scales, inputs and gains as texel views; its ROPE variants then
+// kMatmulRope's five buffers.
+inline std::vector<gpu::BindingKind> matmul_bindings(bool texel, bool rope = false) {
     std::vector<gpu::BindingKind> kinds = storage_then_texels(5, texel, 6);
-    if (texel) kinds.resize(5 + 6 + 5, gpu::BindingKind::Storage);
+    if (rope) kinds.resize(kinds.size() + 5, gpu::BindingKind::Storage);
     return kinds;
 }
 // matmul_tiled.comp and matmul_coopmat.comp: matmul.comp's five storage buffers.

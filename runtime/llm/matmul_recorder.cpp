@@ -44,7 +44,8 @@ bool MatmulRecorder::texel_reads(const GpuMatrix::Segment& s, const gpu::Buffer&
 }
 
 bool MatmulRecorder::fuses_rope(const MatmulCall& c) const {
-    if (!cpu_layouts_ || !c.w || !c.x || tiled(c)) return false;
+    if (!c.w || !c.x || tiled(c)) return false;
+    if (!cpu_layouts_) return true;  // (an even number of rows per subgroup: record() sees to it)
     for (const GpuMatrix::Segment& s : c.w->segments)
         if (!texel_reads(s, *c.x)) return false;
     return true;
@@ -54,7 +55,8 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
     if (!c.w || !c.x || !c.y) throw std::invalid_argument("a matmul needs weights, inputs and outputs");
     const MatmulRope* rope = c.flags & kMatmulRope ? c.rope : nullptr;
     if ((c.flags & kMatmulRope) && (!rope || !fuses_rope(c) || c.block_rows > 0 || (c.flags & kMatmulSwiglu)))
-        throw std::invalid_argument("a fused RoPE needs its buffers, the lane-per-row layout and texel reads");
+        throw std::invalid_argument("a fused RoPE needs its buffers, one token block, an untiled kernel and, in "
+                                    "the lane-per-row layout, texel reads");
     if (c.block_rows > 0 && (c.tokens != 1 || c.out_rows % c.block_rows != 0))
         throw std::invalid_argument("row blocks need one token and a whole number of blocks");
     const GpuMatrix& w = *c.w;
@@ -82,24 +84,37 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
             continue;
         }
         // The fusions are a specialization constant: each combination its own pipeline (matmul.comp says why).
+        // A fused RoPE in the subgroup layout needs each row's partner (rows 2i and 2i + 1) in the
+        // same group of rows: two or four a subgroup.
+        const uint32_t rows_per_subgroup = rope ? std::max(2u, config_.rows & ~1u) : config_.rows;
         const MatmulGeometry g =
-            matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup, config_.rows,
+            matmul_geometry(ctx_, uint32_t(rows), c.tokens, c.flags, cpu_layouts_, config_.workgroup, rows_per_subgroup,
                             uint32_t(std::max(0, c.block_rows)), config_.quads);
         using gpu::TexelFormat;
         const bool texel = texel_reads(s, *c.x);
         texel_dispatches_ += texel ? 1 : 0;
-        if (texel)
-            seq.dispatch(kernel(matmul_shader(s.variant, true), matmul_bindings(true), g.spec),
-                         {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
-                          gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
-                          gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
-                          gpu::texel(extra, TexelFormat::F32x4), rope ? *rope->keys : *no_extra_,
-                          rope ? *rope->values : *no_extra_, rope ? *rope->params : *no_extra_,
-                          rope ? *rope->bias : *no_extra_, rope ? *rope->factors : *no_extra_},
+        const bool fused_rope = rope != nullptr;
+        const gpu::Kernel& k =
+            kernel(matmul_shader(s.variant, texel, fused_rope), matmul_bindings(texel, fused_rope), g.spec);
+        if (texel && rope)
+            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
+                             gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
+                             gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
+                             gpu::texel(extra, TexelFormat::F32x4), *rope->keys, *rope->values, *rope->params,
+                             *rope->bias, *rope->factors},
+                         push, g.groups_x, g.groups_y);
+        else if (texel)
+            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
+                             gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
+                             gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
+                             gpu::texel(extra, TexelFormat::F32x4)},
+                         push, g.groups_x, g.groups_y);
+        else if (rope)
+            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, *rope->keys, *rope->values, *rope->params,
+                             *rope->bias, *rope->factors},
                          push, g.groups_x, g.groups_y);
         else
-            seq.dispatch(kernel(matmul_shader(s.variant, false), matmul_bindings(false), g.spec),
-                         {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
+            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
     }
 }
 

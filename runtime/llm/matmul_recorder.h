@@ -76,8 +76,8 @@ public:
     // cpu_layouts: one lane per output row (CPU drivers), else coalesced rows per subgroup.
     MatmulRecorder(gpu::Context& ctx, bool cpu_layouts, float rms_eps, MatmulConfig config = {});
     void record(gpu::CommandSequence& seq, const MatmulCall& call);
-    // Whether `call` can take kMatmulRope: the lane-per-row layout read through texel views, and
-    // not the tiled kernel.
+    // Whether `call` can take kMatmulRope: not through the tiled kernel, and in the lane-per-row
+    // layout read through texel views.
     bool fuses_rope(const MatmulCall& call) const;
     // Whether `call` runs through the tiled kernel: config().tiled_from tokens or more, and
     // fusions it has (not row blocks, the ResBlock's or RoPE).

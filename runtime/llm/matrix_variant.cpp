@@ -33,10 +33,12 @@ uint32_t elements_per_word(MatrixVariant v) {
     unknown(v);
 }
 
-Shader matmul_shader(MatrixVariant v, bool texel) {
+Shader matmul_shader(MatrixVariant v, bool texel, bool rope) {
     switch (v) {
-#define MEDUSA_MATMUL(e, suffix, epw) \
-    case MatrixVariant::e: return texel ? Shader::matmul_##suffix##_texel : Shader::matmul_##suffix;
+#define MEDUSA_MATMUL(e, suffix, epw)                                                              \
+    case MatrixVariant::e:                                                                         \
+        if (rope) return texel ? Shader::matmul_##suffix##_texel_rope : Shader::matmul_##suffix##_rope; \
+        return texel ? Shader::matmul_##suffix##_texel : Shader::matmul_##suffix;
         MEDUSA_MATRIX_VARIANTS(MEDUSA_MATMUL)
 #undef MEDUSA_MATMUL
     }

@@ -28,7 +28,8 @@ const char* variant_name(MatrixVariant v);
 // Elements per weight word (EPW in weights.glsl).
 uint32_t elements_per_word(MatrixVariant v);
 // matmul.comp's variant for these weights, read through storage buffers or texel views.
-gpu::Shader matmul_shader(MatrixVariant v, bool texel);
+// `rope`: the variant that also rotates q and k and writes the cache (kMatmulRope).
+gpu::Shader matmul_shader(MatrixVariant v, bool texel, bool rope = false);
 // The variant of the kernel that multiplies tiles (blocks of many tokens; storage buffers only):
 // matmul_tiled.comp's, or matmul_coopmat.comp's (llm/matmul_tiles.h).
 gpu::Shader matmul_tiled_shader(MatrixVariant v, TileKernel kernel);
