@@ -269,10 +269,15 @@ TEST_CASE("the tuner's candidates fit the device and include the default", "[ker
             CHECK(c.workgroup % ctx.info().subgroup_size == 0);
             CHECK(matmul_config_problem(c, matmul_limits(ctx)).empty());
             CHECK((c.rows == 1 || !cpu_layouts));  // the lane-per-row layout has one row per lane
+            CHECK((!c.quads || !cpu_layouts));     // nor a step of words
         }
+        // The subgroup layout's lanes are timed reading words and quads.
+        const auto quads = std::count_if(candidates.begin(), candidates.end(), [](const MatmulConfig& c) { return c.quads; });
+        CHECK(size_t(quads) * 2 == (cpu_layouts ? 0 : candidates.size()));
         const MatmulConfig d = default_matmul_config(ctx, cpu_layouts);
         CHECK(std::find(candidates.begin(), candidates.end(), d) != candidates.end());
         CHECK(d.texel == cpu_layouts);
+        CHECK(d.quads == !cpu_layouts);
     }
 }
 
