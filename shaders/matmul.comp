@@ -382,11 +382,9 @@ void subgroup_rows() {
             {
                 // The host gives an even ROWS, so each row's RoPE partner is in the group.
                 float v[MAX_ROWS];
-                [[unroll]] for (uint r = 0; r < ROWS; ++r) {
-                    const uint rr = rows[r] - blk * p.block_rows;
-                    v[r] = finish(subgroupAdd(acc[r * TILE + j]), 0.0, s, rows[r], rr, t0 + j) +
-                           qkv_bias[p.row_offset + rr];
-                }
+                [[unroll]] for (uint r = 0; r < ROWS; ++r)  // (no row blocks: a row is its own index)
+                    v[r] = finish(subgroupAdd(acc[r * TILE + j]), 0.0, s, rows[r], rows[r], t0 + j) +
+                           qkv_bias[p.row_offset + rows[r]];
                 [[unroll]] for (uint r = 0; r < ROWS; ++r)
                     if (subgroupElect() && row0 + r < p.out_dim)
                         rope_write(p.row_offset + rows[r], t0 + j, v[r], v[r ^ 1u]);

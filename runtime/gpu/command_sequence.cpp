@@ -111,7 +111,7 @@ void CommandSequence::barrier() {
                          0, nullptr);
 }
 
-void CommandSequence::dispatch_raw(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push,
+void CommandSequence::dispatch_raw(const Kernel& k, std::span<const BufferRef> buffers, const void* push,
                                uint32_t push_size, uint32_t gx, uint32_t gy, uint32_t gz) {
     if (!recording_) throw VulkanError("dispatch outside begin()/end()");
     if (buffers.size() != k.num_buffers() || push_size != k.push_bytes())

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,8 +50,17 @@ public:
     void begin();  // discards anything recorded before
     // Labels the dispatches that follow, for per-stage GPU time.
     void stage(const std::string& name);
-    void dispatch_raw(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push, uint32_t push_size,
+    void dispatch_raw(const Kernel& k, std::span<const BufferRef> buffers, const void* push, uint32_t push_size,
                       uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+    void dispatch_raw(const Kernel& k, std::initializer_list<BufferRef> buffers, const void* push, uint32_t push_size,
+                      uint32_t gx, uint32_t gy = 1, uint32_t gz = 1) {
+        dispatch_raw(k, std::span<const BufferRef>(buffers.begin(), buffers.size()), push, push_size, gx, gy, gz);
+    }
+    template <class P>
+    void dispatch(const Kernel& k, std::span<const BufferRef> buffers, const P& push, uint32_t gx, uint32_t gy = 1,
+                  uint32_t gz = 1) {
+        dispatch_raw(k, buffers, &push, sizeof(P), gx, gy, gz);
+    }
     template <class P>
     void dispatch(const Kernel& k, std::initializer_list<BufferRef> buffers, const P& push, uint32_t gx,
                   uint32_t gy = 1, uint32_t gz = 1) {

@@ -93,28 +93,16 @@ void MatmulRecorder::record(gpu::CommandSequence& seq, const MatmulCall& c) {
         using gpu::TexelFormat;
         const bool texel = texel_reads(s, *c.x);
         texel_dispatches_ += texel ? 1 : 0;
-        const bool fused_rope = rope != nullptr;
-        const gpu::Kernel& k =
-            kernel(matmul_shader(s.variant, texel, fused_rope), matmul_bindings(texel, fused_rope), g.spec);
-        if (texel && rope)
-            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
-                             gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
-                             gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
-                             gpu::texel(extra, TexelFormat::F32x4), *rope->keys, *rope->values, *rope->params,
-                             *rope->bias, *rope->factors},
-                         push, g.groups_x, g.groups_y);
-        else if (texel)
-            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, gpu::texel(*s.words, TexelFormat::U32),
-                             gpu::texel(*s.words, TexelFormat::U32x2), gpu::texel(*s.words, TexelFormat::U32x4),
-                             gpu::texel(*s.scales, TexelFormat::F32), gpu::texel(*c.x, TexelFormat::F32x4),
-                             gpu::texel(extra, TexelFormat::F32x4)},
-                         push, g.groups_x, g.groups_y);
-        else if (rope)
-            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra, *rope->keys, *rope->values, *rope->params,
-                             *rope->bias, *rope->factors},
-                         push, g.groups_x, g.groups_y);
-        else
-            seq.dispatch(k, {*s.words, *s.scales, *c.x, *c.y, extra}, push, g.groups_x, g.groups_y);
+        // The five storage buffers, then the TEXEL variant's views, then the ROPE variant's buffers.
+        std::vector<gpu::BufferRef> buffers{*s.words, *s.scales, *c.x, *c.y, extra};
+        if (texel)
+            buffers.insert(buffers.end(), {gpu::texel(*s.words, TexelFormat::U32), gpu::texel(*s.words, TexelFormat::U32x2),
+                                           gpu::texel(*s.words, TexelFormat::U32x4), gpu::texel(*s.scales, TexelFormat::F32),
+                                           gpu::texel(*c.x, TexelFormat::F32x4), gpu::texel(extra, TexelFormat::F32x4)});
+        if (rope) buffers.insert(buffers.end(), {*rope->keys, *rope->values, *rope->params, *rope->bias, *rope->factors});
+        const bool fused = rope != nullptr;
+        seq.dispatch(kernel(matmul_shader(s.variant, texel, fused), matmul_bindings(texel, fused), g.spec), buffers, push,
+                     g.groups_x, g.groups_y);
     }
 }
 

@@ -137,7 +137,6 @@ std::vector<ChatMessage> alternated(std::vector<ChatMessage> ms) {
     return out;
 }
 
-
 // Splits off a leading system message's content.
 std::string leading_system(std::vector<ChatMessage>::const_iterator& it, const std::vector<ChatMessage>& ms) {
     if (it == ms.end() || it->role != ChatRole::System) return "";
